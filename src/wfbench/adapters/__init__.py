@@ -1,0 +1,1 @@
+"""Adapters: one module per port implementation (sandboxes, agent CLIs, provider, stores, clock)."""

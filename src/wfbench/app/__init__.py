@@ -1,0 +1,1 @@
+"""Use cases: load a corpus, plan and run a sweep, render reports, evaluate promotion."""

@@ -1,0 +1,47 @@
+"""The ``wfbench`` command: assembles the command groups and maps wfbench errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from wfbench.domain.errors import WfbenchError
+
+
+def build_app() -> typer.Typer:
+    """Build the Typer application (nothing is built at import time)."""
+    from wfbench.cli import gate_cmd, provider_cmd, review_cmd, run_cmd
+
+    app = typer.Typer(
+        name="wfbench",
+        help="Benchmark headless coding-agent workflows against baselines, with hidden oracles.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def _root() -> None:
+        """Benchmark headless coding-agent workflows against baselines, with hidden oracles."""
+
+    @app.command("version")
+    def version() -> None:
+        """Print wfbench's version."""
+        from wfbench import __version__
+
+        typer.echo(__version__)
+
+    for module in (run_cmd, review_cmd, gate_cmd, provider_cmd):
+        module.register(app)
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point. Usage errors exit 2; a :class:`WfbenchError` is one line on stderr."""
+    app = build_app()
+    try:
+        app(args=argv, prog_name="wfbench")
+    except WfbenchError as exc:
+        print(f"wfbench: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)

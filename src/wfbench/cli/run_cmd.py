@@ -1,0 +1,10 @@
+"""Command group stub: filled in by the issue that owns it."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    del app

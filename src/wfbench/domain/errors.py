@@ -1,0 +1,64 @@
+"""Harness errors: failures of wfbench's inputs or infrastructure, never of the agent.
+
+Failures of the *agent* are values (a row with an ``error_kind``). Failures of the *harness*
+are exceptions defined here and raised at the edge; the CLI maps them to exit codes.
+"""
+
+from __future__ import annotations
+
+
+class WfbenchError(Exception):
+    """Base class for every error wfbench raises on purpose."""
+
+    exit_code = 1
+
+
+class InputError(WfbenchError):
+    """Bad input: a file, id or line, and a field, named in one message. Exit code 2.
+
+    ``source`` is the file (or ``<stdin>``); ``locator`` the id or ``line N``; ``field`` the
+    offending field; ``reason`` what is wrong with it. Any of the first three may be empty when
+    it does not apply (a file that is not JSON at all has no field).
+    """
+
+    exit_code = 2
+
+    def __init__(self, reason: str, *, source: str = "", locator: str = "", field: str = "") -> None:
+        self.reason = reason
+        self.source = source
+        self.locator = locator
+        self.field = field
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        where = ": ".join(part for part in (self.source, self.locator) if part)
+        what = f"{self.field}: {self.reason}" if self.field else self.reason
+        return f"{where}: {what}" if where else what
+
+    def located(self, *, source: str = "", locator: str = "") -> InputError:
+        """Return a copy with the file and/or id filled in (keeps what is already set)."""
+        return InputError(
+            self.reason,
+            source=self.source or source,
+            locator=self.locator or locator,
+            field=self.field,
+        )
+
+
+class ReviewArtifactError(InputError):
+    """The agent's review artifact is unusable; ``reason`` is the one cause (reference §1.2-1.5)."""
+
+
+class SandboxUnavailable(WfbenchError):
+    """The sandbox backend cannot start (preflight failed); the sweep never falls back to the host."""
+
+
+class SandboxError(WfbenchError):
+    """A sandboxed command could not be run for a reason of the harness, not of the command."""
+
+
+class CancelledError(WfbenchError):
+    """The sweep was cancelled (SIGINT/SIGTERM). Exit code 130."""
+
+    exit_code = 130

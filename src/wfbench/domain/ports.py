@@ -1,0 +1,116 @@
+"""The ports: everything the domain and the use cases need from the outside world.
+
+Adapters implement these Protocols; use cases receive them as keyword-only arguments and never
+build them. Failures of the agent or of a sandboxed command are values; failures of the harness
+raise the :mod:`wfbench.domain.errors` named in each docstring.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Protocol
+
+from wfbench.domain.rows import Row
+from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
+from wfbench.domain.sessions import SessionRecord, SessionRequest
+
+
+class CancelToken(Protocol):
+    """Cooperative cancellation (a ``threading.Event`` satisfies it)."""
+
+    def is_set(self) -> bool:
+        """True once cancellation was requested."""
+        ...
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block up to ``timeout`` seconds; True if cancellation was requested."""
+        ...
+
+
+class Sandbox(Protocol):
+    """Runs one command over a cell's workspace under a declared policy."""
+
+    name: str
+
+    def preflight(self) -> None:
+        """Prove the backend can start a trivial command.
+
+        Raises:
+            SandboxUnavailable: the backend cannot run here (never fall back to the host).
+        """
+        ...
+
+    def workspace_path(self, policy: SandboxPolicy) -> str:
+        """The path at which the command sees the workspace (``/workspace`` under bwrap)."""
+        ...
+
+    def mount_path(self, mount_target: str, policy: SandboxPolicy) -> str:
+        """The path at which the command sees a mount declared with ``target=mount_target``."""
+        ...
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        policy: SandboxPolicy,
+        stdin: bytes | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` to completion, timeout or cancellation; the whole process tree is gone on return.
+
+        Raises:
+            SandboxError: the sandbox itself could not be set up for this command.
+        """
+        ...
+
+
+class ModelCLI(Protocol):
+    """Runs one headless agent session inside a sandbox and returns its parsed record."""
+
+    def run_session(
+        self,
+        request: SessionRequest,
+        *,
+        sandbox: Sandbox,
+        policy: SandboxPolicy,
+        cancel: CancelToken | None = None,
+    ) -> SessionRecord:
+        """Run the session. Agent failures (HTTP errors, bad streams, timeouts) are in the record.
+
+        Raises:
+            SandboxError: the sandbox could not start the agent at all.
+        """
+        ...
+
+
+class Clock(Protocol):
+    """Wall and monotonic time; the only way time enters the domain and the use cases."""
+
+    def now(self) -> dt.datetime:
+        """The current UTC time (timezone-aware)."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a monotonic clock, for durations."""
+        ...
+
+
+class ResultStore(Protocol):
+    """Append-only storage of rows; a row is either wholly there or not at all."""
+
+    def append(self, row: Row) -> None:
+        """Persist one row durably (flushed and fsynced) before returning.
+
+        Raises:
+            OSError: the row could not be written; rows already written are intact.
+        """
+        ...
+
+    def rows(self) -> tuple[Row, ...]:
+        """Every row, in the order appended.
+
+        Raises:
+            InputError: a stored line is torn or invalid (names the file and line).
+        """
+        ...

@@ -1,0 +1,42 @@
+"""Shared test configuration: Hypothesis profiles and the skip-or-require rule for real parts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Profiles are registered at module level (Hypothesis deprecates registering inside overrides).
+# `ci` extends the built-in one Hypothesis loads itself when CI is set.
+settings.register_profile("ci", settings.get_profile("ci"), max_examples=200)
+settings.register_profile("dev", max_examples=25)
+settings.register_profile(
+    "mutmut",
+    max_examples=10,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def require_or_skip(env_var: str, reason: str) -> None:
+    """Skip with ``reason`` locally; fail instead when ``env_var`` is 1 (CI requires the part)."""
+    if os.environ.get(env_var) == "1":
+        pytest.fail(f"{reason} (required because {env_var}=1)")
+    pytest.skip(reason)
+
+
+def claude_binary() -> str | None:
+    """The real Claude Code CLI: $WFBENCH_CLAUDE_BIN, the project's cache install, or PATH."""
+    candidates = [
+        os.environ.get("WFBENCH_CLAUDE_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/claude/node_modules/.bin/claude"),
+        shutil.which("claude") or "",
+    ]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
