@@ -1,0 +1,35 @@
+"""Hypothesis strategies for the domain's value objects (one section per concept)."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from wfbench.domain.rows import ErrorKind, Row
+
+# --- rows ---------------------------------------------------------------------------------
+
+_maybe_count = st.none() | st.integers(min_value=0, max_value=10**7)
+
+
+@st.composite
+def rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2"), arms: tuple[str, ...] = ("baseline", "workflow")) -> Row:
+    """Any valid row over the given tasks and arms."""
+    kind = draw(st.none() | st.sampled_from(list(ErrorKind)))
+    return Row(
+        task=draw(st.sampled_from(tasks)),
+        arm=draw(st.sampled_from(arms)),
+        run=draw(st.integers(min_value=1, max_value=5)),
+        task_class=draw(st.none() | st.sampled_from(["bugfix", "feature"])),
+        ok=kind is None,
+        resolved=kind is None and draw(st.booleans()),
+        error_kind=kind,
+        input_tokens=draw(_maybe_count),
+        cache_creation_input_tokens=draw(_maybe_count),
+        cache_read_input_tokens=draw(_maybe_count),
+        output_tokens=draw(_maybe_count),
+        cost_usd=draw(st.none() | st.floats(min_value=0, max_value=100, allow_nan=False)),
+        duration_s=draw(st.none() | st.floats(min_value=0, max_value=5400, allow_nan=False)),
+        num_turns=draw(_maybe_count),
+        transcript_missing=draw(st.booleans()),
+        reused=draw(st.booleans()),
+    )
