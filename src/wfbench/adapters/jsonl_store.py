@@ -1,0 +1,159 @@
+"""The JSONL result store: one row per line, appended whole, flushed and fsynced.
+
+``results.jsonl`` is readable by ``jq`` and by the reference harness's tools: each line is one
+JSON object with the reference's field names (see :class:`wfbench.domain.rows.Row`). Reading
+refuses a torn or invalid line with an :class:`InputError` naming the file, the line and the
+field; a row is never skipped silently. Fields wfbench does not model are kept verbatim.
+
+Also here: :func:`write_json_atomic` and :func:`write_text_atomic`, which replace a file in one
+rename so a reader never sees it half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import cattrs
+
+from wfbench.domain.errors import InputError
+from wfbench.domain.rows import Row
+
+__all__ = ["JsonlResultStore", "read_rows", "write_json_atomic", "write_text_atomic"]
+
+
+def make_converter() -> cattrs.Converter:
+    """A cattrs converter that (un)structures rows through their named constructors."""
+    converter = cattrs.Converter()
+    converter.register_unstructure_hook(Row, Row.to_mapping)
+    converter.register_structure_hook(Row, lambda raw, _cls: Row.from_mapping(raw))
+    return converter
+
+
+class JsonlResultStore:
+    """The :class:`~wfbench.domain.ports.ResultStore` port over one ``results.jsonl`` file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._converter = make_converter()
+
+    def append(self, row: Row) -> None:
+        """Append ``row`` as one line with a single write, then flush and fsync.
+
+        Raises:
+            InputError: the file ends in a torn line (appending would glue a row onto it).
+            OSError: the row could not be written; rows already written are intact.
+        """
+        data = encode_row(row, self._converter)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self._refuse_torn_tail(fd)
+            written = os.write(fd, data)
+            while written < len(data):  # only on a short write (e.g. a signal); finish the line
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def rows(self) -> tuple[Row, ...]:
+        """Every row in the order appended (empty when the file does not exist yet).
+
+        Raises:
+            InputError: a line is torn, not JSON, not an object, or has an invalid field.
+        """
+        if not self.path.exists():
+            return ()
+        return _parse(self.path, self._converter)
+
+    def _refuse_torn_tail(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            raise InputError(
+                "the last line is torn (no newline at its end); refusing to append after it",
+                source=str(self.path),
+            )
+
+
+def encode_row(row: Row, converter: cattrs.Converter | None = None) -> bytes:
+    """One row as a JSON line (UTF-8, newline-terminated, no NaN or infinity)."""
+    mapping = (converter or make_converter()).unstructure(row)
+    return (json.dumps(mapping, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def read_rows(path: str | os.PathLike[str]) -> tuple[Row, ...]:
+    """Every row of a ``results.jsonl`` file.
+
+    Raises:
+        InputError: the file is missing or unreadable, or a line is torn or invalid.
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise InputError("no such results file", source=str(source))
+    return _parse(source, make_converter())
+
+
+def _parse(path: Path, converter: cattrs.Converter) -> tuple[Row, ...]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    rows: list[Row] = []
+    for number, raw_line in enumerate(data.split(b"\n"), start=1):
+        if not raw_line.strip():
+            continue
+        rows.append(_parse_line(raw_line, converter, source=str(path), locator=f"line {number}"))
+    return tuple(rows)
+
+
+def _parse_line(raw_line: bytes, converter: cattrs.Converter, *, source: str, locator: str) -> Row:
+    try:
+        value: Any = json.loads(raw_line.decode("utf-8"), parse_constant=_refuse_constant)
+    except UnicodeDecodeError:
+        raise InputError("is not valid UTF-8", source=source, locator=locator) from None
+    except ValueError as exc:
+        raise InputError(f"torn or invalid JSON: {exc}", source=source, locator=locator) from None
+    if not isinstance(value, dict):
+        raise InputError("a row must be a JSON object", source=source, locator=locator)
+    try:
+        row: Row = converter.structure(value, Row)
+    except InputError as exc:
+        raise exc.located(source=source, locator=locator) from None
+    return row
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir."""
+    target = Path(path)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as indented JSON (no NaN), replacing ``path`` atomically."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    write_text_atomic(path, text)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
