@@ -1,10 +1,64 @@
-"""Command group stub: filled in by the issue that owns it."""
+"""``wfbench provider serve SCRIPT``: run the scripted model provider on loopback until signalled."""
 
 from __future__ import annotations
 
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
 import typer
+
+from wfbench.domain.errors import InputError
+
+MAX_PORT = 65535
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
-    del app
+    """Add the ``provider`` command group to ``app``."""
+    group = typer.Typer(
+        name="provider",
+        help="The scripted model provider (offline model endpoint for tests and dry runs).",
+        no_args_is_help=True,
+    )
+    group.command("serve")(serve)
+    app.add_typer(group, name="provider")
+
+
+def serve(
+    script: Annotated[Path, typer.Argument(help="YAML script (see docs/provider-script.md).")],
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1; 0 picks a free one.")] = 0,
+    host: Annotated[str, typer.Option(help="Loopback address to bind (127.0.0.1 or ::1).")] = "127.0.0.1",
+    log: Annotated[Path | None, typer.Option(help="Append every request to this JSONL file.")] = None,
+) -> None:
+    """Serve SCRIPT (Anthropic Messages, OpenAI Responses); print the base URL; stop on SIGINT/SIGTERM."""
+    from wfbench.adapters.provider_script import ProviderScript
+    from wfbench.adapters.scripted_provider import ScriptedProvider
+
+    if not 0 <= port <= MAX_PORT:
+        raise InputError(f"must be between 0 and {MAX_PORT}", field="--port")
+    loaded = ProviderScript.load(script)
+    try:
+        provider = ScriptedProvider(loaded, host=host, port=port, log_path=log)
+    except ValueError as exc:
+        raise InputError(str(exc), field="--host") from exc
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        stop.set()
+
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            provider.start()
+        except OSError as exc:
+            raise InputError(f"cannot bind {host}:{port} ({exc.strerror or exc})", field="--port") from exc
+        typer.echo(provider.base_url)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        provider.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

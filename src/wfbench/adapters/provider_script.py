@@ -1,0 +1,285 @@
+"""The scripted provider's input: a YAML script of conversations, loaded and validated.
+
+A script says, per conversation, what the model answers on each turn: text (``say``), tool
+calls, the exact usage it reports, and injected failures. See ``docs/provider-script.md``.
+
+Validation is strict: an unknown key, a wrong type or an out-of-range value raises one
+:class:`~wfbench.domain.errors.InputError` naming the file, the rule and turn, and the field.
+A usage field that is not scripted stays ``None`` here and is *omitted on the wire*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from wfbench.domain.errors import InputError
+
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+TURN_KEYS = frozenset(
+    {
+        "say",
+        "tools",
+        "usage",
+        "raw_usage",
+        "status",
+        "stop_reason",
+        "truncate_after_events",
+        "stall_s",
+        "malformed",
+        "reset",
+    }
+)
+STOP_REASONS = frozenset({"end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"})
+MAX_STALL_S = 600.0
+MIN_ERROR_STATUS = 400
+MAX_STATUS = 599
+
+
+@attrs.frozen
+class ScriptedUsage:
+    """Token counts one turn reports; ``None`` means *not scripted* and is omitted on the wire."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+    def present(self) -> dict[str, int]:
+        """The scripted fields only, in wire order (absent fields are left out, never 0)."""
+        return {key: value for key in USAGE_KEYS if (value := getattr(self, key)) is not None}
+
+
+@attrs.frozen
+class ToolCall:
+    """One tool request the model makes: a tool name and its JSON input (a mapping)."""
+
+    name: str
+    input: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+
+
+@attrs.frozen
+class Turn:
+    """One scripted model reply (or one injected failure).
+
+    ``raw_usage``, when set, replaces the usage object verbatim (any JSON, unvalidated) so a
+    consumer's refusal of nonsense usage can be tested. ``status`` >= 400 answers with that HTTP
+    error; ``malformed`` sends an invalid JSON body; ``reset`` resets the connection without
+    answering; ``truncate_after_events`` closes the connection after N events.
+    """
+
+    say: str | None = None
+    tools: tuple[ToolCall, ...] = ()
+    usage: ScriptedUsage = ScriptedUsage()
+    raw_usage: Any = attrs.field(default=None, hash=False)
+    status: int | None = None
+    stop_reason: str | None = None
+    truncate_after_events: int | None = None
+    stall_s: float | None = None
+    malformed: bool = False
+    reset: bool = False
+
+    @property
+    def effective_stop_reason(self) -> str:
+        """``tool_use`` when tools are called, else ``end_turn``; a scripted stop_reason wins."""
+        if self.stop_reason is not None:
+            return self.stop_reason
+        return "tool_use" if self.tools else "end_turn"
+
+
+EMPTY_END_TURN = Turn()
+DEFAULT_TURN = Turn(say="Nothing is scripted for this prompt.")
+
+
+@attrs.frozen
+class Conversation:
+    """A rule: when every ``when`` string occurs in the user text, turn i answers request i."""
+
+    when: tuple[str, ...]
+    turns: tuple[Turn, ...]
+
+    def matches(self, user_text: str) -> bool:
+        """True when every ``when`` string occurs in ``user_text``."""
+        return all(needle in user_text for needle in self.when)
+
+
+@attrs.frozen
+class ProviderScript:
+    """A whole script: the rules in order and the reply for requests that match none."""
+
+    conversations: tuple[Conversation, ...] = ()
+    default: Turn = DEFAULT_TURN
+    source: str = "<script>"
+
+    @classmethod
+    def from_mapping(cls, raw: object, *, source: str = "<script>") -> ProviderScript:
+        """Validate a parsed script; raise :class:`InputError` naming the rule, turn and field."""
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise InputError("the script must be a mapping with `conversations`", source=source)
+        _refuse_unknown(raw, {"default", "conversations"}, source=source, locator="")
+        default = DEFAULT_TURN
+        if "default" in raw:
+            default = _turn(raw["default"], source=source, locator="default")
+        rules = raw.get("conversations", [])
+        if not isinstance(rules, list):
+            raise InputError("must be a list", source=source, field="conversations")
+        conversations = tuple(
+            _conversation(rule, source=source, index=index) for index, rule in enumerate(rules)
+        )
+        return cls(conversations=conversations, default=default, source=source)
+
+    @classmethod
+    def from_yaml(cls, text: str, *, source: str = "<script>") -> ProviderScript:
+        """Parse YAML text (``yaml.safe_load``) and validate it."""
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InputError(f"not valid YAML ({exc.__class__.__name__})", source=source) from exc
+        return cls.from_mapping(raw, source=source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ProviderScript:
+        """Read and validate a script file."""
+        source = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the script ({exc.__class__.__name__})", source=source) from exc
+        return cls.from_yaml(text, source=source)
+
+
+def _refuse_unknown(
+    raw: Mapping[Any, Any], allowed: set[str] | frozenset[str], *, source: str, locator: str
+) -> None:
+    unknown = sorted(str(key) for key in raw if key not in allowed)
+    if unknown:
+        raise InputError(
+            f"unknown key (allowed: {', '.join(sorted(allowed))})",
+            source=source,
+            locator=locator,
+            field=unknown[0],
+        )
+
+
+def _conversation(raw: object, *, source: str, index: int) -> Conversation:
+    locator = f"conversations[{index}]"
+    if not isinstance(raw, Mapping):
+        raise InputError("must be a mapping with `when` and `turns`", source=source, locator=locator)
+    _refuse_unknown(raw, {"when", "turns"}, source=source, locator=locator)
+    when = raw.get("when")
+    if isinstance(when, str):
+        when = [when]
+    if not isinstance(when, list) or not when or not all(isinstance(w, str) and w for w in when):
+        raise InputError(
+            "must be a non-empty list of non-empty strings", source=source, locator=locator, field="when"
+        )
+    turns = raw.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise InputError("must be a non-empty list of turns", source=source, locator=locator, field="turns")
+    return Conversation(
+        when=tuple(when),
+        turns=tuple(
+            _turn(turn, source=source, locator=f"{locator}.turns[{number}]")
+            for number, turn in enumerate(turns)
+        ),
+    )
+
+
+def _turn(raw: object, *, source: str, locator: str) -> Turn:
+    if not isinstance(raw, Mapping):
+        raise InputError("a turn must be a mapping", source=source, locator=locator)
+    _refuse_unknown(raw, TURN_KEYS, source=source, locator=locator)
+
+    def bad(field: str, reason: str) -> InputError:
+        return InputError(reason, source=source, locator=locator, field=field)
+
+    say = raw.get("say")
+    if say is not None and not isinstance(say, str):
+        raise bad("say", "must be a string")
+    status = raw.get("status")
+    if status is not None and (_not_int(status) or not MIN_ERROR_STATUS <= status <= MAX_STATUS):
+        raise bad("status", f"must be an HTTP error code between {MIN_ERROR_STATUS} and {MAX_STATUS}")
+    stop_reason = raw.get("stop_reason")
+    if stop_reason is not None and stop_reason not in STOP_REASONS:
+        raise bad("stop_reason", f"must be one of {', '.join(sorted(STOP_REASONS))}")
+    truncate = raw.get("truncate_after_events")
+    if truncate is not None and (_not_int(truncate) or truncate < 0):
+        raise bad("truncate_after_events", "must be a non-negative integer")
+    stall = raw.get("stall_s")
+    if stall is not None and (
+        isinstance(stall, bool) or not isinstance(stall, int | float) or not 0 <= stall <= MAX_STALL_S
+    ):
+        raise bad("stall_s", f"must be a number of seconds between 0 and {MAX_STALL_S:g}")
+    flags = {}
+    for flag in ("malformed", "reset"):
+        value = raw.get(flag, False)
+        if not isinstance(value, bool):
+            raise bad(flag, "must be true or false")
+        flags[flag] = value
+    if "usage" in raw and "raw_usage" in raw:
+        raise bad("raw_usage", "cannot be combined with `usage`")
+    return Turn(
+        say=say,
+        tools=_tools(raw.get("tools", []), bad),
+        usage=_usage(raw.get("usage", {}), bad),
+        raw_usage=raw.get("raw_usage"),
+        status=status,
+        stop_reason=stop_reason,
+        truncate_after_events=truncate,
+        stall_s=None if stall is None else float(stall),
+        malformed=flags["malformed"],
+        reset=flags["reset"],
+    )
+
+
+def _tools(raw: object, bad: Any) -> tuple[ToolCall, ...]:
+    if not isinstance(raw, list):
+        raise bad("tools", "must be a list of {name, input}")
+    calls = []
+    for number, tool in enumerate(raw):
+        field = f"tools[{number}]"
+        if not isinstance(tool, Mapping):
+            raise bad(field, "must be a mapping with `name` and `input`")
+        unknown = sorted(str(key) for key in tool if key not in {"name", "input"})
+        if unknown:
+            raise bad(f"{field}.{unknown[0]}", "unknown key (allowed: input, name)")
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            raise bad(f"{field}.name", "must be a non-empty string")
+        tool_input = tool.get("input", {})
+        if not isinstance(tool_input, Mapping):
+            raise bad(f"{field}.input", "must be a mapping")
+        calls.append(ToolCall(name=name, input=dict(tool_input)))
+    return tuple(calls)
+
+
+def _usage(raw: object, bad: Any) -> ScriptedUsage:
+    if not isinstance(raw, Mapping):
+        raise bad("usage", f"must be a mapping of {', '.join(USAGE_KEYS)}")
+    unknown = sorted(str(key) for key in raw if key not in USAGE_KEYS)
+    if unknown:
+        raise bad(f"usage.{unknown[0]}", f"unknown usage field (allowed: {', '.join(USAGE_KEYS)})")
+    for key, value in raw.items():
+        if value is None or _not_int(value) or value < 0:
+            raise bad(f"usage.{key}", "must be a non-negative integer (leave it out when it is not reported)")
+    return ScriptedUsage(
+        input_tokens=raw.get("input_tokens"),
+        output_tokens=raw.get("output_tokens"),
+        cache_read_input_tokens=raw.get("cache_read_input_tokens"),
+        cache_creation_input_tokens=raw.get("cache_creation_input_tokens"),
+    )
+
+
+def _not_int(value: object) -> bool:
+    return isinstance(value, bool) or not isinstance(value, int)

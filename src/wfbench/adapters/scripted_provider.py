@@ -1,0 +1,448 @@
+"""The scripted model provider: a loopback HTTP server that answers like a model API.
+
+It speaks Anthropic Messages (``POST /v1/messages``, streaming SSE and plain JSON, plus
+``/v1/messages/count_tokens``) and OpenAI Responses (``POST /v1/responses``, streaming and
+plain). What it says comes from a :class:`~wfbench.adapters.provider_script.ProviderScript`.
+
+The reply is chosen from the request alone (the first rule whose ``when`` strings all occur in
+the user text; turn i answers a request that already holds i assistant turns), so concurrent
+conversations never share state. Every request is recorded (secret headers redacted) for
+assertions and can be written as JSON lines. Usage the script leaves out is omitted on the wire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import ipaddress
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Mapping
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from wfbench.adapters import provider_wire as wire
+from wfbench.adapters.provider_script import EMPTY_END_TURN, ProviderScript, Turn
+from wfbench.adapters.provider_wire import Protocol, ReplyContext
+
+REDACTED = "<redacted>"
+SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie"})
+MAX_BODY_BYTES = 32 * 1024 * 1024
+IDLE_TIMEOUT_S = 120.0
+__all__ = ["RecordedRequest", "ReplySource", "ScriptedProvider", "Selection", "select_turn"]
+
+
+class ReplySource(enum.StrEnum):
+    """Where a reply came from."""
+
+    SCRIPTED = "scripted"  # a turn of the matched rule
+    EXHAUSTED = "exhausted"  # the rule matched but has no turn this far: an empty end_turn
+    DEFAULT = "default"  # no rule matched (the request is *unmatched*)
+    COUNT_TOKENS = "count-tokens"
+    NOT_FOUND = "not-found"
+    BAD_REQUEST = "bad-request"
+
+
+@attrs.frozen
+class Selection:
+    """The reply chosen for a request: the turn, its source, the rule index and the turn index."""
+
+    turn: Turn
+    source: ReplySource
+    rule: int | None
+    turn_index: int
+
+
+def select_turn(script: ProviderScript, body: Mapping[str, Any], protocol: Protocol) -> Selection:
+    """Choose the reply from the request alone: first matching rule, turn = assistant turns so far."""
+    text = wire.user_text(body, protocol)
+    index = wire.assistant_turns(body, protocol)
+    for rule, conversation in enumerate(script.conversations):
+        if conversation.matches(text):
+            if index < len(conversation.turns):
+                return Selection(conversation.turns[index], ReplySource.SCRIPTED, rule, index)
+            return Selection(EMPTY_END_TURN, ReplySource.EXHAUSTED, rule, index)
+    return Selection(script.default, ReplySource.DEFAULT, None, index)
+
+
+@attrs.frozen
+class RecordedRequest:
+    """One request the provider received, as the agent sent it (secret header values redacted).
+
+    ``body`` is the parsed JSON, or ``{"_unparsed": text}`` when it was not JSON. ``rule`` is the
+    matched rule's index (``None`` when unmatched or not a model call); ``turn`` the number of
+    assistant turns the request already held.
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str] = attrs.field(hash=False)
+    body: Any = attrs.field(hash=False)
+    protocol: Protocol
+    source: ReplySource
+    rule: int | None
+    turn: int | None
+    stream: bool
+
+    @property
+    def unmatched(self) -> bool:
+        """True when no rule matched a model call and the default answered it."""
+        return self.source is ReplySource.DEFAULT
+
+    def to_mapping(self) -> dict[str, Any]:
+        """A JSON-ready mapping (one line of the request log)."""
+        return {
+            "method": self.method,
+            "path": self.path,
+            "headers": dict(self.headers),
+            "body": self.body,
+            "protocol": self.protocol.value,
+            "source": self.source.value,
+            "rule": self.rule,
+            "turn": self.turn,
+            "stream": self.stream,
+        }
+
+
+def redact_headers(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Lower-cased header names; values of secret-bearing headers replaced by ``<redacted>``."""
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        key = name.lower()
+        shown = REDACTED if key in SECRET_HEADERS else value
+        headers[key] = f"{headers[key]}, {shown}" if key in headers else shown
+    return headers
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = True  # server_close() joins the handler threads
+    allow_reuse_address = True
+
+    def __init__(
+        self, address: tuple[str, int], provider: ScriptedProvider, family: socket.AddressFamily
+    ) -> None:
+        self.address_family = family
+        self.provider = provider
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+
+class ScriptedProvider:
+    """A loopback model endpoint driven by a script. Use as a context manager, or start()/stop().
+
+    ``host`` must be a loopback address; ``port`` 0 picks an ephemeral port. With ``log_path``,
+    each request is also appended to that JSONL file as it arrives.
+    """
+
+    def __init__(
+        self,
+        script: ProviderScript,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_path: str | Path | None = None,
+    ) -> None:
+        if host != "localhost" and not ipaddress.ip_address(host).is_loopback:
+            raise ValueError(f"the scripted provider binds loopback only, not {host!r}")
+        self.script = script
+        self._address = (host, port)
+        self._log_path = None if log_path is None else Path(log_path)
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.stopping = threading.Event()
+
+    def start(self) -> ScriptedProvider:
+        """Bind and serve in a background thread; returns self."""
+        if self._server is not None:
+            raise RuntimeError("the scripted provider is already running")
+        host, port = self._address
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._server = _Server((host, port), self, family)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="scripted-provider",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving: wake stalled replies, close open connections, join every thread."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self.stopping.set()
+        server.shutdown()
+        with server.connections_lock:
+            for connection in list(server.connections):
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> ScriptedProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port (after start)."""
+        if self._server is None:
+            raise RuntimeError("the scripted provider is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>`` (no ``/v1``: Anthropic clients add it; OpenAI clients need it)."""
+        host = self._address[0]
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}"
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]:
+        """Every request received so far, in arrival order."""
+        with self._lock:
+            return tuple(self._requests)
+
+    @property
+    def unmatched(self) -> tuple[RecordedRequest, ...]:
+        """Model calls no rule matched (answered by ``default``)."""
+        return tuple(request for request in self.requests if request.unmatched)
+
+    def record(self, request: RecordedRequest) -> None:
+        """Store a request (and append it to the live log, if any)."""
+        with self._lock:
+            self._requests.append(request)
+            if self._log_path is not None:
+                with self._log_path.open("a", encoding="utf-8") as log:
+                    log.write(json.dumps(request.to_mapping(), sort_keys=True) + "\n")
+
+    def write_log(self, path: str | Path) -> Path:
+        """Write every recorded request as one JSON line each; returns the path."""
+        target = Path(path)
+        lines = [json.dumps(request.to_mapping(), sort_keys=True) + "\n" for request in self.requests]
+        target.write_text("".join(lines), encoding="utf-8")
+        return target
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection: HTTP/1.1 keep-alive; SSE replies use chunked transfer encoding."""
+
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    timeout = IDLE_TIMEOUT_S
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.connections_lock:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.connections_lock:
+            self.server.connections.discard(self.connection)
+        with contextlib.suppress(OSError, ValueError):
+            super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the stdlib's per-request stderr log (requests are recorded instead)."""
+
+    def do_GET(self) -> None:
+        """Only POST is served; anything else is a 404 in the Anthropic error shape."""
+        self._read_body()
+        self._record(None, Protocol.UNKNOWN, ReplySource.NOT_FOUND, None, None)
+        self._send_json(HTTPStatus.NOT_FOUND, wire.anthropic_error(404, f"no route for {self.command}"))
+
+    do_PUT = do_DELETE = do_PATCH = do_HEAD = do_GET
+
+    def do_POST(self) -> None:
+        """Route by path: Messages, count_tokens, Responses; anything else is a 404."""
+        raw = self._read_body()
+        if raw is None:
+            return
+        protocol = wire.protocol_for(self.path)
+        body = _parse(raw)
+        stream = isinstance(body, dict) and body.get("stream") is True
+        if protocol is Protocol.UNKNOWN:
+            self._record(body, protocol, ReplySource.NOT_FOUND, None, None)
+            self._send_json(HTTPStatus.NOT_FOUND, wire.anthropic_error(404, f"no route for {self.path}"))
+        elif not isinstance(body, dict) or "_unparsed" in body:
+            self._record(body, protocol, ReplySource.BAD_REQUEST, None, None)
+            self._send_error(protocol, 400, "the request body is not a JSON object")
+        elif protocol is Protocol.ANTHROPIC_COUNT_TOKENS:
+            self._record(body, protocol, ReplySource.COUNT_TOKENS, None, None, stream=False)
+            self._send_json(HTTPStatus.OK, wire.count_tokens_reply(body))
+        else:
+            selection = select_turn(self.server.provider.script, body, protocol)
+            self._record(
+                body, protocol, selection.source, selection.rule, selection.turn_index, stream=stream
+            )
+            self._answer(selection.turn, ReplyContext.from_request(body, protocol), protocol, stream)
+
+    # ------------------------------------------------------------------ answering
+
+    def _answer(self, turn: Turn, ctx: ReplyContext, protocol: Protocol, stream: bool) -> None:
+        if turn.stall_s and self.server.provider.stopping.wait(turn.stall_s):
+            self.close_connection = True
+            return
+        if turn.reset:
+            self._reset()
+        elif turn.status is not None:
+            self._send_error(protocol, turn.status)
+        elif stream:
+            created = int(time.time())
+            events = (
+                wire.anthropic_events(turn, ctx)
+                if protocol is Protocol.ANTHROPIC
+                else wire.openai_events(turn, ctx, created_at=created)
+            )
+            self._send_events(events, turn)
+        else:
+            reply = (
+                wire.anthropic_message(turn, ctx)
+                if protocol is Protocol.ANTHROPIC
+                else wire.openai_response(turn, ctx, created_at=int(time.time()))
+            )
+            self._send_json(HTTPStatus.OK, reply, turn=turn)
+
+    def _send_error(self, protocol: Protocol, status: int, message: str = "") -> None:
+        body = (
+            wire.openai_error(status, message)
+            if protocol is Protocol.OPENAI_RESPONSES
+            else wire.anthropic_error(status, message)
+        )
+        self._send_json(status, body)
+
+    def _send_json(self, status: int, body: Any, *, turn: Turn = EMPTY_END_TURN) -> None:
+        payload = json.dumps(body).encode("utf-8")
+        if turn.malformed:
+            payload = payload[: max(1, len(payload) // 2)] + b"<<malformed"
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("request-id", "req_scripted")
+        self.end_headers()
+        if turn.truncate_after_events is not None:
+            payload = payload[: len(payload) // 2]
+            self.close_connection = True
+        self._write(payload)
+
+    def _send_events(self, events: list[wire.Event], turn: Turn) -> None:
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("request-id", "req_scripted")
+        self.end_headers()
+        limit = turn.truncate_after_events
+        for number, (name, data) in enumerate(events):
+            if limit is not None and number >= limit:
+                self.close_connection = True  # no terminating chunk: the client sees a cut stream
+                return
+            text = json.dumps(data, separators=(",", ":"))
+            if turn.malformed and number == 1:
+                text = text[: len(text) // 2]
+            if not self._write_chunk(f"event: {name}\ndata: {text}\n\n".encode()):
+                return
+        self._write(b"0\r\n\r\n")
+
+    def _write_chunk(self, data: bytes) -> bool:
+        return self._write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+    def _write(self, data: bytes) -> bool:
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+            return False
+        return True
+
+    def _reset(self) -> None:
+        """Abort the connection with a TCP RST (SO_LINGER 0), sending nothing."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+
+    # ------------------------------------------------------------------ reading and recording
+
+    def _read_body(self) -> bytes | None:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self._read_chunked()
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY_BYTES:
+            self._send_json(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE, wire.anthropic_error(413, "bad Content-Length")
+            )
+            self.close_connection = True
+            return None
+        return self.rfile.read(length)
+
+    def _read_chunked(self) -> bytes | None:
+        data = bytearray()
+        while True:
+            line = self.rfile.readline(1024)
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                self.rfile.readline(1024)
+                return bytes(data)
+            data += self.rfile.read(size)
+            self.rfile.readline(1024)
+            if len(data) > MAX_BODY_BYTES:
+                self._send_json(
+                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE, wire.anthropic_error(413, "body too large")
+                )
+                self.close_connection = True
+                return None
+
+    def _record(
+        self,
+        body: Any,
+        protocol: Protocol,
+        source: ReplySource,
+        rule: int | None,
+        turn: int | None,
+        *,
+        stream: bool = False,
+    ) -> None:
+        self.server.provider.record(
+            RecordedRequest(
+                method=self.command,
+                path=self.path,
+                headers=redact_headers(list(self.headers.items())),
+                body=body,
+                protocol=protocol,
+                source=source,
+                rule=rule,
+                turn=turn,
+                stream=stream,
+            )
+        )
+
+
+def _parse(raw: bytes) -> Any:
+    if not raw:
+        return {}
+    text = raw.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"_unparsed": text}
