@@ -33,3 +33,18 @@ def rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2"), arms: tuple[
         transcript_missing=draw(st.booleans()),
         reused=draw(st.booleans()),
     )
+
+# --- scheduling ---------------------------------------------------------------------------
+
+
+@st.composite
+def breaker_rows(draw: st.DrawFn) -> Row:
+    """A row as the outage breaker sees it: any kind, any artifact validity, fresh or reused."""
+    return Row(
+        task="t",
+        arm="a",
+        run=draw(st.integers(min_value=0, max_value=9)),
+        error_kind=draw(st.none() | st.sampled_from(list(ErrorKind))),
+        review_evidence_valid=draw(st.sampled_from([None, True, False])),
+        reused=draw(st.booleans()),
+    )

@@ -14,16 +14,38 @@ from wfbench.domain.rows import (
     ErrorKind,
     Row,
 )
+from wfbench.domain.scheduling import (
+    DEFAULT_OUTAGE_STREAK,
+    Breaker,
+    Cell,
+    FoldState,
+    canonical_order,
+    fold,
+    longest_first,
+    packed_window,
+    start_fold,
+    step,
+)
 
 __all__ = [
+    "DEFAULT_OUTAGE_STREAK",
     "EVIDENCE_FAILURE_KINDS",
     "EXCLUDED_KINDS",
     "EXECUTION_FAILURE_KINDS",
     "SYSTEMIC_KINDS",
     "USAGE_FIELDS",
+    "Breaker",
+    "Cell",
     "ErrorKind",
+    "FoldState",
     "InputError",
     "ReviewArtifactError",
     "Row",
     "WfbenchError",
+    "canonical_order",
+    "fold",
+    "longest_first",
+    "packed_window",
+    "start_fold",
+    "step",
 ]

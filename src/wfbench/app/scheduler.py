@@ -1,0 +1,246 @@
+"""The packed scheduler: a bounded thread pool fed through a window, folded strictly in order.
+
+:func:`run_packed` is the effect shell around :mod:`wfbench.domain.scheduling`: the domain fold
+decides which cell to submit, which row to persist, when to stop and when to cancel; this module
+only runs cells on threads and performs those decisions. The calling thread submits, waits and
+folds; ``on_row`` is therefore always called on the calling thread, once per row, in
+submission order.
+
+Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
+
+* A cell that raises becomes an ``infra-error`` row (``cancelled`` if its cancel token was set
+  by then): its siblings' rows are kept and the breaker sees the failure.
+* A cell that never started has **no row**. Rows exist only for sessions that ran, so a
+  cancelled sweep does not charge its health with cells it never tried, and ``--resume`` runs
+  exactly the missing cells.
+* On a breaker trip, submission stops and the cells' cancel token is set; rows of cells that
+  were already running are still persisted (the *overrun*, at most ``window - 1`` rows).
+* On cancellation (the ``cancel`` event set, e.g. by a SIGINT/SIGTERM handler, or a
+  KeyboardInterrupt reaching the wait), submission stops, queued cells never start, running
+  cells see the token, and their rows are persisted. The caller's ``cancel`` event is never set
+  by this module, so ``SweepOutcome.cancelled`` means "cancelled from outside", never "tripped".
+"""
+
+from __future__ import annotations
+
+import contextvars
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+import attrs
+
+from wfbench.domain.ports import CancelToken
+from wfbench.domain.rows import Row
+from wfbench.domain.scheduling import (
+    DEFAULT_OUTAGE_STREAK,
+    Action,
+    Breaker,
+    CancelRequested,
+    CancelRunning,
+    Cell,
+    CellFinished,
+    Event,
+    FoldState,
+    PersistRow,
+    SubmitCell,
+    SweepDone,
+    failed_cell_row,
+    fold,
+    packed_window,
+    start_fold,
+)
+
+#: How often the waiting thread looks at the cancel event when no cell finishes.
+_POLL_S = 0.05
+
+RunCell = Callable[[Cell, CancelToken], Row]
+
+
+@attrs.frozen
+class SweepOutcome:
+    """What a packed sweep did: its rows in fold order, and why it ended.
+
+    ``overrun`` counts rows folded after the tripping row; ``not_run`` counts cells that never
+    started (no row); ``tripped_at`` is the submission index of the row that tripped the breaker.
+    """
+
+    rows: tuple[Row, ...]
+    tripped: bool
+    cancelled: bool
+    overrun: int
+    not_run: int
+    tripped_at: int | None
+    breaker: Breaker
+
+
+class _EitherToken:
+    """A cancel token set when the caller's event or the scheduler's own halt event is set."""
+
+    def __init__(self, outer: CancelToken, halt: threading.Event) -> None:
+        self._outer = outer
+        self._halt = halt
+
+    def is_set(self) -> bool:
+        return self._outer.is_set() or self._halt.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            remaining = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+            if remaining <= 0:
+                return False
+            self._halt.wait(remaining)
+        return True
+
+
+@attrs.frozen
+class _CellJob:
+    """Everything a worker thread needs to run one cell and report it."""
+
+    index: int
+    cell: Cell
+    run_cell: RunCell
+    token: _EitherToken
+    report: queue.SimpleQueue[CellFinished]
+    on_start: Callable[[Cell], None] | None
+
+
+def _execute(job: _CellJob) -> None:
+    """Run one cell on a worker thread; always report exactly one CellFinished."""
+    row: Row | None = None
+    try:
+        if job.token.is_set():
+            return
+        if job.on_start is not None:
+            job.on_start(job.cell)
+        row = job.run_cell(job.cell, job.token)
+        if not isinstance(row, Row) or row.cell != job.cell.key:
+            got = row.cell if isinstance(row, Row) else type(row).__name__
+            row = failed_cell_row(
+                job.cell, f"run_cell returned {got!r} for cell {job.cell.key!r}", cancelled=False
+            )
+    except BaseException as exc:  # a worker must always report; the row carries the failure
+        row = failed_cell_row(job.cell, f"{type(exc).__name__}: {exc}", cancelled=job.token.is_set())
+    finally:
+        job.report.put(CellFinished(job.index, row))
+
+
+def run_packed(
+    cells: Iterable[Cell],
+    *,
+    run_cell: RunCell,
+    on_row: Callable[[Row], None],
+    workers: int,
+    window: int | None = None,
+    outage_streak: int = DEFAULT_OUTAGE_STREAK,
+    cancel: CancelToken | None = None,
+    on_start: Callable[[Cell], None] | None = None,
+) -> SweepOutcome:
+    """Run ``cells`` on ``workers`` threads, at most ``window`` submitted-but-unfolded at a time.
+
+    ``run_cell(cell, token)`` runs one cell and returns its row; it must pass ``token`` to every
+    process it starts and return soon after the token is set. ``on_row(row)`` persists a row; it
+    is called on the calling thread, exactly once per row, in the order of ``cells``. ``on_start``
+    (optional) is called on the worker thread when a cell really starts. Each cell runs in a copy
+    of the calling thread's context (``contextvars``), so ambient cancellation scopes and bound
+    log context reach it.
+
+    Raises:
+        ValueError: ``workers < 1``, ``window < workers`` or ``outage_streak < 0``, before any cell
+            runs.
+        Exception: whatever ``on_row`` raised; running cells are told to stop and are waited for,
+            and no further row is persisted.
+    """
+    cell_list = tuple(cells)
+    state, actions = start_fold(
+        len(cell_list), window=packed_window(workers, window), breaker=Breaker(limit=outage_streak)
+    )
+    outer: CancelToken = cancel if cancel is not None else threading.Event()
+    halt = threading.Event()
+    shell = _Shell(
+        cells=cell_list,
+        run_cell=run_cell,
+        on_row=on_row,
+        on_start=on_start,
+        token=_EitherToken(outer, halt),
+        halt=halt,
+    )
+    interrupted = False
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wfbench-cell") as pool:
+        try:
+            while shell.perform(actions, pool):
+                event, interrupted = shell.next_event(state, outer, interrupted=interrupted)
+                state, actions = fold(state, event)
+        except BaseException:
+            halt.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return _outcome(state, shell.rows, cancelled=interrupted or outer.is_set())
+
+
+@attrs.define
+class _Shell:
+    """Performs the fold's actions and turns worker reports into fold events."""
+
+    cells: tuple[Cell, ...]
+    run_cell: RunCell
+    on_row: Callable[[Row], None]
+    on_start: Callable[[Cell], None] | None
+    token: _EitherToken
+    halt: threading.Event
+    reports: queue.SimpleQueue[CellFinished] = attrs.field(factory=queue.SimpleQueue)
+    rows: list[Row] = attrs.field(factory=list)
+
+    def perform(self, actions: tuple[Action, ...], pool: ThreadPoolExecutor) -> bool:
+        """Perform ``actions`` in order; False once the sweep is done."""
+        for action in actions:
+            if isinstance(action, SubmitCell):
+                job = _CellJob(
+                    action.index,
+                    self.cells[action.index],
+                    self.run_cell,
+                    self.token,
+                    self.reports,
+                    self.on_start,
+                )
+                pool.submit(contextvars.copy_context().run, _execute, job)
+            elif isinstance(action, PersistRow):
+                self.on_row(action.row)
+                self.rows.append(action.row)
+            elif isinstance(action, CancelRunning):
+                self.halt.set()
+            elif isinstance(action, SweepDone):
+                return False
+        return True
+
+    def next_event(self, state: FoldState, outer: CancelToken, *, interrupted: bool) -> tuple[Event, bool]:
+        """Wait for the next report; a cancellation seen first becomes a CancelRequested event.
+
+        A KeyboardInterrupt during the wait is taken as a cancellation: running cells are told
+        to stop and the sweep drains as if the cancel event had been set.
+        """
+        while True:
+            if (interrupted or outer.is_set()) and state.stopped is None:
+                return CancelRequested(), interrupted
+            try:
+                return self.reports.get(timeout=_POLL_S), interrupted
+            except queue.Empty:
+                continue
+            except KeyboardInterrupt:
+                interrupted = True
+                self.halt.set()
+
+
+def _outcome(state: FoldState, rows: list[Row], *, cancelled: bool) -> SweepOutcome:
+    return SweepOutcome(
+        rows=tuple(rows),
+        tripped=state.tripped_at is not None,
+        cancelled=cancelled,
+        overrun=state.overrun,
+        not_run=state.total - len(rows),
+        tripped_at=state.tripped_at,
+        breaker=state.breaker,
+    )
