@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
 
 from wfbench.domain.rows import ErrorKind, Row
@@ -47,4 +48,30 @@ def breaker_rows(draw: st.DrawFn) -> Row:
         error_kind=draw(st.none() | st.sampled_from(list(ErrorKind))),
         review_evidence_valid=draw(st.sampled_from([None, True, False])),
         reused=draw(st.booleans()),
+    )
+
+
+# --- aggregation and session sums ---------------------------------------------------------
+
+_review_metric = st.none() | st.floats(min_value=0, max_value=1, allow_nan=False)
+
+
+@st.composite
+def aggregation_rows(draw: st.DrawFn) -> Row:
+    """A row as aggregation sees it: any kind, optional review metrics and validity, churn."""
+    row = draw(rows(tasks=("t1", "t2"), arms=("review", "workflow")))
+    review: dict[str, float | bool | None] = {}
+    if draw(st.booleans()):
+        review = {
+            "review_weighted_f1": draw(_review_metric),
+            "review_blocker_recall": draw(_review_metric),
+            "review_precision": draw(_review_metric),
+            "review_verdict_correct": draw(st.none() | st.booleans()),
+            "review_clean_pass": draw(st.booleans()),
+        }
+    return attrs.evolve(
+        row,
+        review_evidence_valid=draw(st.sampled_from([None, True, False])),
+        review=review,
+        diff_files=draw(_maybe_count),
     )

@@ -90,7 +90,7 @@ def _median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     middle = len(ordered) // 2
     if len(ordered) % 2:
-        return float(ordered[middle])
+        return ordered[middle]
     return (ordered[middle - 1] + ordered[middle]) / 2
 
 
