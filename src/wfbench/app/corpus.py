@@ -1,0 +1,385 @@
+"""Load and validate a corpus: a YAML file of tasks (plus the files it names) and optional arms.
+
+Everything is validated up front, before any session: a bad corpus fails with one
+:class:`InputError` naming the file, the task id and the field. Paths in the corpus are
+relative to the corpus file's directory. See ``docs/corpus.md`` for the format.
+
+Binding (resolving refs, capturing hidden oracle files) needs git and the filesystem and goes
+through the :class:`~wfbench.domain.ports.Workspaces` port: see :func:`wfbench.app.binding.bind_tasks`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import yaml
+
+from wfbench.app.arms import (
+    Arm,
+    Phase,
+    PhaseRole,
+    SkillNames,
+    TaskKind,
+    WorkspaceMode,
+    preset_arms,
+)
+from wfbench.domain.errors import InputError
+
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+TOP_KEYS = frozenset({"name", "tasks", "arms", "skills", "provider_script", "defaults"})
+TASK_KEYS = frozenset(
+    {"id", "class", "kind", "repo", "ref", "prompt", "setup", "verify", "oracle", "labels",
+     "expensive", "dependencies"}
+)  # fmt: skip
+DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model"})
+PHASE_KEYS = frozenset(
+    {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
+)
+ARM_KEYS = frozenset({"kind", "phases", "incumbent"})
+REVIEW_LABELS_TARGET = "review-labels.json"
+
+
+@attrs.frozen
+class OracleFile:
+    """A hidden oracle file: ``source`` relative to the corpus, ``target`` under the oracle root."""
+
+    source: str
+    target: str
+
+
+@attrs.frozen
+class OracleSpec:
+    """The hidden oracle: a command run after the agent exits, over files it never saw."""
+
+    command: str
+    files: tuple[OracleFile, ...]
+
+
+@attrs.frozen
+class Dependency:
+    """A read-only path of the repository (``source``) mounted at ``target`` in the workspace."""
+
+    source: str
+    target: str
+
+
+@attrs.frozen
+class TaskSpec:
+    """One task of a corpus, validated; ``repo`` is an absolute path."""
+
+    id: str
+    task_class: str
+    kind: TaskKind
+    repo: str
+    ref: str
+    prompt: str
+    verify: str
+    oracle: OracleSpec
+    setup: str | None = None
+    expensive: bool = False
+    dependencies: tuple[Dependency, ...] = ()
+
+
+@attrs.frozen
+class CorpusDefaults:
+    """Sweep defaults a corpus may carry (command-line options win)."""
+
+    arms: tuple[str, ...] = ()
+    runs: int | None = None
+    candidate_overlay: str | None = None
+    model: str | None = None
+
+
+@attrs.frozen
+class Corpus:
+    """A loaded corpus: its file, the directory paths are relative to, tasks, arms and defaults."""
+
+    path: str
+    root: str
+    name: str
+    tasks: tuple[TaskSpec, ...]
+    arms: Mapping[str, Arm]
+    skills: SkillNames
+    provider_script: str | None
+    defaults: CorpusDefaults
+
+
+def load_corpus(path: str) -> Corpus:
+    """Read, parse and validate a corpus file.
+
+    Raises:
+        InputError: naming the file, the task id (or arm) and the field.
+    """
+    source = os.path.abspath(path)
+    try:
+        with open(source, encoding="utf-8") as handle:
+            raw = yaml.safe_load(handle)
+    except FileNotFoundError:
+        raise InputError("corpus file does not exist", source=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"corpus file is unreadable: {exc}", source=path) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}".splitlines()[0], source=path) from None
+    try:
+        return _corpus(raw, source)
+    except InputError as exc:
+        raise exc.located(source=path) from None
+
+
+def _corpus(raw: Any, source: str) -> Corpus:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("tasks"), list) or not raw["tasks"]:
+        raise InputError("a corpus must be a mapping with a non-empty `tasks` list")
+    _no_unknown(raw, TOP_KEYS, locator="")
+    root = os.path.dirname(source)
+    skills = _skills(raw.get("skills"))
+    arms = dict(preset_arms(skills))
+    for name, spec in _mapping(raw.get("arms", {}), "arms", locator="").items():
+        arms[name] = _arm(name, spec, root)
+    for arm in arms.values():
+        if arm.incumbent is not None and arm.incumbent not in arms:
+            raise InputError(
+                f"unknown incumbent arm {arm.incumbent!r}", locator=f"arm {arm.name}", field="incumbent"
+            )
+    tasks = tuple(_task(item, index, root) for index, item in enumerate(raw["tasks"]))
+    seen: set[str] = set()
+    for task in tasks:
+        if task.id in seen:
+            raise InputError("duplicate task id", locator=task.id, field="id")
+        seen.add(task.id)
+    defaults = _defaults(raw.get("defaults"), arms, root)
+    script = raw.get("provider_script")
+    if script is not None:
+        script = _existing_file(
+            _text(script, "provider_script", locator=""), root, "provider_script", locator=""
+        )
+    name = raw.get("name", os.path.basename(root))
+    return Corpus(source, root, str(name), tasks, arms, skills, script, defaults)
+
+
+def _task(raw: Any, index: int, root: str) -> TaskSpec:
+    locator = f"task #{index + 1}"
+    if not isinstance(raw, Mapping):
+        raise InputError("must be a mapping", locator=locator)
+    task_id = raw.get("id")
+    if not isinstance(task_id, str) or not TASK_ID.match(task_id):
+        raise InputError("must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", locator=locator, field="id")
+    locator = task_id
+    _no_unknown(raw, TASK_KEYS, locator=locator)
+    kind_raw = raw.get("kind", "implementation")
+    try:
+        kind = TaskKind(kind_raw)
+    except ValueError:
+        raise InputError(
+            f"must be implementation or review, not {kind_raw!r}", locator=locator, field="kind"
+        ) from None
+    repo = _text(raw.get("repo"), "repo", locator=locator)
+    repo = os.path.normpath(os.path.join(root, os.path.expanduser(repo)))
+    if not os.path.isdir(repo):
+        raise InputError(f"repository does not exist: {repo}", locator=locator, field="repo")
+    expensive = raw.get("expensive", False)
+    if not isinstance(expensive, bool):
+        raise InputError("must be true or false", locator=locator, field="expensive")
+    return TaskSpec(
+        id=task_id,
+        task_class=_text(raw.get("class"), "class", locator=locator),
+        kind=kind,
+        repo=repo,
+        ref=_text(raw.get("ref", "HEAD"), "ref", locator=locator),
+        prompt=_text(raw.get("prompt"), "prompt", locator=locator),
+        verify=_text(raw.get("verify"), "verify", locator=locator),
+        oracle=_oracle(raw, kind, locator),
+        setup=_opt_text(raw.get("setup"), "setup", locator=locator),
+        expensive=expensive,
+        dependencies=_dependencies(raw.get("dependencies", []), locator),
+    )
+
+
+def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str) -> OracleSpec:
+    """Implementation tasks need ``oracle``; review tasks need ``labels`` (the oracle is optional)."""
+    labels = raw.get("labels")
+    spec = raw.get("oracle")
+    if kind is TaskKind.IMPLEMENTATION:
+        if labels is not None:
+            raise InputError("only review tasks have labels", locator=locator, field="labels")
+        if spec is None:
+            raise InputError("is required for implementation tasks", locator=locator, field="oracle")
+    elif labels is None:
+        raise InputError("is required for review tasks", locator=locator, field="labels")
+    files: list[OracleFile] = []
+    command = 'test -s "$WFBENCH_REVIEW_OUTPUT"'
+    if spec is not None:
+        spec = _mapping(spec, "oracle", locator=locator)
+        if set(spec) != {"command", "files"}:
+            raise InputError("must have exactly `command` and `files`", locator=locator, field="oracle")
+        command = _text(spec["command"], "oracle.command", locator=locator)
+        if not isinstance(spec["files"], list):
+            raise InputError("must be a list", locator=locator, field="oracle.files")
+        for number, raw_item in enumerate(spec["files"]):
+            field = f"oracle.files[{number}]"
+            item = _mapping(raw_item, field, locator=locator)
+            if set(item) != {"source", "target"}:
+                raise InputError("must have exactly `source` and `target`", locator=locator, field=field)
+            files.append(
+                OracleFile(
+                    source=_text(item["source"], f"{field}.source", locator=locator),
+                    target=_text(item["target"], f"{field}.target", locator=locator),
+                )
+            )
+    if labels is not None:
+        files.append(OracleFile(source=_text(labels, "labels", locator=locator), target=REVIEW_LABELS_TARGET))
+    if not files:
+        raise InputError("must name at least one file", locator=locator, field="oracle.files")
+    return OracleSpec(command=command, files=tuple(files))
+
+
+def _dependencies(raw: Any, locator: str) -> tuple[Dependency, ...]:
+    if not isinstance(raw, list):
+        raise InputError("must be a list", locator=locator, field="dependencies")
+    deps: list[Dependency] = []
+    for number, raw_item in enumerate(raw):
+        field = f"dependencies[{number}]"
+        if isinstance(raw_item, str):
+            raw_item = {"source": raw_item, "target": raw_item}  # noqa: PLW2901 - shorthand
+        item = _mapping(raw_item, field, locator=locator)
+        if set(item) != {"source", "target"}:
+            raise InputError("must have exactly `source` and `target`", locator=locator, field=field)
+        source = _relative(item["source"], f"{field}.source", locator)
+        deps.append(Dependency(source=source, target=_relative(item["target"], f"{field}.target", locator)))
+    return tuple(deps)
+
+
+def _arm(name: Any, raw: Any, root: str) -> Arm:
+    if not isinstance(name, str) or not ARM_NAME.match(name):
+        raise InputError("arm names must match [A-Za-z0-9][A-Za-z0-9_-]{0,63}", field="arms")
+    locator = f"arm {name}"
+    raw = _mapping(raw, "arms", locator=locator)
+    _no_unknown(raw, ARM_KEYS, locator=locator)
+    try:
+        kind = TaskKind(raw.get("kind", "implementation"))
+    except ValueError:
+        raise InputError("must be implementation or review", locator=locator, field="kind") from None
+    phases_raw = raw.get("phases")
+    if not isinstance(phases_raw, list) or not phases_raw:
+        raise InputError("must be a non-empty list", locator=locator, field="phases")
+    phases = tuple(_phase(item, number, locator, root) for number, item in enumerate(phases_raw))
+    incumbent = _opt_text(raw.get("incumbent"), "incumbent", locator=locator)
+    return Arm(name=name, kind=kind, phases=phases, incumbent=incumbent)
+
+
+def _phase(raw: Any, number: int, locator: str, root: str) -> Phase:
+    field = f"phases[{number}]"
+    raw = _mapping(raw, field, locator=locator)
+    _no_unknown(raw, PHASE_KEYS, locator=locator, prefix=f"{field}.")
+    try:
+        role = PhaseRole(raw.get("role", "work"))
+        workspace = WorkspaceMode(
+            raw.get("workspace", "read-only" if role is PhaseRole.REVIEW else "writable")
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), locator=locator, field=field) from None
+    mcp = raw.get("mcp_config")
+    if mcp is not None and not isinstance(mcp, Mapping):
+        raise InputError("must be a mapping", locator=locator, field=f"{field}.mcp_config")
+    plugins = tuple(
+        os.path.join(root, p) for p in _strings(raw.get("plugin_dirs", []), f"{field}.plugin_dirs", locator)
+    )
+    phase = Phase(
+        name=_text(raw.get("name", role.value), f"{field}.name", locator=locator),
+        role=role,
+        prompt=_text(raw.get("prompt"), f"{field}.prompt", locator=locator),
+        skill=_opt_text(raw.get("skill"), f"{field}.skill", locator=locator),
+        workspace=workspace,
+        mcp_config_json=None if mcp is None else yaml.safe_dump(dict(mcp), default_flow_style=True).strip(),
+        plugin_dirs=plugins,
+    )
+    if "tools" in raw:
+        phase = attrs.evolve(phase, tools=_strings(raw["tools"], f"{field}.tools", locator))
+    if "disallowed_tools" in raw:
+        phase = attrs.evolve(
+            phase, disallowed_tools=_strings(raw["disallowed_tools"], f"{field}.disallowed_tools", locator)
+        )
+    if "{task}" not in phase.prompt:
+        raise InputError("must contain {task}", locator=locator, field=f"{field}.prompt")
+    return phase
+
+
+def _skills(raw: Any) -> SkillNames:
+    if raw is None:
+        return SkillNames()
+    raw = _mapping(raw, "skills", locator="")
+    _no_unknown(raw, frozenset({"plan", "work", "review"}), locator="", prefix="skills.")
+    return SkillNames(**{key: _text(value, f"skills.{key}", locator="") for key, value in raw.items()})
+
+
+def _defaults(raw: Any, arms: Mapping[str, Arm], root: str) -> CorpusDefaults:
+    if raw is None:
+        return CorpusDefaults()
+    raw = _mapping(raw, "defaults", locator="")
+    _no_unknown(raw, DEFAULT_KEYS, locator="", prefix="defaults.")
+    names = _strings(raw.get("arms", []), "defaults.arms", "")
+    for name in names:
+        if name not in arms:
+            raise InputError(f"unknown arm {name!r}", field="defaults.arms")
+    runs = raw.get("runs")
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise InputError("must be a positive integer", field="defaults.runs")
+    overlay = raw.get("candidate_overlay")
+    if overlay is not None:
+        overlay = os.path.normpath(
+            os.path.join(root, _text(overlay, "defaults.candidate_overlay", locator=""))
+        )
+    model = _opt_text(raw.get("model"), "defaults.model", locator="")
+    return CorpusDefaults(arms=names, runs=runs, candidate_overlay=overlay, model=model)
+
+
+# --- small validators ------------------------------------------------------------------------
+
+
+def _no_unknown(raw: Mapping[str, Any], allowed: frozenset[str], *, locator: str, prefix: str = "") -> None:
+    unknown = sorted(str(key) for key in raw if key not in allowed)
+    if unknown:
+        raise InputError(
+            f"unknown key (allowed: {', '.join(sorted(allowed))})", locator=locator, field=prefix + unknown[0]
+        )
+
+
+def _mapping(raw: Any, field: str, *, locator: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise InputError("must be a mapping", locator=locator, field=field)
+    return raw
+
+
+def _text(raw: Any, field: str, *, locator: str) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise InputError("is required and must be a non-blank string", locator=locator, field=field)
+    return raw
+
+
+def _opt_text(raw: Any, field: str, *, locator: str) -> str | None:
+    return None if raw is None else _text(raw, field, locator=locator)
+
+
+def _strings(raw: Any, field: str, locator: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(item, str) and item for item in raw):
+        raise InputError("must be a list of non-empty strings", locator=locator, field=field)
+    return tuple(raw)
+
+
+def _relative(raw: Any, field: str, locator: str) -> str:
+    text = _text(raw, field, locator=locator)
+    norm = os.path.normpath(text)
+    if os.path.isabs(text) or norm == "." or norm.startswith("..") or "\x00" in text:
+        raise InputError("must be a relative path inside the repository", locator=locator, field=field)
+    return norm
+
+
+def _existing_file(raw: str, root: str, field: str, *, locator: str) -> str:
+    path = os.path.normpath(os.path.join(root, raw))
+    if not os.path.isfile(path):
+        raise InputError(f"file does not exist: {path}", locator=locator, field=field)
+    return path
