@@ -6,6 +6,7 @@ import attrs
 from hypothesis import strategies as st
 
 from wfbench.domain.rows import ErrorKind, Row
+from wfbench.domain.sessions import SessionRecord, Usage
 
 # --- rows ---------------------------------------------------------------------------------
 
@@ -74,4 +75,22 @@ def aggregation_rows(draw: st.DrawFn) -> Row:
         review_evidence_valid=draw(st.sampled_from([None, True, False])),
         review=review,
         diff_files=draw(_maybe_count),
+    )
+
+
+@st.composite
+def session_records(draw: st.DrawFn) -> SessionRecord:
+    """A session record whose usage, cost, turns and duration may each be unreported (None)."""
+    kind = draw(st.none() | st.sampled_from(list(ErrorKind)))
+    return SessionRecord(
+        ok=kind is None and draw(st.booleans()),
+        error_kind=kind,
+        error_detail=draw(st.none() | st.text(max_size=5)),
+        usage=Usage(draw(_maybe_count), draw(_maybe_count), draw(_maybe_count), draw(_maybe_count)),
+        cost_usd=draw(st.none() | st.floats(min_value=0, max_value=100, allow_nan=False)),
+        num_turns=draw(_maybe_count),
+        duration_s=draw(st.none() | st.floats(min_value=0, max_value=5400, allow_nan=False)),
+        session_id=draw(st.none() | st.text(alphabet="abc123", min_size=1, max_size=6)),
+        skill_invoked=draw(st.none() | st.booleans()),
+        transcript_missing=draw(st.booleans()),
     )
