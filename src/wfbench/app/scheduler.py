@@ -15,10 +15,13 @@ Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
   exactly the missing cells.
 * On a breaker trip, submission stops and the cells' cancel token is set; rows of cells that
   were already running are still persisted (the *overrun*, at most ``window - 1`` rows).
-* On cancellation (the ``cancel`` event set, e.g. by a SIGINT/SIGTERM handler, or a
-  KeyboardInterrupt reaching the wait), submission stops, queued cells never start, running
-  cells see the token, and their rows are persisted. The caller's ``cancel`` event is never set
-  by this module, so ``SweepOutcome.cancelled`` means "cancelled from outside", never "tripped".
+* On cancellation (the ``cancel`` event set, e.g. by the caller's SIGINT/SIGTERM handler),
+  submission stops, queued cells never start, running cells see the token, and their rows are
+  persisted before :func:`run_packed` returns. The caller's ``cancel`` event is never set by this
+  module, so ``SweepOutcome.cancelled`` means "cancelled from outside", never "tripped".
+* Any exception on the calling thread (``on_row`` failing, a KeyboardInterrupt when the caller
+  installed no signal handler) sets the cells' token, drops queued cells, waits for the running
+  ones and propagates; rows persisted until then stay persisted, later ones are not.
 """
 
 from __future__ import annotations
@@ -151,8 +154,8 @@ def run_packed(
     Raises:
         ValueError: ``workers < 1``, ``window < workers`` or ``outage_streak < 0``, before any cell
             runs.
-        Exception: whatever ``on_row`` raised; running cells are told to stop and are waited for,
-            and no further row is persisted.
+        BaseException: whatever ``on_row`` raised, or a KeyboardInterrupt: running cells are
+            told to stop and are waited for, and no further row is persisted.
     """
     cell_list = tuple(cells)
     state, actions = start_fold(
@@ -168,17 +171,15 @@ def run_packed(
         token=_EitherToken(outer, halt),
         halt=halt,
     )
-    interrupted = False
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wfbench-cell") as pool:
         try:
             while shell.perform(actions, pool):
-                event, interrupted = shell.next_event(state, outer, interrupted=interrupted)
-                state, actions = fold(state, event)
+                state, actions = fold(state, shell.next_event(state, outer))
         except BaseException:
             halt.set()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-    return _outcome(state, shell.rows, cancelled=interrupted or outer.is_set())
+    return _outcome(state, shell.rows, cancelled=outer.is_set())
 
 
 @attrs.define
@@ -216,22 +217,14 @@ class _Shell:
                 return False
         return True
 
-    def next_event(self, state: FoldState, outer: CancelToken, *, interrupted: bool) -> tuple[Event, bool]:
-        """Wait for the next report; a cancellation seen first becomes a CancelRequested event.
-
-        A KeyboardInterrupt during the wait is taken as a cancellation: running cells are told
-        to stop and the sweep drains as if the cancel event had been set.
-        """
-        while True:
-            if (interrupted or outer.is_set()) and state.stopped is None:
-                return CancelRequested(), interrupted
+    def next_event(self, state: FoldState, outer: CancelToken) -> Event:
+        """Wait for the next report; a cancellation seen first becomes a CancelRequested event."""
+        while not (outer.is_set() and state.stopped is None):
             try:
-                return self.reports.get(timeout=_POLL_S), interrupted
+                return self.reports.get(timeout=_POLL_S)
             except queue.Empty:
                 continue
-            except KeyboardInterrupt:
-                interrupted = True
-                self.halt.set()
+        return CancelRequested()
 
 
 def _outcome(state: FoldState, rows: list[Row], *, cancelled: bool) -> SweepOutcome:
