@@ -1,6 +1,6 @@
 """Value objects of the ModelCLI port: one headless agent session asked for, and what it did.
 
-``sum_sessions`` (folding the sessions of a multi-phase arm) lives here too: it is pure.
+``sum_sessions`` (folding the sessions of a multi-phase arm) lives in :mod:`wfbench.domain.outcome`.
 """
 
 from __future__ import annotations
