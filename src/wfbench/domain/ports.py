@@ -11,9 +11,11 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Protocol
 
+from wfbench.domain.oracle import OracleBundle, OracleFileSpec, OracleLimits
 from wfbench.domain.rows import Row
 from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
 from wfbench.domain.sessions import SessionRecord, SessionRequest
+from wfbench.domain.workspace_rules import Churn, Patch, Snapshot, WorkspaceState
 
 
 class CancelToken(Protocol):
@@ -113,4 +115,68 @@ class ResultStore(Protocol):
         Raises:
             InputError: a stored line is torn or invalid (names the file and line).
         """
+        ...
+
+
+class Workspaces(Protocol):
+    """Sanitized snapshots, private per-cell copies, evidence of change, hidden-oracle staging.
+
+    Everything the agent may have touched is read without trusting it (private GIT_DIR, no
+    hooks, no symlink following). Harness failures raise ``SandboxError``; bad corpus input
+    raises ``InputError`` (exit 2).
+    """
+
+    def resolve_commit(self, repo: str, ref: str) -> str:
+        """Resolve ``ref`` once to a commit id. Raises InputError (field ``repo`` or ``ref``)."""
+        ...
+
+    def build_snapshot(self, repo: str, ref: str, dest: str, *, commit: str | None = None) -> Snapshot:
+        """Build the parentless snapshot of the commit at ``dest`` (must not exist).
+
+        Raises:
+            InputError: the repository or ref is bad (when ``commit`` is not given).
+            SandboxError: git failed.
+        """
+        ...
+
+    def private_copy(self, snapshot: Snapshot, dest: str, *, cancel: CancelToken | None = None) -> str:
+        """Copy the snapshot to a new ``dest`` sharing nothing writable. Raises SandboxError."""
+        ...
+
+    def remove_tree(self, path: str) -> str | None:
+        """Remove a tree (write bits restored first); the failure reason or None. Never raises."""
+        ...
+
+    def state(self, workspace: str) -> WorkspaceState:
+        """Fingerprints of the workspace's entries (``.git`` excluded), for phase-boundary checks."""
+        ...
+
+    def churn(self, workspace: str, snapshot: Snapshot, *, base_commit: str | None = None) -> Churn:
+        """Churn against ``base_commit`` (default the snapshot's), untracked files included."""
+        ...
+
+    def capture_patch(
+        self, workspace: str, snapshot: Snapshot, limit_bytes: int, *, base_commit: str | None = None
+    ) -> Patch:
+        """The binary diff against the base, cut at ``limit_bytes``. Raises SandboxError."""
+        ...
+
+    def capture_oracle(
+        self,
+        corpus_dir: str,
+        files: Sequence[OracleFileSpec],
+        limits: OracleLimits | None = None,
+        *,
+        task_id: str = "",
+        source: str = "",
+    ) -> OracleBundle:
+        """Read oracle files into memory with digests. Raises InputError naming task and path."""
+        ...
+
+    def stage_oracle(self, bundle: OracleBundle, dest: str) -> str:
+        """Write the bundle read-only under a new ``dest`` (after the agent exited). Raises SandboxError."""
+        ...
+
+    def erase_oracle(self, bundle: OracleBundle, stage: str) -> bool:
+        """Remove the stage; True if its bytes were intact. Raises SandboxError if removal fails."""
         ...

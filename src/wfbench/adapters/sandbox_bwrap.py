@@ -1,0 +1,235 @@
+"""The default sandbox: every command runs inside bubblewrap, over a fresh root with nothing of the host.
+
+The command sees an empty tmpfs root into which only these are placed: the system trees read-only
+(``/usr`` and the ``/bin``, ``/lib``… links), a short list of ``/etc`` files, the Python runtime
+read-only, a generated ``/etc/passwd``, a private home and ``/tmp``, the workspace at
+``/workspace`` and the policy's declared mounts. The host root is never bound. See
+:func:`bwrap_argv` for every argument and why it is there (reference: sessions_sandbox.md §3.2).
+
+Environment values reach the command through the process environment given to ``execve``, never
+through ``--setenv``: bwrap's argv is readable in ``/proc`` by anything inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+
+from wfbench.adapters.process import run_managed
+from wfbench.adapters.sandbox_common import (
+    SANDBOX_GID,
+    SANDBOX_HOME,
+    SANDBOX_UID,
+    SANDBOX_WORKSPACE,
+    PrivateRoot,
+    check_policy,
+    command_env,
+    private_root,
+)
+from wfbench.domain.errors import SandboxError, SandboxUnavailable
+from wfbench.domain.ports import CancelToken
+from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
+
+#: System trees bound read-only at the same path (a host symlink such as ``/bin -> usr/bin``
+#: is recreated as the same symlink instead).
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: ``/etc`` entries programs need to run (TLS roots, the dynamic loader's cache, alternatives
+#: links, time zone, name-service switch). Nothing else of ``/etc`` is visible.
+ETC_ENTRIES = (
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+)
+#: Only commands that keep the network need name resolution.
+NETWORK_ETC_ENTRIES = ("/etc/resolv.conf",)
+PREFLIGHT_TIMEOUT_S = 10.0
+#: The private /tmp inside the sandbox (a per-run host directory bound there, never the host's /tmp).
+SANDBOX_TMP = "/tmp"  # noqa: S108 - a path inside the sandbox's own mount namespace
+
+
+def python_runtime_paths() -> tuple[str, ...]:
+    """The running Python's install trees (base prefix and venv prefix) not already under /usr."""
+    found: list[str] = []
+    for prefix in (sys.base_prefix, sys.prefix):
+        real = os.path.realpath(prefix)
+        if real not in found and not any(real == t or real.startswith(t + "/") for t in SYSTEM_TREES):
+            found.append(real)
+    return tuple(found)
+
+
+def _system_args() -> list[str]:
+    args: list[str] = []
+    for tree in SYSTEM_TREES:
+        if os.path.islink(tree):
+            # Recreate /bin -> usr/bin as a link: the same view, no second mount.
+            args += ["--symlink", os.readlink(tree), tree]
+        elif os.path.isdir(tree):
+            args += ["--ro-bind", tree, tree]
+    return args
+
+
+def bwrap_argv(
+    bwrap: str,
+    argv: Sequence[str],
+    *,
+    policy: SandboxPolicy,
+    private: PrivateRoot,
+    runtime_paths: Sequence[str] = (),
+) -> list[str]:
+    """The full bwrap command line for ``argv`` under ``policy``. Pure apart from reading the host layout.
+
+    Each argument, in order:
+
+    * ``--unshare-user --disable-userns --uid 1000 --gid 1000``: a user namespace in which the
+      command is the unprivileged user ``agent``; host root maps to it, so there is no real root
+      and no capability, and no nested user namespace can be created to regain one.
+    * ``--unshare-pid``: a fresh PID namespace with its own ``/proc``; host processes are
+      invisible and killing bwrap kills every descendant, even one that called ``setsid``.
+    * ``--unshare-ipc --unshare-uts --hostname wfbench``: no shared System V IPC or hostname.
+    * ``--unshare-cgroup-try``: a private cgroup view where the kernel allows it.
+    * ``--unshare-net`` when ``policy.network`` is False (verify, oracle): only a private,
+      unconnected loopback. Agent sessions keep the host network to reach the loopback provider.
+    * ``--die-with-parent``: the sandbox is killed if the harness dies.
+    * ``--new-session``: no controlling terminal (blocks TIOCSTI injection into the harness's tty).
+    * ``--cap-drop ALL``: an empty capability bounding set.
+    * the system trees and ``/etc`` entries above, ``--ro-bind`` (``--ro-bind-try`` for optional
+      ones); ``/etc/resolv.conf`` only with the network; the Python runtime and ``runtime_paths``
+      read-only at the same path.
+    * ``--ro-bind <private>/passwd /etc/passwd`` (and ``group``): names ``agent`` only.
+    * ``--proc /proc --dev /dev``: a fresh procfs for the PID namespace and a minimal ``/dev``.
+    * ``--bind <private>/home /home/agent`` and ``--bind <private>/tmp /tmp``: private, per run.
+    * ``--bind`` (or ``--ro-bind`` when the workspace is read-only) ``<workspace> /workspace``.
+    * ``--ro-bind <workspace>/<p> /workspace/<p>`` for each of ``policy.read_only_paths``.
+    * each declared mount, parents before children: ``--bind`` if writable else ``--ro-bind``.
+    * ``--chdir /workspace[/<cwd>]`` then ``--`` and the command.
+    """
+    args = [bwrap, "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+    args += [
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--hostname",
+        "wfbench",
+        "--unshare-cgroup-try",
+    ]
+    if not policy.network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    args += _system_args()
+    etc = ETC_ENTRIES + (NETWORK_ETC_ENTRIES if policy.network else ())
+    for entry in etc:
+        args += ["--ro-bind-try", entry, entry]
+    for path in (*python_runtime_paths(), *runtime_paths):
+        args += ["--ro-bind", path, path]
+    args += ["--ro-bind", private.passwd, "/etc/passwd", "--ro-bind", private.group, "/etc/group"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--bind", private.home, SANDBOX_HOME, "--bind", private.tmp, SANDBOX_TMP]
+    args += ["--bind" if policy.workspace_writable else "--ro-bind", policy.workspace, SANDBOX_WORKSPACE]
+    for rel in policy.read_only_paths:
+        args += ["--ro-bind", os.path.join(policy.workspace, rel), f"{SANDBOX_WORKSPACE}/{rel}"]
+    for mount in sorted(policy.mounts, key=lambda m: m.target.count("/")):
+        args += ["--bind" if mount.writable else "--ro-bind", mount.host, mount.target]
+    chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
+    return [*args, "--chdir", chdir, "--", *argv]
+
+
+class BwrapSandbox:
+    """Runs commands inside bubblewrap; fails closed (never falls back to the host).
+
+    ``bwrap`` is the binary (default: ``bwrap`` on PATH); ``runtime_paths`` are extra host
+    trees bound read-only at the same path (a toolchain outside ``/usr``); ``private_parent``
+    is where per-run private roots are created (default: the system temporary directory).
+    """
+
+    name = "bwrap"
+
+    def __init__(
+        self,
+        bwrap: str | None = None,
+        *,
+        runtime_paths: Sequence[str] = (),
+        private_parent: str | None = None,
+    ) -> None:
+        self._bwrap = bwrap
+        self._runtime_paths = tuple(os.path.realpath(p) for p in runtime_paths)
+        self._private_parent = private_parent
+
+    def _binary(self) -> str:
+        found = shutil.which(self._bwrap or "bwrap")
+        if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+            raise SandboxUnavailable(
+                f"bubblewrap ({self._bwrap or 'bwrap'}) is not installed or not executable; "
+                "install it (apt-get install bubblewrap) — wfbench never falls back to the host"
+            )
+        return found
+
+    def preflight(self) -> None:
+        """Start ``/usr/bin/true`` in the full sandbox (network unshared) once.
+
+        Raises:
+            SandboxUnavailable: bwrap is missing, not Linux, or the namespaces cannot be created.
+        """
+        if not sys.platform.startswith("linux"):
+            raise SandboxUnavailable("the bwrap sandbox is supported only on Linux")
+        with private_root(self._private_parent) as private:
+            policy = SandboxPolicy(
+                workspace=private.tmp, workspace_writable=False, network=False, timeout_s=10
+            )
+            argv = bwrap_argv(self._binary(), ["/usr/bin/true"], policy=policy, private=private)
+            result = run_managed(argv, env={}, timeout_s=PREFLIGHT_TIMEOUT_S, grace_s=1.0)
+        if not result.ok:
+            detail = result.detail or result.stderr_tail.decode("utf-8", "replace")[-1000:].strip()
+            raise SandboxUnavailable(
+                f"bubblewrap preflight failed ({result.state}, exit {result.returncode}): {detail}; "
+                "wfbench never falls back to the host (use a machine where user namespaces work)"
+            )
+
+    def workspace_path(self, policy: SandboxPolicy) -> str:  # noqa: ARG002 - the port's signature
+        """``/workspace``."""
+        return SANDBOX_WORKSPACE
+
+    def mount_path(self, mount_target: str, policy: SandboxPolicy) -> str:  # noqa: ARG002 - port signature
+        """The target itself: mounts appear where they were declared."""
+        return mount_target
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        policy: SandboxPolicy,
+        stdin: bytes | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` in a fresh sandbox; when this returns, every process in it is gone.
+
+        Raises:
+            SandboxError: the policy names unusable paths, bwrap is missing, or the private root
+                cannot be created or removed.
+        """
+        if not argv:
+            raise SandboxError("empty command")
+        check_policy(policy)
+        try:
+            binary = self._binary()
+        except SandboxUnavailable as exc:
+            raise SandboxError(str(exc)) from exc
+        with private_root(self._private_parent) as private:
+            full = bwrap_argv(binary, argv, policy=policy, private=private, runtime_paths=self._runtime_paths)
+            chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
+            env = command_env(policy, home=SANDBOX_HOME, tmp=SANDBOX_TMP, pwd=chdir)
+            return run_managed(
+                full,
+                env=env,
+                timeout_s=policy.timeout_s,
+                stdin=stdin,
+                cancel=cancel,
+                stdout_limit=policy.stdout_limit,
+            )

@@ -1,0 +1,253 @@
+"""A cell's private workspace: copy a snapshot, measure what changed, capture the patch, remove it.
+
+Churn and patch never run git with anything the agent controls: git gets a fresh, private
+``GIT_DIR`` (our config, no hooks), a private index, and reads objects from the snapshot
+template first and the workspace's own object store second (for commits made in the cell, such
+as a candidate overlay). The workspace's ``.git/config``, hooks and attributes-bound drivers are
+never consulted, so a planted ``core.fsmonitor`` or filter cannot run on the host
+(reference: sessions_sandbox.md §5.3-5.4).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+
+from wfbench.adapters import git_snapshot, oracle_files
+from wfbench.adapters.git_snapshot import checked_git, run_git
+from wfbench.adapters.process import run_managed
+from wfbench.adapters.sandbox_common import force_remove
+from wfbench.domain.errors import SandboxError
+from wfbench.domain.oracle import OracleBundle, OracleFileSpec, OracleLimits
+from wfbench.domain.ports import CancelToken
+from wfbench.domain.workspace_rules import (
+    COMMIT_RE,
+    Churn,
+    Patch,
+    Snapshot,
+    WorkspaceState,
+    parse_shortstat,
+)
+
+COPY_TIMEOUT_S = 600.0
+#: Reference §5.4 limits for a workspace state.
+MAX_STATE_ENTRIES = 100_000
+MAX_STATE_FILE_BYTES = 1024 * 1024 * 1024
+
+
+def private_copy(snapshot: Snapshot, dest: str, *, cancel: CancelToken | None = None) -> str:
+    """Copy the snapshot to ``dest`` (reflink when the filesystem allows, else a full copy).
+
+    The copy has its own ``.git`` (objects, refs, index); nothing is shared writable with the
+    template or another copy. ``dest`` must not exist; a failed copy leaves nothing behind.
+
+    Raises:
+        SandboxError: ``dest`` exists, or the copy failed, timed out or was cancelled.
+    """
+    if os.path.lexists(dest):
+        raise SandboxError(f"workspace destination already exists: {dest}")
+    if os.path.islink(snapshot.path) or not os.path.isdir(snapshot.path):
+        raise SandboxError(f"snapshot is not a real directory: {snapshot.path}")
+    result = run_managed(
+        ["/usr/bin/cp", "-a", "--reflink=auto", "--", snapshot.path, dest],
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+        timeout_s=COPY_TIMEOUT_S,
+        cancel=cancel,
+    )
+    if not result.ok or os.path.lexists(os.path.join(dest, ".git", "objects", "info", "alternates")):
+        force_remove(dest)
+        tail = result.stderr_tail.decode("utf-8", "replace").strip()[-300:]
+        raise SandboxError(f"copying the snapshot to {dest} failed ({result.state}): {tail or result.detail}")
+    return dest
+
+
+def remove_tree(path: str) -> str | None:
+    """Remove a workspace (or any tree) even if it was made read-only; the failure reason, else None.
+
+    A cell whose removal fails becomes ``cleanup-failure``; this never raises.
+    """
+    return force_remove(path)
+
+
+def _fingerprint(path: str, info: os.stat_result) -> tuple[str, int]:
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISDIR(info.st_mode):
+        return f"d:{mode:o}", 0
+    if stat.S_ISLNK(info.st_mode):
+        return f"l:{os.readlink(path)}", 0
+    if not stat.S_ISREG(info.st_mode):
+        return f"s:{info.st_mode:o}", 0
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        if (os.fstat(fd).st_dev, os.fstat(fd).st_ino) != (info.st_dev, info.st_ino):
+            raise OSError(f"{path} changed while it was read")
+        while chunk := os.read(fd, 1024 * 1024):
+            digest.update(chunk)
+    finally:
+        os.close(fd)
+    return f"f:{mode:o}:{info.st_size}:{digest.hexdigest()}", info.st_size
+
+
+def workspace_state(workspace: str, *, exclude: Sequence[str] = (".git",)) -> WorkspaceState:
+    """Fingerprints of every entry under ``workspace`` (never following links), minus ``exclude``.
+
+    ``exclude`` names top-level entries left out (the repository's ``.git``). An over-limit or
+    unreadable workspace gives a state with ``problem`` set, never an exception.
+    """
+    entries: dict[str, str] = {}
+    hashed = 0
+    stack = [""]
+    try:
+        while stack:
+            rel_dir = stack.pop()
+            with os.scandir(os.path.join(workspace, rel_dir)) as listing:
+                for item in listing:
+                    rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+                    if not rel_dir and item.name in exclude:
+                        continue
+                    info = item.stat(follow_symlinks=False)
+                    entries[rel], size = _fingerprint(item.path, info)
+                    hashed += size
+                    if stat.S_ISDIR(info.st_mode):
+                        stack.append(rel)
+                    if len(entries) > MAX_STATE_ENTRIES or hashed > MAX_STATE_FILE_BYTES:
+                        return WorkspaceState(entries, problem="workspace exceeds the entry or byte limit")
+    except OSError as exc:
+        return WorkspaceState(entries, problem=f"unreadable workspace entry: {exc}")
+    return WorkspaceState(entries)
+
+
+@contextlib.contextmanager
+def _private_git(workspace: str, snapshot: Snapshot) -> Iterator[dict[str, str]]:
+    """Env for git over ``workspace`` with a private GIT_DIR and index (removed afterwards)."""
+    scratch = tempfile.mkdtemp(prefix="wfbench-git-")
+    try:
+        git_dir = os.path.join(scratch, "git")
+        checked_git(["init", "--quiet", "--bare", "--template=", git_dir], "git init (private)")
+        stores = [os.path.join(snapshot.path, ".git", "objects")]
+        own = os.path.join(workspace, ".git", "objects")
+        if os.path.isdir(own) and not os.path.islink(own) and not os.path.islink(os.path.dirname(own)):
+            stores.append(own)
+        yield {
+            "GIT_DIR": git_dir,
+            "GIT_WORK_TREE": workspace,
+            "GIT_INDEX_FILE": os.path.join(scratch, "index"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(stores),
+        }
+    finally:
+        force_remove(scratch)
+
+
+def _index_workspace(env: dict[str, str], base: str, exclude: Sequence[str]) -> list[str]:
+    if not COMMIT_RE.match(base):
+        raise SandboxError(f"base commit is not a commit id: {base!r}")
+    checked_git(["read-tree", base], "reading the base tree", env=env)
+    spec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
+    checked_git(["add", "--all", *spec], "indexing the workspace", env=env)
+    return spec
+
+
+def churn(
+    workspace: str, snapshot: Snapshot, *, base_commit: str | None = None, exclude: Sequence[str] = ()
+) -> Churn:
+    """Files, insertions and deletions of ``workspace`` against ``base_commit`` (default: the snapshot's).
+
+    Untracked files count (ignored ones do not, per the workspace's ``.gitignore``).
+
+    Raises:
+        SandboxError: git failed (a harness failure: the row becomes ``infra-error``).
+    """
+    with _private_git(workspace, snapshot) as env:
+        base = base_commit or snapshot.commit
+        spec = _index_workspace(env, base, exclude)
+        out = checked_git(
+            ["diff", "--cached", "--shortstat", "--no-ext-diff", "--no-textconv", base, *spec],
+            "git diff",
+            env=env,
+        )
+    return parse_shortstat(out)
+
+
+def capture_patch(
+    workspace: str,
+    snapshot: Snapshot,
+    limit_bytes: int,
+    *,
+    base_commit: str | None = None,
+    exclude: Sequence[str] = (),
+) -> Patch:
+    """The binary diff of ``workspace`` against the base, at most ``limit_bytes`` (``truncated`` past it).
+
+    Raises:
+        SandboxError: git failed.
+    """
+    if limit_bytes <= 0:
+        raise ValueError("limit_bytes must be positive")
+    with _private_git(workspace, snapshot) as env:
+        base = base_commit or snapshot.commit
+        spec = _index_workspace(env, base, exclude)
+        args = ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", base, *spec]
+        result = run_git(args, env=env, stdout_limit=limit_bytes)
+    if not result.ok:
+        tail = result.stderr_tail.decode("utf-8", "replace").strip()[-300:]
+        raise SandboxError(f"git diff for the patch failed ({result.state}): {tail or result.detail}")
+    return Patch(result.stdout[:limit_bytes], result.stdout_overflow)
+
+
+class GitWorkspaces:
+    """The :class:`wfbench.domain.ports.Workspaces` port over git, ``cp`` and the local filesystem."""
+
+    def resolve_commit(self, repo: str, ref: str) -> str:
+        """See :func:`wfbench.adapters.git_snapshot.resolve_commit`."""
+        return git_snapshot.resolve_commit(repo, ref)
+
+    def build_snapshot(self, repo: str, ref: str, dest: str, *, commit: str | None = None) -> Snapshot:
+        """See :func:`wfbench.adapters.git_snapshot.build_snapshot`."""
+        return git_snapshot.build_snapshot(repo, ref, dest, commit=commit)
+
+    def private_copy(self, snapshot: Snapshot, dest: str, *, cancel: CancelToken | None = None) -> str:
+        """See :func:`private_copy`."""
+        return private_copy(snapshot, dest, cancel=cancel)
+
+    def remove_tree(self, path: str) -> str | None:
+        """See :func:`remove_tree`."""
+        return remove_tree(path)
+
+    def state(self, workspace: str) -> WorkspaceState:
+        """See :func:`workspace_state`."""
+        return workspace_state(workspace)
+
+    def churn(self, workspace: str, snapshot: Snapshot, *, base_commit: str | None = None) -> Churn:
+        """See :func:`churn`."""
+        return churn(workspace, snapshot, base_commit=base_commit)
+
+    def capture_patch(
+        self, workspace: str, snapshot: Snapshot, limit_bytes: int, *, base_commit: str | None = None
+    ) -> Patch:
+        """See :func:`capture_patch`."""
+        return capture_patch(workspace, snapshot, limit_bytes, base_commit=base_commit)
+
+    def capture_oracle(
+        self,
+        corpus_dir: str,
+        files: Sequence[OracleFileSpec],
+        limits: OracleLimits | None = None,
+        *,
+        task_id: str = "",
+        source: str = "",
+    ) -> OracleBundle:
+        """See :func:`wfbench.adapters.oracle_files.capture_oracle`."""
+        return oracle_files.capture_oracle(corpus_dir, files, limits, task_id=task_id, source=source)
+
+    def stage_oracle(self, bundle: OracleBundle, dest: str) -> str:
+        """See :func:`wfbench.adapters.oracle_files.stage_oracle`."""
+        return oracle_files.stage_oracle(bundle, dest)
+
+    def erase_oracle(self, bundle: OracleBundle, stage: str) -> bool:
+        """See :func:`wfbench.adapters.oracle_files.erase_oracle`."""
+        return oracle_files.erase_oracle(bundle, stage)
