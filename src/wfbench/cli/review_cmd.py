@@ -1,10 +1,31 @@
-"""Command group stub: filled in by the issue that owns it."""
+"""``wfbench review``: file-level commands over the review domain (``wfbench review score``)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
-    del app
+    """Add the ``review`` command group to ``app``."""
+    review = typer.Typer(
+        name="review",
+        help="Score code-review artifacts against hidden labels.",
+        no_args_is_help=True,
+    )
+
+    @review.command("score")
+    def score(
+        artifact: Annotated[Path, typer.Argument(help="The agent's review-output.json.")],
+        labels: Annotated[Path, typer.Argument(help="The hidden review-labels.json.")],
+    ) -> None:
+        """Print the score of ARTIFACT against LABELS as JSON; a malformed artifact exits 2."""
+        from wfbench.app.review_scoring import score_review_files
+
+        result = score_review_files(artifact, labels)
+        typer.echo(json.dumps(result.to_mapping(), indent=2))
+
+    app.add_typer(review)
