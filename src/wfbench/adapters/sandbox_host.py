@@ -7,7 +7,9 @@ a descendant that calls ``setsid`` escapes the process group and can outlive the
 dies with the harness), and credentials in files. What it still does: the environment is the
 explicit allow-list (nothing inherited), HOME and TMPDIR are private per run, the process group
 is killed on timeout or cancellation, and read-only phases lock the workspace with mode bits
-(restored afterwards) — which stops accidents, not an agent that runs ``chmod``.
+(restored afterwards) — which stops accidents, not an agent that runs ``chmod``. When the
+harness runs as root, commands run through ``setpriv`` with an empty capability bounding set,
+so the mode bits bind them (root without capabilities still owns the files and can ``chmod``).
 
 Refused when the ``CI`` environment variable is set: CI must prove the real sandbox.
 """
@@ -26,6 +28,10 @@ from wfbench.adapters.sandbox_common import check_policy, command_env, private_r
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
+
+SETPRIV = "/usr/bin/setpriv"
+#: Prefix for commands started by root: no capabilities at all (no DAC override), no new privileges.
+DROP_CAPABILITIES = (SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--")
 
 WARNING = (
     "host-unsafe runs agents, verify and oracle commands directly on the host with no containment: "
@@ -108,6 +114,8 @@ class UnsafeHostSandbox:
                 "the host-unsafe sandbox is refused because the CI environment variable is set: "
                 "CI must run every agent, verify and oracle command under bubblewrap"
             )
+        if os.geteuid() == 0 and not os.access(SETPRIV, os.X_OK):
+            raise SandboxUnavailable(f"host-unsafe as root needs {SETPRIV} (util-linux) to drop capabilities")
         self._private_parent = private_parent
         structlog.get_logger("wfbench.sandbox").warning(
             "sandbox.host_unsafe",
@@ -160,8 +168,9 @@ class UnsafeHostSandbox:
         cwd = os.path.join(policy.workspace, policy.cwd) if policy.cwd else policy.workspace
         with private_root(self._private_parent) as private, write_lock(policy):
             env = command_env(policy, home=private.home, tmp=private.tmp, pwd=cwd)
+            prefix = DROP_CAPABILITIES if os.geteuid() == 0 else ()
             return run_managed(
-                list(argv),
+                [*prefix, *argv],
                 env=env,
                 cwd=cwd,
                 timeout_s=policy.timeout_s,
