@@ -153,7 +153,8 @@ def test_a_command_runs_and_returns_its_stdout_and_exit_code(sandbox: Sandbox, w
 def test_stdin_reaches_the_command(sandbox: Sandbox, workspace: Path) -> None:
     """Bytes given as stdin are the command's standard input."""
     result = sandbox.run(["/bin/cat"], policy=policy(workspace), stdin=b"prompt text")
-    assert result.ok and result.stdout == b"prompt text"
+    assert result.ok
+    assert result.stdout == b"prompt text"
 
 
 def test_the_command_starts_in_the_workspace(sandbox: Sandbox, workspace: Path) -> None:
@@ -175,7 +176,8 @@ def test_the_environment_is_exactly_the_allow_list(
     result = sandbox.run(["/usr/bin/env"], policy=policy(workspace, env={"PATH": PATH, "WFBENCH_X": "1"}))
     names = {line.split("=", 1)[0] for line in result.stdout.decode().splitlines()}
     assert names == {"PATH", "WFBENCH_X", "HOME", "TMPDIR", "PWD"}
-    assert b"host-secret-value" not in result.stdout and b"host-token-value" not in result.stdout
+    assert b"host-secret-value" not in result.stdout
+    assert b"host-token-value" not in result.stdout
 
 
 def test_environment_values_never_appear_in_any_argv(sandbox: Sandbox, workspace: Path) -> None:
@@ -266,13 +268,15 @@ def test_home_is_private_and_fresh_per_run(sandbox: Sandbox, workspace: Path) ->
     assert first.stdout.splitlines() == [first.stdout.splitlines()[-1]]  # empty listing
     assert first.stdout.decode().strip() != str(Path.home())
     second = sh(sandbox, workspace, 'ls -A "$HOME"')
-    assert second.ok and second.stdout == b""
+    assert second.ok
+    assert second.stdout == b""
 
 
 def test_tmpdir_is_private_and_fresh_per_run(sandbox: Sandbox, workspace: Path) -> None:
     """TMPDIR is writable, starts empty, and is gone after the run."""
     first = sh(sandbox, workspace, 'ls -A "$TMPDIR"; echo x > "$TMPDIR/f" && echo "$TMPDIR"')
-    assert first.ok and len(first.stdout.splitlines()) == 1
+    assert first.ok
+    assert len(first.stdout.splitlines()) == 1
     assert sh(sandbox, workspace, 'ls -A "$TMPDIR"').stdout == b""
 
 
@@ -285,7 +289,8 @@ def test_slash_tmp_is_not_the_hosts(
     host_file = Path("/tmp") / token
     landed = host_file.exists()
     host_file.unlink(missing_ok=True)
-    assert result.ok and not landed
+    assert result.ok
+    assert not landed
 
 
 # --- network ------------------------------------------------------------------------------------
@@ -327,7 +332,8 @@ def test_the_network_is_kept_when_the_policy_allows_it(
 ) -> None:
     """Agent sessions reach a loopback listener of the host (the model endpoint)."""
     result = sandbox.run(connect_script(listener), policy=policy(workspace, network=True))
-    assert result.ok and b"hi" in result.stdout
+    assert result.ok
+    assert b"hi" in result.stdout
 
 
 def test_the_network_is_off_when_the_policy_says_so(
@@ -336,7 +342,8 @@ def test_the_network_is_off_when_the_policy_says_so(
     """Verify and oracle runs cannot reach even the host's loopback listener."""
     gap(request, backend, "network")
     result = sandbox.run(connect_script(listener), policy=policy(workspace, network=False))
-    assert result.returncode != 0 and b"hi" not in result.stdout
+    assert result.returncode != 0
+    assert b"hi" not in result.stdout
 
 
 # --- processes ----------------------------------------------------------------------------------
@@ -395,7 +402,8 @@ def test_cancellation_ends_the_run(sandbox: Sandbox, workspace: Path, token: str
         )
     finally:
         timer.cancel()
-    assert result.state is ProcessState.CANCELLED and not result.timed_out
+    assert result.state is ProcessState.CANCELLED
+    assert not result.timed_out
     assert wait_gone(token) == []
 
 
@@ -409,7 +417,8 @@ if backend == "bwrap":
     from wfbench.adapters.sandbox_bwrap import BwrapSandbox as S
 else:
     from wfbench.adapters.sandbox_host import UnsafeHostSandbox as S
-pol = SandboxPolicy(workspace=ws, workspace_writable=True, network=False, timeout_s=120, env={"PATH": "/usr/bin:/bin"})
+env = {"PATH": "/usr/bin:/bin"}
+pol = SandboxPolicy(workspace=ws, workspace_writable=True, network=False, timeout_s=120, env=env)
 S().run(["/bin/sh", "-c", script], policy=pol)
 """
 
