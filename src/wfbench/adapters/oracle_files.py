@@ -52,11 +52,11 @@ def _read_regular(path: str, limit: int) -> bytes:
 def _source_path(corpus: str, source: str) -> str:
     """The real path of ``source`` under ``corpus``; ValueError for a symlink anywhere on the way."""
     path = os.path.join(corpus, source)
-    walked = corpus
-    for part in source.split("/"):
-        walked = os.path.join(walked, part)
-        if os.path.islink(walked):
-            raise ValueError("is a symlink" if walked == path else f"has a symlinked parent {walked}")
+    parts = source.split("/")
+    for depth in range(1, len(parts) + 1):
+        if os.path.islink(os.path.join(corpus, *parts[:depth])):
+            prefix = "/".join(parts[:depth])
+            raise ValueError("is a symlink" if depth == len(parts) else f"has a symlinked parent ({prefix})")
     if os.path.realpath(path) != os.path.join(corpus, source):
         raise ValueError("resolves outside the corpus")
     if not os.path.lexists(path):
