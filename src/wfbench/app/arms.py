@@ -344,3 +344,15 @@ def check_overlay_arms(overlay: Overlay | None, chosen: Sequence[Arm], available
         raise InputError(
             f"no chosen candidate arm exercises {', '.join(sorted(unexercised))}", source="--arms"
         )
+
+
+def overlay_digest(overlay: Overlay) -> str:
+    """sha256 over the overlay's files in path order, each path and content length-prefixed."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for rel, data in overlay.files:
+        for part in (rel.encode("utf-8"), data):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+    return digest.hexdigest()

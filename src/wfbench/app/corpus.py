@@ -28,6 +28,7 @@ from wfbench.app.arms import (
     preset_arms,
 )
 from wfbench.domain.errors import InputError
+from wfbench.domain.oracle import OracleFileSpec
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -45,19 +46,11 @@ REVIEW_LABELS_TARGET = "review-labels.json"
 
 
 @attrs.frozen
-class OracleFile:
-    """A hidden oracle file: ``source`` relative to the corpus, ``target`` under the oracle root."""
-
-    source: str
-    target: str
-
-
-@attrs.frozen
 class OracleSpec:
     """The hidden oracle: a command run after the agent exits, over files it never saw."""
 
     command: str
-    files: tuple[OracleFile, ...]
+    files: tuple[OracleFileSpec, ...]
 
 
 @attrs.frozen
@@ -210,7 +203,7 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str) -> OracleSpec:
             raise InputError("is required for implementation tasks", locator=locator, field="oracle")
     elif labels is None:
         raise InputError("is required for review tasks", locator=locator, field="labels")
-    files: list[OracleFile] = []
+    files: list[OracleFileSpec] = []
     command = 'test -s "$WFBENCH_REVIEW_OUTPUT"'
     if spec is not None:
         spec = _mapping(spec, "oracle", locator=locator)
@@ -225,13 +218,15 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str) -> OracleSpec:
             if set(item) != {"source", "target"}:
                 raise InputError("must have exactly `source` and `target`", locator=locator, field=field)
             files.append(
-                OracleFile(
+                OracleFileSpec(
                     source=_text(item["source"], f"{field}.source", locator=locator),
                     target=_text(item["target"], f"{field}.target", locator=locator),
                 )
             )
     if labels is not None:
-        files.append(OracleFile(source=_text(labels, "labels", locator=locator), target=REVIEW_LABELS_TARGET))
+        files.append(
+            OracleFileSpec(source=_text(labels, "labels", locator=locator), target=REVIEW_LABELS_TARGET)
+        )
     if not files:
         raise InputError("must name at least one file", locator=locator, field="oracle.files")
     return OracleSpec(command=command, files=tuple(files))

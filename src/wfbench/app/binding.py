@@ -1,0 +1,113 @@
+"""Bind a corpus's tasks to immutable inputs before any session: commits, oracles, snapshots.
+
+Binding is split in two so that a bad corpus fails before anything is built:
+
+* :func:`bind_tasks` resolves each task's ``ref`` to a commit and captures its hidden oracle
+  files into memory with digests (an :class:`InputError` names the file, the task and the
+  field). It runs before any clone exists.
+* :func:`prepare_snapshots` builds one sanitized snapshot per (repository, commit). A task whose
+  snapshot cannot be built keeps the failure as a value: its cells become ``infra-error`` rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+
+import attrs
+
+from wfbench.app.corpus import Corpus, TaskSpec
+from wfbench.domain.errors import InputError, WfbenchError
+from wfbench.domain.oracle import OracleBundle
+from wfbench.domain.ports import Workspaces
+from wfbench.domain.workspace_rules import Snapshot
+
+
+def sha256_text(text: str) -> str:
+    """Hex sha256 of UTF-8 text (prompt, setup and verify digests)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@attrs.frozen
+class BoundTask:
+    """A task with its commit and oracle captured; ``snapshot`` is set once prepared.
+
+    ``failure`` says why preparation failed (the task's cells become ``infra-error`` rows).
+    """
+
+    spec: TaskSpec
+    commit: str
+    oracle: OracleBundle
+    snapshot: Snapshot | None = None
+    failure: str | None = None
+
+    @property
+    def oracle_digests(self) -> dict[str, str]:
+        """The three oracle digests every row of the task carries."""
+        return {
+            "oracle_digest": self.oracle.digest(self.spec.oracle.command),
+            "oracle_command_digest": sha256_text(self.spec.oracle.command),
+            "oracle_manifest_digest": self.oracle.manifest_digest,
+        }
+
+    def binding(self) -> dict[str, object]:
+        """The task binding recorded in ``promotion.json`` (``selected_tasks``)."""
+        spec = self.spec
+        return {
+            "id": spec.id,
+            "class": spec.task_class,
+            "kind": spec.kind.value,
+            "ref": spec.ref,
+            "resolved_sha": self.commit,
+            "prompt_digest": sha256_text(spec.prompt),
+            "setup_digest": None if spec.setup is None else sha256_text(spec.setup),
+            "verify_digest": sha256_text(spec.verify),
+            **self.oracle_digests,
+            "oracle_files": [
+                {"target": f.target, "sha256": f.sha256, "size": f.size} for f in self.oracle.files
+            ],
+        }
+
+
+def bind_tasks(corpus: Corpus, tasks: Sequence[TaskSpec], *, workspaces: Workspaces) -> tuple[BoundTask, ...]:
+    """Resolve every task's ref and capture its oracle, before any clone.
+
+    Raises:
+        InputError: naming the corpus file, the task id and the field.
+    """
+    bound: list[BoundTask] = []
+    for spec in tasks:
+        try:
+            commit = workspaces.resolve_commit(spec.repo, spec.ref)
+            oracle = workspaces.capture_oracle(
+                corpus.root, spec.oracle.files, task_id=spec.id, source=corpus.path
+            )
+        except InputError as exc:
+            raise exc.located(source=corpus.path, locator=spec.id) from None
+        bound.append(BoundTask(spec=spec, commit=commit, oracle=oracle))
+    return tuple(bound)
+
+
+def prepare_snapshots(
+    tasks: Sequence[BoundTask], *, workspaces: Workspaces, parent: str
+) -> tuple[BoundTask, ...]:
+    """One snapshot per (repository, commit) under ``parent``; failures become task values."""
+    built: dict[tuple[str, str], Snapshot | str] = {}
+    prepared: list[BoundTask] = []
+    for task in tasks:
+        key = (task.spec.repo, task.commit)
+        if key not in built:
+            dest = os.path.join(parent, f"snapshot-{len(built)}-{task.commit[:12]}")
+            try:
+                built[key] = workspaces.build_snapshot(
+                    task.spec.repo, task.spec.ref, dest, commit=task.commit
+                )
+            except (WfbenchError, OSError) as exc:
+                built[key] = f"task preparation failed: {type(exc).__name__}: {exc}"
+        result = built[key]
+        if isinstance(result, str):
+            prepared.append(attrs.evolve(task, failure=result))
+        else:
+            prepared.append(attrs.evolve(task, snapshot=result))
+    return tuple(prepared)

@@ -1,0 +1,409 @@
+"""Run one cell (DESIGN.md "Data flow", step 4): a private copy, sessions, checks, a row.
+
+The cell owns a private copy of its task's snapshot for its whole life. In order: setup →
+candidate overlay commit → the arm's sessions (each through the Sandbox and ModelCLI ports,
+with phase-boundary and skill-fingerprint checks after each) → authored ``verify`` (read-only,
+no network) → the hidden oracle, staged only now, run read-only with the network unshared,
+output never persisted → churn and patch → review scoring for review tasks → the row. The
+domain's :func:`sum_sessions` and :func:`classify_outcome` decide ``resolved`` and the kind.
+
+Harness failures (:class:`SandboxError`, ``OSError``...) become ``infra-error`` rows (or
+``cancelled``); a workspace that cannot be removed turns the row into ``cleanup-failure``.
+Anything else propagates: a harness bug is never averaged into the evidence.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from wfbench.app.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
+from wfbench.app.binding import BoundTask, sha256_text
+from wfbench.app.cell_checks import (
+    CellContext,
+    CellServices,
+    RunSettings,
+    SetupFailed,
+    checked_run,
+    skill_digest,
+)
+from wfbench.app.cell_review import grade_review
+from wfbench.domain.errors import SandboxError, WfbenchError
+from wfbench.domain.outcome import classify_outcome, sum_sessions
+from wfbench.domain.ports import CancelToken
+from wfbench.domain.rows import ErrorKind, Row
+from wfbench.domain.sandboxing import Mount
+from wfbench.domain.sessions import SessionRecord, SessionRequest
+from wfbench.domain.workspace_rules import COMMIT_RE, PhaseBoundary, phase_verdict
+
+DETAIL_LIMIT = 2000
+PATCH_LIMIT = 300_000
+REVIEW_MOUNT = "/review-output"
+ORACLE_MOUNT = "/wfbench-oracle"
+OVERLAY_MOUNT = "/wfbench-overlay"
+REVIEW_FILE = "review-output.json"
+_BOUNDARY = {
+    PhaseRole.PLAN: PhaseBoundary.PLAN_DOCUMENT,
+    PhaseRole.REVIEW: PhaseBoundary.READ_ONLY,
+    PhaseRole.WORK: PhaseBoundary.UNRESTRICTED,
+}
+_PHASE_KIND = {
+    PhaseRole.PLAN: ErrorKind.PLAN_EVIDENCE_INVALID,
+    PhaseRole.REVIEW: ErrorKind.REVIEW_EVIDENCE_INVALID,
+    PhaseRole.WORK: ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID,
+}
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@attrs.frozen
+class CellPlan:
+    """One (task, arm, run) to run, with the overlay a candidate arm receives."""
+
+    task: BoundTask
+    arm: Arm
+    run: int
+    overlay: Overlay | None = None
+    overlay_digest: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``<task>-<arm>-run<i>``: names the cell's artifacts."""
+        return _SAFE.sub("_", f"{self.task.spec.id}-{self.arm.name}-run{self.run}")
+
+
+def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, cancel: CancelToken) -> Row:
+    """Run one cell to its row; the workspace is always removed (a failed removal = cleanup-failure)."""
+    started = services.clock.monotonic()
+    if plan.task.snapshot is None:
+        return _failure_row(plan, settings, plan.task.failure or "task was not prepared", cancel)
+    scratch = tempfile.mkdtemp(prefix=f"wfbench-{plan.label}-", dir=settings.work_dir)
+    workspace = os.path.join(scratch, "workspace")
+    row: Row | None = None
+    try:
+        services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
+        ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel)
+        row = _measure(plan, ctx)
+    except (WfbenchError, OSError, ValueError, RuntimeError) as exc:
+        row = _failure_row(plan, settings, f"{type(exc).__name__}: {exc}", cancel)
+    finally:
+        problem = services.workspaces.remove_tree(scratch)
+    if problem is not None:
+        row = _cleanup_failure(row, problem)
+    return attrs.evolve(
+        row, extra={**row.extra, "cell_wall_s": round(services.clock.monotonic() - started, 3)}
+    )
+
+
+def _measure(plan: CellPlan, ctx: CellContext) -> Row:
+    spec = plan.task.spec
+    if spec.setup:
+        _setup(ctx, spec.setup)
+    if plan.overlay is not None:
+        _apply_overlay(ctx, plan.overlay)
+    head = checked_run(
+        ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
+    ).strip()
+    if not COMMIT_RE.match(head):
+        raise SandboxError(f"HEAD after setup is not a commit id: {head[:80]!r}")
+    skills = plan.arm.evaluated_skills
+    expected_digest = skill_digest(ctx.workspace, skills)
+    review_dir = os.path.join(ctx.scratch, "review-output")
+    os.mkdir(review_dir, 0o700)
+    records = _sessions(plan, ctx, review_dir, expected_digest)
+    total = sum_sessions(records)
+    fields: dict[str, Any] = {
+        "variant_head_sha": head,
+        "skill_digest": expected_digest or None,
+        "transcript_artifacts": list(ctx.transcripts),
+    }
+    verify_ok: bool | None = None
+    oracle_ok: bool | None = None
+    review_valid: bool | None = None
+    if total.ok:
+        verify_ok, fields["authored_test_output"] = _verify(ctx, review_dir, spec.kind)
+        fields["verify_output"] = fields["authored_test_output"]
+    if spec.kind is TaskKind.REVIEW:
+        grade = grade_review(
+            os.path.join(review_dir, REVIEW_FILE), plan.task.oracle, ctx.settings.out_dir, plan.label
+        )
+        review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
+        fields.update(grade.row_fields)
+        fields["oracle_output"] = grade.oracle_output
+    elif total.ok:
+        oracle_ok = _oracle(ctx, plan.task)
+        fields["oracle_output"] = "hidden oracle passed" if oracle_ok else "hidden oracle failed"
+    if spec.kind is TaskKind.IMPLEMENTATION:
+        fields.update(_churn_and_patch(ctx, plan, head))
+    outcome = classify_outcome(
+        ok=total.ok,
+        error_kind=total.error_kind,
+        authored_tests_passed=verify_ok,
+        oracle_passed=oracle_ok,
+        review_evidence_valid=review_valid,
+    )
+    fields.update(
+        authored_tests_passed=verify_ok,
+        oracle_passed=oracle_ok,
+        review_evidence_valid=review_valid,
+        plan_produced=any(r.ok for r in records) if plan.arm.phases[0].role is PhaseRole.PLAN else True,
+    )
+    return _row(
+        plan,
+        ctx.settings,
+        total,
+        resolved=outcome.resolved,
+        kind=outcome.error_kind,
+        fields=fields,
+        ok=total.ok and review_valid is not False,
+    )
+
+
+def _setup(ctx: CellContext, command: str) -> None:
+    result = ctx.services.sandbox.run(
+        ["/bin/sh", "-c", command], policy=ctx.policy(writable=True, timeout_s=600.0), cancel=ctx.cancel
+    )
+    if not result.ok:
+        tail = (result.stdout[-600:] + result.stderr_tail[-600:]).decode("utf-8", "replace")
+        raise SetupFailed(f"setup failed ({result.state}, exit {result.returncode}): {tail.strip()}")
+
+
+def _apply_overlay(ctx: CellContext, overlay: Overlay) -> None:
+    """Copy the overlay's skill files into the workspace and commit them (inside the sandbox)."""
+    mount = Mount(overlay.root, OVERLAY_MOUNT)
+    policy = ctx.policy(writable=True, mounts=(mount,))
+    source = ctx.services.sandbox.mount_path(OVERLAY_MOUNT, policy)
+    script = (
+        'mkdir -p .claude/skills && cp -R "$1/.claude/skills/." .claude/skills/ && git add -f .claude/skills'
+        " && git -c user.name=wfbench -c user.email=wfbench@localhost -c core.hooksPath=/dev/null"
+        ' commit -q --no-verify -m "candidate overlay"'
+    )
+    result = ctx.services.sandbox.run(
+        ["/bin/sh", "-c", script, "overlay", source], policy=policy, cancel=ctx.cancel
+    )
+    if not result.ok:
+        raise SetupFailed(
+            f"applying the candidate overlay failed: {result.stderr_tail[-400:].decode('utf-8', 'replace')}"
+        )
+
+
+def _sessions(plan: CellPlan, ctx: CellContext, review_dir: str, expected_digest: str) -> list[SessionRecord]:
+    records: list[SessionRecord] = []
+    plan_doc = ""
+    for phase in plan.arm.phases:
+        record, produced = _phase(plan, ctx, phase, review_dir, plan_doc)
+        after_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills)
+        if after_digest != expected_digest and record.error_kind is None:
+            detail = f"{phase.name} phase changed the evaluated skill fingerprint"
+            record = attrs.evolve(record, ok=False, error_kind=_PHASE_KIND[phase.role], error_detail=detail)
+        records.append(record)
+        plan_doc = produced or plan_doc
+        if not record.ok:
+            break
+    return records
+
+
+def _phase(
+    plan: CellPlan, ctx: CellContext, phase: Phase, review_dir: str, plan_doc: str
+) -> tuple[SessionRecord, str]:
+    mounts = (Mount(review_dir, REVIEW_MOUNT, writable=True),) if phase.role is PhaseRole.REVIEW else ()
+    policy = ctx.policy(
+        writable=phase.workspace is WorkspaceMode.WRITABLE,
+        network=True,
+        mounts=mounts,
+        timeout_s=ctx.settings.session_timeout_s,
+        read_only_paths=_skill_paths(ctx.workspace, plan.arm),
+    )
+    review_output = (
+        ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy) + "/" + REVIEW_FILE if mounts else ""
+    )
+    request = SessionRequest(
+        prompt=phase.render(task=plan.task.spec.prompt, plan=plan_doc, review_output=review_output),
+        model=ctx.settings.model,
+        effort=ctx.settings.effort,
+        allowed_tools=phase.tools,
+        disallowed_tools=phase.disallowed_tools,
+        mcp_config_json=phase.mcp_config_json,
+        plugin_dirs=phase.plugin_dirs,
+        expected_skill=phase.skill,
+        timeout_s=ctx.settings.session_timeout_s,
+        env=ctx.settings.agent_env,
+        secrets=ctx.settings.secrets,
+        label=f"{plan.label}-{phase.name}",
+    )
+    before = ctx.services.workspaces.state(ctx.workspace)
+    record = ctx.services.agent.run_session(
+        request, sandbox=ctx.services.sandbox, policy=policy, cancel=ctx.cancel
+    )
+    _save_transcript(ctx, plan, phase, record)
+    verdict = phase_verdict(before, ctx.services.workspaces.state(ctx.workspace), _BOUNDARY[phase.role])
+    if not verdict.ok and record.error_kind is None:
+        detail = "; ".join(verdict.reasons)[:DETAIL_LIMIT]
+        record = attrs.evolve(record, ok=False, error_kind=_PHASE_KIND[phase.role], error_detail=detail)
+    return record, verdict.plan_document or ""
+
+
+def _skill_paths(workspace: str, arm: Arm) -> tuple[str, ...]:
+    paths = (f".claude/skills/{skill}" for skill in arm.evaluated_skills)
+    return tuple(
+        p
+        for p in paths
+        if os.path.isdir(os.path.join(workspace, p)) and not os.path.islink(os.path.join(workspace, p))
+    )
+
+
+def _save_transcript(ctx: CellContext, plan: CellPlan, phase: Phase, record: SessionRecord) -> None:
+    if not record.transcript:
+        return
+    directory = os.path.join(ctx.settings.out_dir, "transcripts")
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    session = _SAFE.sub("_", record.session_id or "unknown")[:128]
+    name = f"{plan.label}-{phase.name}-{session}.jsonl"
+    with open(os.path.join(directory, name), "wb") as handle:
+        handle.write(record.transcript)
+    ctx.transcripts.append(
+        {"path": f"transcripts/{name}", "sha256": record.transcript_sha256, "bytes": len(record.transcript),
+         "source": "parent-captured-stream-json"}
+    )  # fmt: skip
+
+
+def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, str]:
+    mounts = (Mount(review_dir, REVIEW_MOUNT),) if kind is TaskKind.REVIEW else ()
+    policy = ctx.policy(writable=False, mounts=mounts)
+    env: Mapping[str, str] = policy.env
+    if mounts:
+        env = {
+            **env,
+            "WFBENCH_REVIEW_OUTPUT": ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy)
+            + "/"
+            + REVIEW_FILE,
+        }
+    policy = attrs.evolve(policy, env=env)
+    result = ctx.services.sandbox.run(
+        ["/bin/sh", "-c", ctx.task.spec.verify], policy=policy, cancel=ctx.cancel
+    )
+    if result.state.value != "exited":
+        raise SandboxError(f"verify did not finish ({result.state}): {result.detail}")
+    output = (result.stdout[-4000:] + b"\n" + result.stderr_tail[-2000:]).decode("utf-8", "replace")[-4000:]
+    return result.ok, output
+
+
+def _oracle(ctx: CellContext, task: BoundTask) -> bool:
+    """Stage the hidden oracle now (the agent has exited), run it, erase it; keep only pass/fail."""
+    stage = ctx.services.workspaces.stage_oracle(task.oracle, os.path.join(ctx.scratch, "oracle"))
+    try:
+        policy = ctx.policy(writable=False, mounts=(Mount(stage, ORACLE_MOUNT),))
+        env = {**policy.env, "WFBENCH_ORACLE_ROOT": ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)}
+        command = ["/bin/sh", "-c", task.spec.oracle.command]
+        result = ctx.services.sandbox.run(command, policy=attrs.evolve(policy, env=env), cancel=ctx.cancel)
+    finally:
+        intact = ctx.services.workspaces.erase_oracle(task.oracle, stage)
+    if result.state.value != "exited":
+        raise SandboxError(f"hidden oracle did not finish ({result.state})")
+    if not intact:
+        raise SandboxError("hidden oracle files changed while staged")
+    return result.ok
+
+
+def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str) -> dict[str, Any]:
+    snapshot = plan.task.snapshot
+    assert snapshot is not None
+    churn = ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
+    patch = ctx.services.workspaces.capture_patch(ctx.workspace, snapshot, PATCH_LIMIT, base_commit=head)
+    with open(os.path.join(ctx.settings.out_dir, f"{plan.label}.patch"), "wb") as handle:
+        handle.write(patch.data)
+    return {
+        "diff_files": churn.files,
+        "diff_insertions": churn.insertions,
+        "diff_deletions": churn.deletions,
+        "patch_truncated": patch.truncated,
+    }
+
+
+def _row(
+    plan: CellPlan,
+    settings: RunSettings,
+    total: Any,
+    *,
+    resolved: bool,
+    kind: ErrorKind | None,
+    fields: Mapping[str, Any],
+    ok: bool,
+) -> Row:
+    usage = total.usage
+    mapping: dict[str, Any] = {
+        **_identity(plan, settings),
+        "ok": ok,
+        "resolved": resolved,
+        "error_kind": None if kind is None else kind.value,
+        "error_detail": None if total.error_detail is None else str(total.error_detail)[:DETAIL_LIMIT],
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": total.cost_usd,
+        "duration_s": total.duration_s,
+        "num_turns": total.num_turns,
+        "session_ids": list(total.session_ids),
+        "skill_invoked": total.skill_invoked,
+        "transcript_missing": total.transcript_missing,
+        "evidence_diagnostics": list(total.evidence_diagnostics),
+        "tool_use_counts": dict(total.tool_use_counts),
+        **fields,
+    }
+    return Row.from_mapping(mapping)
+
+
+def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
+    task = plan.task
+    snapshot = task.snapshot
+    return {
+        "task": task.spec.id,
+        "class": task.spec.task_class,
+        "run": plan.run,
+        "arm": plan.arm.name,
+        "kind": task.spec.kind.value,
+        "sandbox_backend": settings.sandbox_backend,
+        "model": settings.model,
+        "benchmark_model": settings.model,
+        "effort": settings.effort,
+        "task_ref": task.spec.ref,
+        "task_base_sha": task.commit,
+        "sanitized_task_sha": None if snapshot is None else snapshot.commit,
+        "task_prompt_digest": sha256_text(task.spec.prompt),
+        "candidate_overlay_digest": plan.overlay_digest if plan.arm.is_candidate else None,
+        "recorded_at": settings.now().isoformat(),
+        **task.oracle_digests,
+    }
+
+
+def _failure_row(plan: CellPlan, settings: RunSettings, detail: str, cancel: CancelToken) -> Row:
+    kind = ErrorKind.CANCELLED if cancel.is_set() else ErrorKind.INFRA_ERROR
+    mapping = {
+        **_identity(plan, settings),
+        "ok": False,
+        "resolved": False,
+        "error_kind": kind.value,
+        "error_detail": detail[:DETAIL_LIMIT],
+        "session_ids": [],
+        "skill_invoked": None,
+        "transcript_missing": False,
+    }
+    return Row.from_mapping(mapping)
+
+
+def _cleanup_failure(row: Row | None, problem: str) -> Row:
+    assert row is not None
+    primary = row.error_kind.value if row.error_kind else "none"
+    detail = f"primary={primary}: {row.extra.get('error_detail') or ''}; cleanup: {problem}"[:DETAIL_LIMIT]
+    return attrs.evolve(
+        row,
+        ok=False,
+        resolved=False,
+        error_kind=ErrorKind.CLEANUP_FAILURE,
+        extra={**row.extra, "error_detail": detail},
+    )

@@ -1,0 +1,139 @@
+"""What a cell runs with: its ports, the run-wide settings, and small sandboxed helpers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import stat
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from wfbench.app.binding import BoundTask
+from wfbench.domain.errors import SandboxError
+from wfbench.domain.ports import CancelToken, Clock, ModelCLI, Sandbox, Workspaces
+from wfbench.domain.sandboxing import Mount, SandboxPolicy
+
+#: Harness commands (git, setup, verify, oracle) get this long unless the settings say otherwise.
+COMMAND_TIMEOUT_S = 600.0
+MAX_SKILL_BYTES = 4 * 1024 * 1024
+
+
+class SetupFailed(SandboxError):
+    """The task's setup (or the overlay commit) failed: the cell is an ``infra-error``."""
+
+
+@attrs.frozen
+class CellServices:
+    """The ports a cell uses."""
+
+    sandbox: Sandbox
+    agent: ModelCLI
+    workspaces: Workspaces
+    clock: Clock
+
+
+@attrs.frozen
+class RunSettings:
+    """Run-wide settings every cell shares (no secrets are ever written from here)."""
+
+    out_dir: str
+    work_dir: str
+    model: str
+    sandbox_backend: str
+    command_env: Mapping[str, str]
+    agent_env: Mapping[str, str]
+    secrets: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    effort: str | None = None
+    session_timeout_s: float = 5400.0
+    verify_timeout_s: float = 600.0
+    clock: Clock | None = None
+
+    def now(self) -> dt.datetime:
+        """UTC now (from the clock when one is set)."""
+        return self.clock.now() if self.clock is not None else dt.datetime.now(dt.UTC)
+
+
+@attrs.define
+class CellContext:
+    """One running cell: its bound task, private workspace, scratch directory and ports."""
+
+    task: BoundTask
+    workspace: str
+    scratch: str
+    services: CellServices
+    settings: RunSettings
+    cancel: CancelToken
+    transcripts: list[dict[str, object]] = attrs.field(factory=list)
+
+    def policy(
+        self,
+        *,
+        writable: bool,
+        network: bool = False,
+        mounts: tuple[Mount, ...] = (),
+        timeout_s: float | None = None,
+        read_only_paths: tuple[str, ...] = (),
+    ) -> SandboxPolicy:
+        """A policy over this cell's workspace (network off unless asked)."""
+        return SandboxPolicy(
+            workspace=self.workspace,
+            workspace_writable=writable,
+            network=network,
+            timeout_s=timeout_s or self.settings.verify_timeout_s,
+            env=dict(self.settings.command_env),
+            mounts=mounts,
+            read_only_paths=read_only_paths,
+        )
+
+
+def checked_run(ctx: CellContext, argv: Sequence[str], *, writable: bool) -> str:
+    """Run a harness command in the sandbox; its stdout, or SandboxError when it fails."""
+    result = ctx.services.sandbox.run(
+        argv, policy=ctx.policy(writable=writable, timeout_s=60.0), cancel=ctx.cancel
+    )
+    if not result.ok:
+        tail = result.stderr_tail[-400:].decode("utf-8", "replace").strip()
+        raise SandboxError(f"{argv[0]} {argv[-1]} failed ({result.state}, exit {result.returncode}): {tail}")
+    return result.stdout.decode("utf-8", "replace")
+
+
+def skill_digest(workspace: str, skills: Sequence[str]) -> str:
+    """Length-prefixed sha256 over every file of ``.claude/skills/<skill>/`` (sorted); "" without skills.
+
+    Symlinks and special files are hashed as what they are (never followed), so a planted link
+    changes the digest instead of leaking a host file into it.
+    """
+    if not skills:
+        return ""
+    digest = hashlib.sha256()
+    total = 0
+    for rel, kind, data in _skill_entries(workspace, skills):
+        for part in (rel.encode(), kind.encode(), data):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+        total += len(data)
+        if total > MAX_SKILL_BYTES:
+            raise SandboxError("evaluated skills exceed 4 MiB")
+    return digest.hexdigest()
+
+
+def _skill_entries(workspace: str, skills: Sequence[str]) -> list[tuple[str, str, bytes]]:
+    entries: list[tuple[str, str, bytes]] = []
+    for skill in skills:
+        root = os.path.join(workspace, ".claude", "skills", skill)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, workspace)
+                mode = os.lstat(path).st_mode
+                if stat.S_ISREG(mode):
+                    with open(path, "rb") as handle:
+                        entries.append((rel, "f", handle.read(MAX_SKILL_BYTES + 1)))
+                elif stat.S_ISLNK(mode):
+                    entries.append((rel, "l", os.readlink(path).encode()))
+                else:
+                    entries.append((rel, "s", b""))
+    return sorted(entries)

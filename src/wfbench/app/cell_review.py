@@ -1,0 +1,77 @@
+"""Grade a review cell: read the artifact the agent wrote, score it against the hidden labels.
+
+An unusable artifact (never written, not a bounded regular file, malformed) is *invalid
+evidence* (``review-evidence-invalid``), never a score of zero. A well-formed but wrong review
+is a valid negative: ``oracle_passed`` is false and the score is kept.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+import attrs
+
+from wfbench.domain.errors import InputError
+from wfbench.domain.oracle import OracleBundle
+
+MAX_ARTIFACT_BYTES = 256 * 1024
+LABELS_TARGET = "review-labels.json"
+
+
+@attrs.frozen
+class ReviewGrade:
+    """What a review cell's artifact earned."""
+
+    evidence_valid: bool
+    oracle_passed: bool
+    oracle_output: str
+    row_fields: dict[str, Any]
+
+
+def read_artifact(path: str) -> bytes:
+    """The artifact's bytes, with the reference's file-level checks (no symlinks, ≤ 256 KiB).
+
+    Raises:
+        InputError: with the one cause (never written, not a bounded regular file, empty, unreadable).
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise InputError("review output was never written") from None
+    except OSError as exc:
+        raise InputError(f"review output is unreadable: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ARTIFACT_BYTES:
+        raise InputError("review output must be a bounded regular non-symlink file")
+    if info.st_size == 0:
+        raise InputError("review output is empty")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(MAX_ARTIFACT_BYTES + 1)[:MAX_ARTIFACT_BYTES]
+    except OSError as exc:
+        raise InputError(f"review output is unreadable: {exc.strerror}") from None
+
+
+def grade_review(path: str, oracle: OracleBundle, out_dir: str, label: str) -> ReviewGrade:
+    """Score the artifact at ``path`` against the labels in ``oracle``; copy it beside the results."""
+    from wfbench.domain.review import parse_labels, parse_review_artifact, review_oracle_passed, score_review
+
+    labels = next((f.data for f in oracle.files if f.target == LABELS_TARGET), None)
+    if labels is None:
+        return ReviewGrade(False, False, "hidden oracle snapshot unavailable", {"review_score": None})
+    try:
+        data = read_artifact(path)
+        artifact = parse_review_artifact(data)
+        score = score_review(artifact, parse_labels(labels))
+    except InputError as exc:
+        fields: dict[str, Any] = {"review_score": None, "review_evidence_detail": exc.reason}
+        return ReviewGrade(False, False, "review artifact unusable", fields)
+    name = f"{label}.review.json"
+    with open(os.path.join(out_dir, name), "wb") as handle:
+        handle.write(data)
+    passed = review_oracle_passed(score)
+    fields = {**score.row_fields(), "review_score": score.to_mapping(), "review_artifact": name}
+    text = "hidden review labels matched" if passed else "hidden review labels not fully matched"
+    return ReviewGrade(True, passed, text, fields)

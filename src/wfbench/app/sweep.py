@@ -1,0 +1,189 @@
+"""The sweep use case: load → bind → plan → run (packed, folded in order) → finish.
+
+:func:`run_sweep` receives its ports (:class:`SweepServices`) and a frozen
+:class:`SweepConfig`; it never builds adapters. A bad corpus raises :class:`InputError`
+before any session. Rows are persisted as they are folded (one fsynced line each); the
+reports, ``promotion.json`` and arm health are written at the end, also after a breaker trip
+or a cancellation. The exit code: 0, 1 (breaker trip or an UNUSABLE arm), 130 (cancelled).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from wfbench.app.arms import Arm, Overlay
+from wfbench.app.binding import BoundTask, bind_tasks, prepare_snapshots
+from wfbench.app.cell import CellPlan, run_cell
+from wfbench.app.cell_checks import CellServices, RunSettings
+from wfbench.app.corpus import Corpus, TaskSpec
+from wfbench.app.finish import FinishInput, finish_sweep
+from wfbench.app.progress import Progress
+from wfbench.app.scheduler import run_packed
+from wfbench.domain.errors import InputError
+from wfbench.domain.ports import CancelToken, ResultStore
+from wfbench.domain.rows import Row
+from wfbench.domain.scheduling import Cell, canonical_order
+
+
+@attrs.frozen
+class SweepConfig:
+    """What to run and how (command-line options merged with the corpus defaults)."""
+
+    corpus: Corpus
+    arms: tuple[Arm, ...]
+    runs: int
+    workers: int
+    settings: RunSettings
+    window: int | None = None
+    outage_streak: int = 5
+    overlay: Overlay | None = None
+    overlay_digest: str | None = None
+    resume: bool = False
+    include_expensive: bool = False
+    reused_rows: tuple[Row, ...] = ()
+
+
+@attrs.frozen
+class SweepServices:
+    """The ports of a sweep: the cell's ports, the result store, progress and a log callback."""
+
+    cell: CellServices
+    store: ResultStore
+    progress: Progress
+    log: Callable[..., None] = attrs.field(default=lambda *_args, **_fields: None)
+
+
+@attrs.frozen
+class SweepResult:
+    """How a sweep ended."""
+
+    exit_code: int
+    rows: tuple[Row, ...]
+    tripped: bool
+    cancelled: bool
+    unusable: tuple[str, ...]
+
+
+def selected_tasks(corpus: Corpus, *, include_expensive: bool) -> tuple[TaskSpec, ...]:
+    """The corpus's tasks in file order, without expensive ones unless asked."""
+    tasks = tuple(t for t in corpus.tasks if include_expensive or not t.expensive)
+    if not tasks:
+        raise InputError("no tasks selected after expensive-task filtering", source=corpus.path)
+    return tasks
+
+
+def plan_cells(tasks: Sequence[BoundTask], arms: Sequence[Arm], runs: int) -> tuple[Cell, ...]:
+    """Canonical order (task-major, run-major, arm-minor), only arms that fit each task's kind."""
+    kinds = {t.spec.id: t.spec.kind for t in tasks}
+    by_name = {arm.name: arm for arm in arms}
+    cells = canonical_order([t.spec.id for t in tasks], [a.name for a in arms], runs)
+    return tuple(c for c in cells if by_name[c.arm].kind is kinds[c.task])
+
+
+def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelToken) -> SweepResult:
+    """Run the whole sweep and write its outputs; see the module docstring for the exit code."""
+    corpus = config.corpus
+    tasks = selected_tasks(corpus, include_expensive=config.include_expensive)
+    services.progress.note(
+        f"selected {len(tasks)} task(s): {', '.join(t.id for t in tasks)}; arms: "
+        + ", ".join(a.name for a in config.arms)
+    )
+    bound = bind_tasks(corpus, tasks, workspaces=services.cell.workspaces)
+    work_dir = config.settings.work_dir
+    prepared = prepare_snapshots(bound, workspaces=services.cell.workspaces, parent=work_dir)
+    for task in prepared:
+        if task.failure:
+            services.progress.note(f"[{task.spec.id}] {task.failure}")
+    cells = plan_cells(prepared, config.arms, config.runs)
+    done = {row.cell for row in services.store.rows()} if config.resume else set()
+    for row in config.reused_rows:
+        if row.cell not in done:
+            services.store.append(row)
+            done.add(row.cell)
+    todo = tuple(c for c in cells if c.key not in done)
+    if done:
+        services.progress.note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
+    outcome = _run_cells(config, services, prepared, todo, cancel)
+    rows = services.store.rows()
+    finish = FinishInput(
+        corpus=corpus,
+        tasks=prepared,
+        arms=config.arms,
+        rows=rows,
+        out_dir=config.settings.out_dir,
+        model=config.settings.model,
+        tripped=outcome.tripped,
+        cancelled=outcome.cancelled,
+        overlay=config.overlay,
+        overlay_digest=config.overlay_digest,
+        now=config.settings.now(),
+    )
+    unusable = finish_sweep(finish, note=services.progress.note)
+    code = 1 if unusable or outcome.tripped else 130 if outcome.cancelled else 0
+    services.log("sweep_finished", exit_code=code, rows=len(rows), tripped=outcome.tripped)
+    return SweepResult(code, rows, outcome.tripped, outcome.cancelled, unusable)
+
+
+def _run_cells(
+    config: SweepConfig,
+    services: SweepServices,
+    tasks: Sequence[BoundTask],
+    cells: Sequence[Cell],
+    cancel: CancelToken,
+) -> _Outcome:
+    by_task = {t.spec.id: t for t in tasks}
+    by_arm = {a.name: a for a in config.arms}
+    os.makedirs(config.settings.out_dir, exist_ok=True)
+
+    def one(cell: Cell, token: CancelToken) -> Row:
+        arm = by_arm[cell.arm]
+        overlay = config.overlay if arm.is_candidate else None
+        plan = CellPlan(by_task[cell.task], arm, cell.run, overlay, config.overlay_digest)
+        row = run_cell(plan, services=services.cell, settings=config.settings, cancel=token)
+        services.log("cell_finished", task=cell.task, arm=cell.arm, run=cell.run, **_log_fields(row))
+        return row
+
+    def on_row(row: Row) -> None:
+        services.store.append(row)
+        services.progress.cell_done(row)
+
+    services.progress.start(len(cells))
+    try:
+        result = run_packed(
+            cells,
+            run_cell=one,
+            on_row=on_row,
+            workers=config.workers,
+            window=config.window,
+            outage_streak=config.outage_streak,
+            cancel=cancel,
+            on_start=lambda cell: services.progress.cell_started(f"{cell.task}/{cell.arm}/{cell.run}"),
+        )
+    finally:
+        services.progress.close()
+    if result.tripped:
+        services.progress.note(
+            f"[systemic-outage] {result.breaker.limit} consecutive unusable-evidence failures — aborting the"
+            " remaining sweep; report and promotion are written from partial evidence and the run"
+            " exits non-zero."
+        )
+    return _Outcome(tripped=result.tripped, cancelled=result.cancelled or cancel.is_set())
+
+
+@attrs.frozen
+class _Outcome:
+    tripped: bool
+    cancelled: bool
+
+
+def _log_fields(row: Row) -> dict[str, object]:
+    return {
+        "resolved": row.resolved,
+        "error_kind": row.error_kind.value if row.error_kind else None,
+        "cost_usd": row.cost_usd,
+        "duration_s": row.duration_s,
+        "cell_wall_s": row.extra.get("cell_wall_s"),
+    }

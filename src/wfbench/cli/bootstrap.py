@@ -1,0 +1,149 @@
+"""The one composition root: builds adapters inside a function and returns a frozen bundle.
+
+Every port can be overridden (tests pass fakes). Nothing is built at import time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator, Mapping
+
+import attrs
+
+from wfbench.domain.errors import InputError, SandboxUnavailable
+from wfbench.domain.ports import Clock, ModelCLI, Sandbox, Workspaces
+
+API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
+OFFLINE_KEY = "offline-scripted-provider"
+SANDBOXES = ("bwrap", "host-unsafe")
+AGENTS = ("standin", "claude")
+BWRAP_HINT = (
+    "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
+    " or pass `--sandbox host-unsafe` to run WITHOUT containment"
+)
+
+
+@attrs.frozen
+class Services:
+    """The adapters of one run."""
+
+    sandbox: Sandbox
+    agent: ModelCLI
+    workspaces: Workspaces
+    clock: Clock
+
+
+@attrs.frozen
+class Endpoint:
+    """Where the agent's model requests go, and the key it presents (never written anywhere)."""
+
+    base_url: str
+    api_key: str = attrs.field(repr=False)
+
+
+def build_sandbox(name: str) -> Sandbox:
+    """The sandbox backend by name; bwrap is preflighted and never falls back to the host.
+
+    Raises:
+        InputError: an unknown backend name.
+        SandboxUnavailable: bwrap cannot start (with how to install it).
+    """
+    if name == "bwrap":
+        from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+
+        sandbox: Sandbox = BwrapSandbox()
+        try:
+            sandbox.preflight()
+        except SandboxUnavailable as exc:
+            raise SandboxUnavailable(f"{BWRAP_HINT} ({exc})") from None
+        return sandbox
+    if name == "host-unsafe":
+        from wfbench.adapters.sandbox_host import UnsafeHostSandbox
+
+        return UnsafeHostSandbox()
+    raise InputError(f"unknown sandbox {name!r} (choose {' or '.join(SANDBOXES)})", field="--sandbox")
+
+
+def find_claude() -> str | None:
+    """The real Claude Code CLI: $WFBENCH_CLAUDE_BIN, the project's cache install, or PATH."""
+    for path in (
+        os.environ.get("WFBENCH_CLAUDE_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/claude/node_modules/.bin/claude"),
+        shutil.which("claude") or "",
+    ):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def build_agent(name: str) -> ModelCLI:
+    """The stand-in agent (default) or the real ``claude`` CLI.
+
+    Raises:
+        InputError: an unknown agent, or ``claude`` not installed.
+    """
+    from wfbench.adapters.claude_cli import ClaudeCLI
+
+    if name == "standin":
+        return ClaudeCLI.standin()
+    if name == "claude":
+        binary = find_claude()
+        if binary is None:
+            raise InputError(
+                "the claude CLI is not installed (npm i -g @anthropic-ai/claude-code)", field="--agent"
+            )
+        return ClaudeCLI.real(binary)
+    raise InputError(f"unknown agent {name!r} (choose {' or '.join(AGENTS)})", field="--agent")
+
+
+def bootstrap(
+    *,
+    sandbox: str | Sandbox = "bwrap",
+    agent: str | ModelCLI = "standin",
+    workspaces: Workspaces | None = None,
+    clock: Clock | None = None,
+) -> Services:
+    """Build every adapter (or take the override given for it)."""
+    from wfbench.adapters.clock import SystemClock
+    from wfbench.adapters.workspace import GitWorkspaces
+
+    return Services(
+        sandbox=build_sandbox(sandbox) if isinstance(sandbox, str) else sandbox,
+        agent=build_agent(agent) if isinstance(agent, str) else agent,
+        workspaces=workspaces or GitWorkspaces(),
+        clock=clock or SystemClock(),
+    )
+
+
+@contextlib.contextmanager
+def endpoint(
+    *, script_path: str | None, base_url: str | None, environ: Mapping[str, str], warn: Callable[[str], None]
+) -> Iterator[Endpoint]:
+    """The model endpoint for the run: a scripted provider on loopback, or ``--base-url`` + key.
+
+    Raises:
+        InputError: neither a script nor a base URL, or no key in WFBENCH_ANTHROPIC_API_KEY.
+    """
+    if script_path is not None:
+        from wfbench.adapters.provider_script import ProviderScript
+        from wfbench.adapters.scripted_provider import ScriptedProvider
+
+        with open(script_path, encoding="utf-8") as handle:
+            script = ProviderScript.from_yaml(handle.read(), source=script_path)
+        with ScriptedProvider(script) as provider:
+            yield Endpoint(provider.base_url, OFFLINE_KEY)
+        return
+    if base_url is None:
+        raise InputError("no provider script in the corpus: pass --provider-script FILE or --base-url URL")
+    key = environ.get(API_KEY_ENV, "")
+    if not key.strip():
+        raise InputError(f"--base-url needs the API key in the {API_KEY_ENV} environment variable")
+    if key in " ".join(sys.argv):
+        warn(
+            "WARNING: the API key appears on the command line, where other users can read it;"
+            " use the environment"
+        )
+    yield Endpoint(base_url, key)
