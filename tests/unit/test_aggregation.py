@@ -223,9 +223,9 @@ def test_error_kinds_count_every_row_including_excluded_ones() -> None:
 
 def test_resolved_fresh_leaves_out_reused_rows() -> None:
     """resolved counts every resolved row; resolved_fresh only those measured in this sweep."""
-    agg = one([record(1), record(2, reused=True), failed(ErrorKind.ORACLE_FAILED, 3)])
+    agg = one([record(1), record(2, reused=True), failed(ErrorKind.ORACLE_FAILED, 3), record(4)])
 
-    assert (agg.resolved, agg.resolved_fresh) == (2, 1)
+    assert (agg.resolved, agg.resolved_fresh) == (3, 2)
 
 
 def test_the_aggregate_carries_the_health_counters_of_its_rows() -> None:
@@ -386,7 +386,7 @@ def test_value_reads_medians_cost_and_review_metrics_by_name() -> None:
     assert agg.value("output_tokens") == 400.0
     assert agg.value("review_weighted_f1") == 0.25
     assert agg.value("review_not_a_metric") is None
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="resolved"):
         agg.value("resolved")
 
 
@@ -460,7 +460,7 @@ def test_savings_compare_every_savings_field_of_two_aggregates() -> None:
     assert saved.cache_read_input_tokens is None
     assert saved.get("input_tokens") == 50.0
     assert {name: saved.get(name) for name in SAVINGS_FIELDS}["num_turns"] == 50.0
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="resolved"):
         saved.get("resolved")
 
 

@@ -167,13 +167,15 @@ def test_reasons_break_failures_down_by_cause() -> None:
             row(2, ErrorKind.SESSION_ERROR),
             row(3, ErrorKind.CANCELLED),
             row(4, ErrorKind.SKILL_NOT_INVOKED, transcript_missing=True),
+            row(5, ErrorKind.SKILL_NOT_INVOKED),
         ]
     )
 
     assert counters.reasons == (
-        "3/5 fresh attempt(s) failed to execute (cancelled×1, session-error×2)",
-        "1/5 fresh attempt(s) produced untrustworthy evidence (skill-not-invoked×1)",
+        "3/6 fresh attempt(s) failed to execute (cancelled×1, session-error×2)",
+        "2/6 fresh attempt(s) produced untrustworthy evidence (skill-not-invoked×2)",
     )
+    assert (counters.execution_failures, counters.evidence_failures) == (3, 2)
 
 
 def test_no_rows_at_all_is_unknown_without_a_reused_note() -> None:

@@ -260,7 +260,7 @@ def test_one_session_is_its_own_sum() -> None:
 
 def test_summing_no_sessions_is_refused() -> None:
     """A cell with no session has no sum: ValueError, not an all-true empty fold."""
-    with pytest.raises(ValueError, match="at least one session"):
+    with pytest.raises(ValueError, match="^sum_sessions needs at least one session record$"):
         sum_sessions([])
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import attrs
@@ -169,6 +169,8 @@ def test_the_runtime_digest_must_match_and_fails_closed(
     binding = attrs.evolve(BINDING, runtime_digest=expected_digest)
 
     assert is_reusable_comparator(prior(runtime_digest=row_digest), binding=binding) is reusable
+    expected_reason = None if reusable else "runtime digest differs or is missing"
+    assert refusal(prior(runtime_digest=row_digest), binding) == expected_reason
 
 
 def test_a_plugin_arm_is_matched_on_plugin_version_and_manifest() -> None:
@@ -229,6 +231,11 @@ def test_a_review_row_without_its_artifact_is_not_reusable(artifact: str | None)
     else:
         extra["review_artifact"] = artifact
     assert refusal(attrs.evolve(row, extra=extra)) == "no review artifact"
+
+
+def test_a_review_artifact_that_is_not_a_file_name_is_not_reusable() -> None:
+    """review_artifact must be a non-empty string (a number is not a file name)."""
+    assert refusal(prior(review_artifact=5)) == "no review artifact"
 
 
 def test_the_canary_keeps_one_planned_cell_per_fully_reusable_arm() -> None:
@@ -331,6 +338,7 @@ def test_a_row_measured_with_a_candidate_overlay_is_not_reusable() -> None:
     """A non-empty candidate_overlay_digest means the row measured a candidate → paid."""
     assert refusal(prior(candidate_overlay_digest="f" * 64)) == "the row carries a candidate overlay"
     assert refusal(prior(candidate_overlay_digest="")) is None
+    assert refusal(prior(candidate_overlay_digest=1)) == "the row carries a candidate overlay"
 
 
 def test_a_review_row_needs_a_score_object_and_a_weighted_f1() -> None:
@@ -358,6 +366,12 @@ def test_a_naive_timestamp_is_read_as_utc() -> None:
     assert refusal(prior(recorded_at=naive)) is None
     future = (NOW + timedelta(hours=1)).replace(tzinfo=None).isoformat()
     assert refusal(prior(recorded_at=future)) == "recorded in the future"
+
+
+def test_an_aware_timestamp_keeps_its_own_offset() -> None:
+    """A +05:00 timestamp one hour ago is one hour ago, not five hours in the future."""
+    plus_five = timezone(timedelta(hours=5))
+    assert refusal(prior(recorded_at=(NOW - timedelta(hours=1)).astimezone(plus_five).isoformat())) is None
 
 
 def test_a_row_measured_exactly_now_is_reusable() -> None:

@@ -143,7 +143,7 @@ def _outcome_refusal(row: Row, identity: ArmIdentity) -> str | None:
         return "the session was not ok"
     if row.transcript_missing:
         return "the transcript is missing"
-    if _text(row.extra.get("candidate_overlay_digest")):
+    if row.extra.get("candidate_overlay_digest") not in (None, ""):
         return "the row carries a candidate overlay"
     if identity.review:
         if row.review_evidence_valid is not True:
