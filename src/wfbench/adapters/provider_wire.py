@@ -20,9 +20,8 @@ from wfbench.adapters.provider_script import Turn
 
 DEFAULT_WORKSPACE = "/workspace"
 WORKSPACE_PLACEHOLDER = "{workspace}"
-_WORKDIR = re.compile(
-    r"(?:Primary working directory|Working directory|Current working directory)\s*:\s*(/[^\s<>\"'`]*)"
-)
+SYSTEM_REMINDER = "<system-reminder>"
+_WORKDIR = re.compile(r"(?:primary |current )?working directory\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
 _ASSISTANT_ITEM_TYPES = frozenset({"function_call", "reasoning", "custom_tool_call"})
 
 Event = tuple[str, dict[str, Any]]
@@ -102,8 +101,9 @@ def _messages(body: Mapping[str, Any], protocol: Protocol) -> list[Mapping[str, 
 def user_text(body: Mapping[str, Any], protocol: Protocol) -> str:
     """The text the user authored: text blocks of user messages, joined by newlines.
 
-    Tool results and the system prompt (``system``, ``instructions``) are excluded, so a rule
-    cannot match on text the model or the agent's own harness put into the conversation.
+    Tool results, the system prompt (``system``, ``instructions``) and text blocks that open
+    with ``<system-reminder>`` (context Claude Code injects into user messages) are excluded, so
+    a rule cannot match on text the model or the agent's own harness put into the conversation.
     """
     text_types = frozenset({"text", "input_text"})
     parts = [
@@ -111,6 +111,7 @@ def user_text(body: Mapping[str, Any], protocol: Protocol) -> str:
         for message in _messages(body, protocol)
         if message.get("role") == "user"
         for part in _text_parts(message.get("content"), text_types)
+        if not part.lstrip().startswith(SYSTEM_REMINDER)
     ]
     return "\n".join(parts)
 

@@ -13,117 +13,40 @@ assertions and can be written as JSON lines. Usage the script leaves out is omit
 from __future__ import annotations
 
 import contextlib
-import enum
 import ipaddress
 import json
 import socket
 import struct
+import sys
 import threading
 import time
-from collections.abc import Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from wfbench.adapters import provider_wire as wire
+from wfbench.adapters.provider_records import (
+    RecordedRequest,
+    ReplySource,
+    Selection,
+    redact_headers,
+    select_turn,
+)
 from wfbench.adapters.provider_script import EMPTY_END_TURN, ProviderScript, Turn
 from wfbench.adapters.provider_wire import Protocol, ReplyContext
 
-REDACTED = "<redacted>"
-SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie"})
 MAX_BODY_BYTES = 32 * 1024 * 1024
 IDLE_TIMEOUT_S = 120.0
-__all__ = ["RecordedRequest", "ReplySource", "ScriptedProvider", "Selection", "select_turn"]
-
-
-class ReplySource(enum.StrEnum):
-    """Where a reply came from."""
-
-    SCRIPTED = "scripted"  # a turn of the matched rule
-    EXHAUSTED = "exhausted"  # the rule matched but has no turn this far: an empty end_turn
-    DEFAULT = "default"  # no rule matched (the request is *unmatched*)
-    COUNT_TOKENS = "count-tokens"
-    NOT_FOUND = "not-found"
-    BAD_REQUEST = "bad-request"
-
-
-@attrs.frozen
-class Selection:
-    """The reply chosen for a request: the turn, its source, the rule index and the turn index."""
-
-    turn: Turn
-    source: ReplySource
-    rule: int | None
-    turn_index: int
-
-
-def select_turn(script: ProviderScript, body: Mapping[str, Any], protocol: Protocol) -> Selection:
-    """Choose the reply from the request alone: first matching rule, turn = assistant turns so far."""
-    text = wire.user_text(body, protocol)
-    index = wire.assistant_turns(body, protocol)
-    for rule, conversation in enumerate(script.conversations):
-        if conversation.matches(text):
-            if index < len(conversation.turns):
-                return Selection(conversation.turns[index], ReplySource.SCRIPTED, rule, index)
-            return Selection(EMPTY_END_TURN, ReplySource.EXHAUSTED, rule, index)
-    return Selection(script.default, ReplySource.DEFAULT, None, index)
-
-
-@attrs.frozen
-class RecordedRequest:
-    """One request the provider received, as the agent sent it (secret header values redacted).
-
-    ``body`` is the parsed JSON, or ``{"_unparsed": text}`` when it was not JSON. ``rule`` is the
-    matched rule's index (``None`` when unmatched or not a model call); ``turn`` the number of
-    assistant turns the request already held.
-    """
-
-    method: str
-    path: str
-    headers: Mapping[str, str] = attrs.field(hash=False)
-    body: Any = attrs.field(hash=False)
-    protocol: Protocol
-    source: ReplySource
-    rule: int | None
-    turn: int | None
-    stream: bool
-
-    @property
-    def unmatched(self) -> bool:
-        """True when no rule matched a model call and the default answered it."""
-        return self.source is ReplySource.DEFAULT
-
-    def to_mapping(self) -> dict[str, Any]:
-        """A JSON-ready mapping (one line of the request log)."""
-        return {
-            "method": self.method,
-            "path": self.path,
-            "headers": dict(self.headers),
-            "body": self.body,
-            "protocol": self.protocol.value,
-            "source": self.source.value,
-            "rule": self.rule,
-            "turn": self.turn,
-            "stream": self.stream,
-        }
-
-
-def redact_headers(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    """Lower-cased header names; values of secret-bearing headers replaced by ``<redacted>``."""
-    headers: dict[str, str] = {}
-    for name, value in pairs:
-        key = name.lower()
-        shown = REDACTED if key in SECRET_HEADERS else value
-        headers[key] = f"{headers[key]}, {shown}" if key in headers else shown
-    return headers
+JOIN_TIMEOUT_S = 10.0
+MALFORMED_EVENT = 2  # the first content event (after message_start/ping, response.created/in_progress)
+__all__ = ["RecordedRequest", "ReplySource", "ScriptedProvider", "Selection", "redact_headers", "select_turn"]
 
 
 class _Server(ThreadingHTTPServer):
+    """Daemon handler threads (a forgotten stop() never blocks exit), tracked so stop() joins them."""
+
     daemon_threads = True
-    block_on_close = True  # server_close() joins the handler threads
     allow_reuse_address = True
 
     def __init__(
@@ -132,8 +55,40 @@ class _Server(ThreadingHTTPServer):
         self.address_family = family
         self.provider = provider
         self.connections: set[socket.socket] = set()
+        self.handlers: list[threading.Thread] = []
         self.connections_lock = threading.Lock()
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Handle the connection in a new daemon thread, remembered for :meth:`join_handlers`."""
+        thread = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address), daemon=True
+        )
+        with self.connections_lock:
+            self.handlers = [handler for handler in self.handlers if handler.is_alive()]
+            self.handlers.append(thread)
+        thread.start()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (or a connection shut down by stop()) is not an error worth a traceback."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+    def close_connections(self) -> None:
+        """Shut down every open connection so idle keep-alive handlers wake up and end."""
+        with self.connections_lock:
+            for connection in list(self.connections):
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
+    def join_handlers(self, timeout_s: float) -> None:
+        """Join the handler threads (bounded: a handler ends soon after its socket is shut down)."""
+        deadline = time.monotonic() + timeout_s
+        with self.connections_lock:
+            handlers = list(self.handlers)
+        for handler in handlers:
+            handler.join(max(0.0, deadline - time.monotonic()))
 
 
 class ScriptedProvider:
@@ -185,11 +140,9 @@ class ScriptedProvider:
             return
         self.stopping.set()
         server.shutdown()
-        with server.connections_lock:
-            for connection in list(server.connections):
-                with contextlib.suppress(OSError):
-                    connection.shutdown(socket.SHUT_RDWR)
         server.server_close()
+        server.close_connections()
+        server.join_handlers(JOIN_TIMEOUT_S)
         if self._thread is not None:
             self._thread.join()
 
@@ -354,7 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True  # no terminating chunk: the client sees a cut stream
                 return
             text = json.dumps(data, separators=(",", ":"))
-            if turn.malformed and number == 1:
+            if turn.malformed and number == min(MALFORMED_EVENT, len(events) - 1):
                 text = text[: len(text) // 2]
             if not self._write_chunk(f"event: {name}\ndata: {text}\n\n".encode()):
                 return

@@ -1,0 +1,102 @@
+"""What the scripted provider decides and records: reply selection and recorded requests.
+
+Selection is a pure function of the script and the request (no server state), which is what
+makes concurrent conversations safe. Records keep what the agent sent, secret headers redacted.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from wfbench.adapters import provider_wire as wire
+from wfbench.adapters.provider_script import EMPTY_END_TURN, ProviderScript, Turn
+from wfbench.adapters.provider_wire import Protocol
+
+REDACTED = "<redacted>"
+SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie"})
+
+
+class ReplySource(enum.StrEnum):
+    """Where a reply came from."""
+
+    SCRIPTED = "scripted"  # a turn of the matched rule
+    EXHAUSTED = "exhausted"  # the rule matched but has no turn this far: an empty end_turn
+    DEFAULT = "default"  # no rule matched (the request is *unmatched*)
+    COUNT_TOKENS = "count-tokens"
+    NOT_FOUND = "not-found"
+    BAD_REQUEST = "bad-request"
+
+
+@attrs.frozen
+class Selection:
+    """The reply chosen for a request: the turn, its source, the rule index and the turn index."""
+
+    turn: Turn
+    source: ReplySource
+    rule: int | None
+    turn_index: int
+
+
+def select_turn(script: ProviderScript, body: Mapping[str, Any], protocol: Protocol) -> Selection:
+    """Choose the reply from the request alone: first matching rule, turn = assistant turns so far."""
+    text = wire.user_text(body, protocol)
+    index = wire.assistant_turns(body, protocol)
+    for rule, conversation in enumerate(script.conversations):
+        if conversation.matches(text):
+            if index < len(conversation.turns):
+                return Selection(conversation.turns[index], ReplySource.SCRIPTED, rule, index)
+            return Selection(EMPTY_END_TURN, ReplySource.EXHAUSTED, rule, index)
+    return Selection(script.default, ReplySource.DEFAULT, None, index)
+
+
+@attrs.frozen
+class RecordedRequest:
+    """One request the provider received, as the agent sent it (secret header values redacted).
+
+    ``body`` is the parsed JSON, or ``{"_unparsed": text}`` when it was not JSON. ``rule`` is the
+    matched rule's index (``None`` when unmatched or not a model call); ``turn`` the number of
+    assistant turns the request already held.
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str] = attrs.field(hash=False)
+    body: Any = attrs.field(hash=False)
+    protocol: Protocol
+    source: ReplySource
+    rule: int | None
+    turn: int | None
+    stream: bool
+
+    @property
+    def unmatched(self) -> bool:
+        """True when no rule matched a model call and the default answered it."""
+        return self.source is ReplySource.DEFAULT
+
+    def to_mapping(self) -> dict[str, Any]:
+        """A JSON-ready mapping (one line of the request log)."""
+        return {
+            "method": self.method,
+            "path": self.path,
+            "headers": dict(self.headers),
+            "body": self.body,
+            "protocol": self.protocol.value,
+            "source": self.source.value,
+            "rule": self.rule,
+            "turn": self.turn,
+            "stream": self.stream,
+        }
+
+
+def redact_headers(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Lower-cased header names; values of secret-bearing headers replaced by ``<redacted>``."""
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        key = name.lower()
+        shown = REDACTED if key in SECRET_HEADERS else value
+        headers[key] = f"{headers[key]}, {shown}" if key in headers else shown
+    return headers
