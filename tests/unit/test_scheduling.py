@@ -123,6 +123,13 @@ def test_a_mapping_overrides_the_cells_own_expectation_only_where_it_knows() -> 
     assert [(cell.arm, cell.expected_s) for cell in ordered] == [("a", 9.0), ("b", 3.0)]
 
 
+def test_a_cell_expected_to_take_no_time_goes_last() -> None:
+    """A zero expectation is known and shortest, not unknown."""
+    cells = (Cell("t", "a", 0, 0.0), Cell("t", "a", 1, 0.5), Cell("t", "a", 2, None))
+
+    assert [cell.run for cell in longest_first(cells)] == [2, 1, 0]
+
+
 def test_longest_first_without_any_duration_keeps_the_canonical_order() -> None:
     """No knowledge means no reordering."""
     cells = canonical_order(["t1", "t2"], ["a", "b"], 2)
@@ -459,7 +466,7 @@ def test_no_event_is_accepted_after_the_sweep_is_done() -> None:
     """A finished fold refuses further events."""
     state, _ = start_fold(0, window=1)
 
-    with pytest.raises(ValueError, match="the sweep is done"):
+    with pytest.raises(ValueError, match="^the sweep is done; no further event is expected$"):
         fold(state, CancelRequested())
 
 

@@ -83,13 +83,13 @@ def longest_first(
     timed = tuple(
         attrs.evolve(cell, expected_s=known.get((cell.task, cell.arm), cell.expected_s)) for cell in cells
     )
-    return tuple(sorted(timed, key=_longest_first_key))
+    unknown = tuple(cell for cell in timed if cell.expected_s is None)
+    longest = sorted((cell for cell in timed if cell.expected_s is not None), key=_negated_expectation)
+    return (*unknown, *longest)
 
 
-def _longest_first_key(cell: Cell) -> tuple[bool, float]:
-    if cell.expected_s is None:
-        return (False, 0.0)
-    return (True, -cell.expected_s)
+def _negated_expectation(cell: Cell) -> float:
+    return -(cell.expected_s or 0.0)
 
 
 # --- the outage breaker -------------------------------------------------------------------
