@@ -13,17 +13,13 @@ ends the session with an error result, never a traceback. See docs/standin-agent
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
-import subprocess
+import socket
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
-import uuid
+from collections.abc import Iterator
 from typing import Any
 
 VERSION = "wfbench-standin-agent/1"
@@ -129,6 +125,12 @@ class ToolPolicy:
         return None
 
 
+def new_id() -> str:
+    """A random UUID-shaped id (``uuid`` is not imported: start-up time matters here)."""
+    raw = os.urandom(16).hex()
+    return f"{raw[:8]}-{raw[8:12]}-4{raw[13:16]}-{raw[16:20]}-{raw[20:]}"
+
+
 def emit(event: dict[str, Any]) -> None:
     """One event line on stdout, flushed at once."""
     sys.stdout.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -145,43 +147,128 @@ def environment_note(cwd: str) -> str:
 
 # ---------------------------------------------------------------------------------------- HTTP
 def post_messages(body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """POST one streaming request; return the assembled assistant message (SessionFailure else)."""
+    """POST one streaming request; return the assembled assistant message (SessionFailure else).
+
+    A minimal HTTP/1.1 client on a raw socket: ``urllib.request`` alone costs more start-up time
+    than a whole offline session.
+    """
     base = os.environ.get("ANTHROPIC_BASE_URL", "").rstrip("/")
     if not base:
         raise SessionFailure("ANTHROPIC_BASE_URL is not set")
-    if not base.startswith(("http://", "https://")):
-        raise SessionFailure("ANTHROPIC_BASE_URL must be an http(s) URL")
-    request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
-        base + "/v1/messages",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-            "x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""),
-            "anthropic-version": "2023-06-01",
-            "user-agent": VERSION,
-        },
-    )
+    headers = {
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+        "x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""),
+        "anthropic-version": "2023-06-01",
+        "user-agent": VERSION,
+    }
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 - scheme checked
+        with HttpResponse.post(
+            base + "/v1/messages", json.dumps(body).encode(), headers, timeout_s
+        ) as response:
+            if response.status >= 400:
+                message = error_message(response.read())
+                raise SessionFailure(f"API Error: {response.status} {message}", status=response.status)
             if "text/event-stream" in response.headers.get("content-type", ""):
-                return read_sse(response)
+                return read_sse(response.lines())
             return decode_json(response.read())
-    except urllib.error.HTTPError as exc:
-        raise SessionFailure(f"API Error: {exc.code} {http_error_message(exc)}", status=exc.code) from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError, reset, timeout, bad JSON
+    except (OSError, ValueError) as exc:  # refused, reset, timeout, bad JSON, bad framing
         raise SessionFailure(f"API Error: {type(exc).__name__}: {exc}") from None
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
         raise SessionFailure(f"API Error: malformed response ({type(exc).__name__}: {exc})") from None
 
 
-def http_error_message(exc: urllib.error.HTTPError) -> str:
+class HttpResponse:
+    """One HTTP/1.1 exchange (``Connection: close``): status, headers and a body reader."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.file = sock.makefile("rb")
+        status_line = self.file.readline(65536).decode("latin-1")
+        parts = status_line.split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+            raise ValueError(f"not an HTTP response: {status_line[:80]!r}")
+        self.status = int(parts[1])
+        self.headers: dict[str, str] = {}
+        while (line := self.file.readline(65536).decode("latin-1").strip()) != "":
+            name, _, value = line.partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+
+    @classmethod
+    def post(cls, url: str, data: bytes, headers: dict[str, str], timeout_s: float) -> HttpResponse:
+        """Send the request and read the response head."""
+        scheme, _, rest = url.partition("://")
+        if scheme not in ("http", "https"):
+            raise ValueError("ANTHROPIC_BASE_URL must be an http(s) URL")
+        hostport, _, path = rest.partition("/")
+        if hostport.startswith("["):  # [::1]:port
+            host, _, port = hostport[1:].partition("]")
+            port = port.removeprefix(":")
+        else:
+            host, _, port = hostport.partition(":")
+        address = (host, int(port or (443 if scheme == "https" else 80)))
+        sock = socket.create_connection(address, timeout=timeout_s)
+        if scheme == "https":
+            import ssl
+
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+        head = [
+            f"POST /{path} HTTP/1.1",
+            f"Host: {hostport}",
+            f"Content-Length: {len(data)}",
+            "Connection: close",
+        ]
+        head += [f"{name}: {value}" for name, value in headers.items()]
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
+        return cls(sock)
+
+    def __enter__(self) -> HttpResponse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+        self.sock.close()
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body, de-chunked when chunked; a short chunk is a truncated stream."""
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            while (size := int(self.file.readline(1024).split(b";")[0].strip() or b"0", 16)) > 0:
+                chunk = self.file.read(size + 2)
+                if len(chunk) < size + 2:
+                    raise ValueError("the response ended inside a chunk (truncated)")
+                yield chunk[:size]
+            return
+        if "content-length" in self.headers:
+            length = int(self.headers["content-length"])
+            body = self.file.read(length)
+            if len(body) < length:
+                raise ValueError("the response ended before its Content-Length (truncated)")
+            yield body
+            return
+        while chunk := self.file.read1(65536):
+            yield chunk
+
+    def read(self) -> bytes:
+        """The whole body."""
+        return b"".join(self.chunks())
+
+    def lines(self) -> Iterator[bytes]:
+        """The body split into lines (for SSE)."""
+        pending = b""
+        for chunk in self.chunks():
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for line in complete:
+                yield line + b"\n"
+        if pending:
+            yield pending
+
+
+def error_message(raw: bytes) -> str:
     """The provider's error message, bounded."""
     try:
-        raw = json.loads(exc.read(65536) or b"{}")
-        return str(raw.get("error", {}).get("message", ""))[:500]
-    except (OSError, ValueError, AttributeError):
+        return str(json.loads(raw or b"{}").get("error", {}).get("message", ""))[:500]
+    except (ValueError, AttributeError):
         return ""
 
 
@@ -193,7 +280,7 @@ def decode_json(raw: bytes) -> dict[str, Any]:
     return message
 
 
-def read_sse(response: Any) -> dict[str, Any]:
+def read_sse(response: Iterator[bytes]) -> dict[str, Any]:
     """Assemble a message from Messages SSE events; a stream without message_stop is truncated."""
     message: dict[str, Any] | None = None
     partial: dict[int, str] = {}
@@ -289,7 +376,7 @@ class Tools:
                 return self.skill(args)
             handler = {"Write": self.write, "Edit": self.edit, "Read": self.read, "Bash": self.bash}[name]
             return handler(args), False, None
-        except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError) as exc:
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             return f"<tool_use_error>{type(exc).__name__}: {exc}</tool_use_error>", True, None
 
     def path(self, args: dict[str, Any]) -> str:
@@ -330,6 +417,9 @@ class Tools:
         """Runs in this process group (so the session's kill reaches it), with a scrubbed environment."""
         timeout_s = min(float(args.get("timeout") or 120000), 600000) / 1000
         env = {k: v for k, v in os.environ.items() if k in BASH_ENV_KEYS and not SECRET_NAME.search(k)}
+        import subprocess
+        import tempfile
+
         with tempfile.TemporaryFile() as out:
             proc = subprocess.Popen(
                 ["/bin/bash", "-c", str(args["command"])],
@@ -391,7 +481,7 @@ class Session:
     """One headless session: the conversation, the usage totals and the event printer."""
 
     def __init__(self, opts: dict[str, Any], prompt: str) -> None:
-        self.id = opts.get("session-id") or str(uuid.uuid4())
+        self.id = opts.get("session-id") or new_id()
         self.model = opts.get("model") or os.environ.get("ANTHROPIC_MODEL") or "claude-sonnet-4-5"
         self.cwd = os.getcwd()
         self.policy = ToolPolicy(opts["lists"], opts.get("permission-mode") or "default")
@@ -413,7 +503,7 @@ class Session:
         self.api_ms = 0.0
 
     def event(self, kind: str, **fields: Any) -> None:
-        emit({"type": kind, **fields, "session_id": self.id, "uuid": str(uuid.uuid4())})
+        emit({"type": kind, **fields, "session_id": self.id, "uuid": new_id()})
 
     def run(self) -> int:
         """Loop until end_turn; returns the exit status."""

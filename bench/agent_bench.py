@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Median wall time of a 2-turn Write session, start to result: stand-in agent and real Claude Code.
+
+Each session goes through the real path: ``ClaudeCLI.run_session`` → a pass-through sandbox
+(``run_managed``: own process group) → the agent process → the loopback scripted provider →
+a real file write → the strict event-stream parser. Usage::
+
+    python bench/agent_bench.py [--runs 15] [--real-runs 5] [--claude PATH] [--bwrap]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.conftest import claude_binary
+from tests.fakes import DirectSandbox
+
+from wfbench.adapters.claude_cli import ClaudeCLI
+from wfbench.adapters.provider_script import ProviderScript
+from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.domain.sandboxing import SandboxPolicy
+from wfbench.domain.sessions import SessionRequest
+
+SCRIPT = {
+    "conversations": [
+        {
+            "when": ["Task bench"],
+            "turns": [
+                {
+                    "tools": [
+                        {"name": "Write", "input": {"file_path": "{workspace}/out.txt", "content": "x\n"}}
+                    ],
+                    "usage": {"input_tokens": 100, "output_tokens": 10},
+                },
+                {"say": "Done.", "usage": {"input_tokens": 5, "output_tokens": 2}},
+            ],
+        }
+    ]
+}
+
+
+def sandbox_for(use_bwrap: bool, home: str) -> object:
+    if use_bwrap:
+        from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+
+        return BwrapSandbox()
+    return DirectSandbox(home=home)
+
+
+def measure(cli: ClaudeCLI, runs: int, provider: ScriptedProvider, use_bwrap: bool) -> list[float]:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as root:
+            ws, home = Path(root, "ws"), Path(root, "home")
+            ws.mkdir()
+            home.mkdir()
+            request = SessionRequest(
+                prompt="Task bench",
+                allowed_tools=("Write",),
+                env={"ANTHROPIC_BASE_URL": provider.base_url},
+                secrets={"ANTHROPIC_API_KEY": "bench-key-0000"},
+                timeout_s=120,
+            )
+            policy = SandboxPolicy(workspace=str(ws), workspace_writable=True, network=True, timeout_s=120)
+            started = time.perf_counter()
+            record = cli.run_session(request, sandbox=sandbox_for(use_bwrap, str(home)), policy=policy)  # type: ignore[arg-type]
+            times.append(time.perf_counter() - started)
+            if not record.ok or (ws / "out.txt").read_text() != "x\n":
+                raise SystemExit(f"session failed: {record.error_kind} {record.error_detail}")
+    return times
+
+
+def report(name: str, times: list[float]) -> None:
+    ms = sorted(t * 1000 for t in times)
+    print(
+        f"{name:<28} runs={len(ms):>3}  median={statistics.median(ms):8.1f} ms"
+        f"  min={ms[0]:8.1f}  max={ms[-1]:8.1f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--real-runs", type=int, default=5)
+    parser.add_argument("--claude", default=claude_binary())
+    parser.add_argument("--bwrap", action="store_true", help="run inside the bubblewrap sandbox")
+    args = parser.parse_args()
+    where = "bwrap" if args.bwrap else "direct"
+    with ScriptedProvider(ProviderScript.from_yaml(yaml.safe_dump(SCRIPT))) as provider:
+        measure(ClaudeCLI.standin(), 2, provider, args.bwrap)  # warm-up
+        report(f"stand-in agent ({where})", measure(ClaudeCLI.standin(), args.runs, provider, args.bwrap))
+        if args.claude and os.access(args.claude, os.X_OK) and args.real_runs > 0:
+            real = ClaudeCLI.real(args.claude)
+            measure(real, 1, provider, args.bwrap)  # warm-up
+            report(f"real claude CLI ({where})", measure(real, args.real_runs, provider, args.bwrap))
+        else:
+            print("real claude CLI: not installed, skipped")
+
+
+if __name__ == "__main__":
+    main()
