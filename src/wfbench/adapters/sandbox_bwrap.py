@@ -93,6 +93,11 @@ def bwrap_argv(
       and no capability, and no nested user namespace can be created to regain one.
     * ``--unshare-pid``: a fresh PID namespace with its own ``/proc``; host processes are
       invisible and killing bwrap kills every descendant, even one that called ``setsid``.
+    * ``--as-pid-1``: the command itself is PID 1, with no bwrap process inside the namespace.
+      bwrap's own process holds the whole environment (secrets included) in
+      ``/proc/<pid>/environ`` and its argv (host paths) in ``cmdline``; as PID 1 inside, any tool
+      subprocess could read both. When PID 1 exits, the kernel kills everything left in the
+      namespace, so no background process survives the command.
     * ``--unshare-ipc --unshare-uts --hostname wfbench``: no shared System V IPC or hostname.
     * ``--unshare-cgroup-try``: a private cgroup view where the kernel allows it.
     * ``--unshare-net`` when ``policy.network`` is False (verify, oracle): only a private,
@@ -114,6 +119,7 @@ def bwrap_argv(
     args = [bwrap, "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
     args += [
         "--unshare-pid",
+        "--as-pid-1",
         "--unshare-ipc",
         "--unshare-uts",
         "--hostname",
