@@ -95,6 +95,7 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     if reuse_results is not None:
         raise InputError("--reuse-results is not supported by this build yet", field="--reuse-results")
     os.makedirs(out_dir, exist_ok=True)
+    services = boot.bootstrap(sandbox=sandbox, agent=agent)
     demo = corpus is None
     if demo:
         from wfbench import demo as demo_pkg
@@ -116,7 +117,6 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     pinned = model or loaded.defaults.model
     if not pinned:
         raise InputError("a named --model is required so evidence cannot drift", field="--model")
-    services = boot.bootstrap(sandbox=sandbox, agent=agent)
     exit_code = _sweep(
         loaded, services, out_dir=out_dir, arms=chosen, overlay=overlay, model=pinned,
         runs=runs or loaded.defaults.runs or 1, workers=workers, window=window, outage_streak=outage_streak,
