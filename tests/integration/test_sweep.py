@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - scripted provider replies are kept on one line each, as they read in YAML
 """Whole sweeps through the `wfbench` command (a subprocess): the stand-in agent, bwrap, the
 scripted provider on loopback, the real grading. Negative controls prove each grader can fail."""
 
@@ -80,7 +81,8 @@ def test_each_review_task_is_scored_against_its_own_labels(demo_out):
     defect, clean = row(out, "review-pr-41", "review"), row(out, "review-pr-42", "review")
     assert (defect["review_true_positives"], defect["review_false_positives"]) == (1, 0)
     assert defect["review_artifact"] == "review-pr-41-review-run0.review.json"
-    assert clean["review_clean_pass"] is True and clean["resolved"] is True
+    assert clean["review_clean_pass"] is True
+    assert clean["resolved"] is True
 
 
 def test_the_hidden_oracle_output_is_never_persisted(demo_out):
@@ -163,8 +165,10 @@ def test_review_negative_controls_score_as_valid_misses(demo_corpus, tmp_path):
         False,
     )
     approve = row(out, "approve", "review")
-    assert approve["review_precision"] is None and approve["review_false_negatives"] == 1
-    assert approve["review_verdict_correct"] is False and approve["review_evidence_valid"] is True
+    assert approve["review_precision"] is None
+    assert approve["review_false_negatives"] == 1
+    assert approve["review_verdict_correct"] is False
+    assert approve["review_evidence_valid"] is True
     lazy = row(out, "no-skill", "review")
     assert (lazy["skill_invoked"], lazy["error_kind"], lazy["resolved"]) == (
         False,
@@ -238,7 +242,8 @@ def test_a_bad_corpus_fails_before_any_session_naming_file_task_and_field(tmp_pa
         path.write_text(text)
         done = wfbench("tasks", "check", str(path), timeout=60)
         assert done.returncode == 2, (name, done.stderr)
-        assert str(path) in done.stderr and expected in done.stderr, (name, done.stderr)
+        assert str(path) in done.stderr, (name, done.stderr)
+        assert expected in done.stderr, (name, done.stderr)
 
 
 def test_without_bwrap_the_run_says_so_and_how_to_install_it(tmp_path):
@@ -253,4 +258,5 @@ def test_without_bwrap_the_run_says_so_and_how_to_install_it(tmp_path):
         check=False,
     )
     assert done.returncode != 0
-    assert "apt-get install bubblewrap" in done.stderr and "host-unsafe" in done.stderr
+    assert "apt-get install bubblewrap" in done.stderr
+    assert "host-unsafe" in done.stderr
