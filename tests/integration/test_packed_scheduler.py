@@ -146,6 +146,22 @@ def test_a_raising_cell_becomes_an_infra_error_row_and_its_siblings_are_kept() -
     assert outcome.breaker.streak == 0
 
 
+def test_a_cell_that_raises_after_being_cancelled_is_a_cancelled_row() -> None:
+    """A cell killed by the cancellation is not an infrastructure failure."""
+    cancel = threading.Event()
+    cells = canonical_order(["t"], ["a"], 1)
+
+    def run_cell(cell: Cell, token: CancelToken) -> Row:
+        cancel.set()
+        token.wait(30)
+        raise RuntimeError("setup was cancelled")
+
+    outcome = _sweep(cells, run_cell, Recorder(), workers=1, cancel=cancel)
+
+    assert [row.error_kind for row in outcome.rows] == [ErrorKind.CANCELLED]
+    assert outcome.rows[0].extra["error_detail"] == "RuntimeError: setup was cancelled"
+
+
 def test_a_cell_that_returns_another_cells_row_is_an_infra_error() -> None:
     """Rows are checked against their cell, so one task is never scored as another."""
     cells = canonical_order(["t1", "t2"], ["a"], 1)
