@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
+from wfbench.domain.review import Finding, Label, ReviewArtifact, ReviewLabels, Severity, Verdict
 from wfbench.domain.rows import ErrorKind, Row
 from wfbench.domain.sessions import SessionRecord, Usage
 
@@ -94,3 +95,141 @@ def session_records(draw: st.DrawFn) -> SessionRecord:
         skill_invoked=draw(st.none() | st.booleans()),
         transcript_missing=draw(st.booleans()),
     )
+
+
+# --- review artifacts and labels ------------------------------------------------------------
+
+_review_paths = st.sampled_from(["src/api.ts", "src/auth.ts", "lib/x.py"])
+_review_categories = st.sampled_from(["correctness", "security", "tests", "style"])
+_review_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Zs", "Cc", "Zl", "Zp"]),
+    min_size=1,
+    max_size=12,
+)
+
+
+@st.composite
+def review_findings(draw: st.DrawFn, *, finding_id: str | None = None) -> Finding:
+    """A finding as the parser produces it (stripped, case-folded, normalized), on a few paths."""
+    line = draw(st.integers(min_value=1, max_value=30))
+    return Finding(
+        id=finding_id if finding_id is not None else draw(_review_text),
+        severity=draw(st.sampled_from(list(Severity))),
+        path=draw(_review_paths),
+        line=line,
+        end_line=line + draw(st.integers(min_value=0, max_value=8)),
+        category=draw(_review_categories),
+        scenario=draw(_review_text),
+        evidence=draw(_review_text),
+        recommendation=draw(st.sampled_from(["fix it", "add a test"])),
+        blocking=draw(st.booleans()),
+    )
+
+
+@st.composite
+def review_artifacts(draw: st.DrawFn, *, max_findings: int = 8) -> ReviewArtifact:
+    """A coherent artifact: unique ids; approve only when empty; request_changes with a blocker."""
+    count = draw(st.integers(min_value=0, max_value=max_findings))
+    ids = draw(st.lists(_review_text, min_size=count, max_size=count, unique=True))
+    findings = tuple(draw(review_findings(finding_id=finding_id)) for finding_id in ids)
+    verdicts = [Verdict.COMMENT]
+    if not findings:
+        verdicts.append(Verdict.APPROVE)
+    if any(finding.blocking for finding in findings):
+        verdicts.append(Verdict.REQUEST_CHANGES)
+    return ReviewArtifact(verdict=draw(st.sampled_from(verdicts)), findings=findings)
+
+
+@st.composite
+def review_labels(draw: st.DrawFn, *, max_labels: int = 8) -> ReviewLabels:
+    """A label set with unique ids on the same few paths as :func:`review_findings`."""
+    count = draw(st.integers(min_value=0, max_value=max_labels))
+    labels = []
+    for index in range(count):
+        start = draw(st.integers(min_value=1, max_value=30))
+        labels.append(
+            Label(
+                id=f"expected-{index}",
+                severity=draw(st.sampled_from(list(Severity))),
+                path=draw(_review_paths),
+                line_start=start,
+                line_end=start + draw(st.integers(min_value=0, max_value=8)),
+                category=draw(_review_categories),
+            )
+        )
+    return ReviewLabels(tuple(labels))
+
+
+# --- promotion ------------------------------------------------------------------------------
+
+_gate_kinds = st.sampled_from(
+    [*[None] * 40, ErrorKind.ORACLE_FAILED, ErrorKind.SKILL_NOT_INVOKED, ErrorKind.SESSION_ERROR]
+)
+_gate_costs = st.sampled_from([0.1, 0.5, 0.5, 1.0, 1.0, 1.0, 2.0, 0.5, 1.0, 0.1, 0.5, None])
+
+
+def _gate_review_metrics(draw: st.DrawFn) -> dict[str, float | bool | None]:
+    return {
+        "review_weighted_f1": draw(st.sampled_from([0.0, 0.5, 0.6, 0.8, 1.0])),
+        "review_blocker_recall": draw(st.sampled_from([None, 0.0, 1.0, 1.0])),
+        "review_false_positives": float(draw(st.integers(min_value=0, max_value=2))),
+        "review_verdict_correct": draw(st.sampled_from([True, True, False])),
+        "review_clean_control": False,
+        "review_clean_pass": False,
+    }
+
+
+@st.composite
+def gate_arm_rows(
+    draw: st.DrawFn, task: str, arm: str, *, review: bool = False, count: int | None = None
+) -> list[Row]:
+    """One arm's rows on one task, as the promotion gates see them.
+
+    2-4 runs; the arm draws one typical row (cost, resolved, review metrics) and each run
+    either repeats it or deviates, so paired medians are often comparable.
+    """
+    if count is None:
+        count = draw(st.integers(min_value=2, max_value=4))
+    typical = (draw(_gate_costs), draw(st.sampled_from([True, True, False])), _gate_review_metrics(draw))
+    out = []
+    for run in range(count):
+        kind = draw(_gate_kinds)
+        deviates = draw(st.integers(min_value=0, max_value=4)) == 0
+        cost, resolved, metrics = typical
+        if deviates:
+            cost, resolved, metrics = draw(_gate_costs), draw(st.booleans()), _gate_review_metrics(draw)
+        out.append(
+            Row(
+                task=task,
+                arm=arm,
+                run=run,
+                ok=kind is None,
+                resolved=kind is None and resolved,
+                error_kind=kind,
+                cost_usd=cost,
+                review=metrics if review else {},
+                review_evidence_valid=True if review else None,
+            )
+        )
+    return out
+
+
+@st.composite
+def paired_gate_rows(
+    draw: st.DrawFn,
+    *,
+    incumbent: str = "workflow",
+    candidate: str = "candidate_workflow",
+    review: bool = False,
+) -> list[Row]:
+    """Rows of an incumbent and a candidate arm over 1-3 tasks (either arm may miss a task)."""
+    names = st.sampled_from(["task-a", "task-b", "task-c"])
+    tasks = draw(st.lists(names, min_size=1, max_size=3, unique=True))
+    out: list[Row] = []
+    for task in tasks:
+        count = draw(st.integers(min_value=2, max_value=4))
+        out += draw(gate_arm_rows(task, incumbent, review=review, count=count))
+        if draw(st.integers(min_value=0, max_value=19)):
+            paired = draw(st.sampled_from([count, count, count, None]))
+            out += draw(gate_arm_rows(task, candidate, review=review, count=paired))
+    return out
