@@ -1,0 +1,251 @@
+"""promotion.json as a value: schema 6 fields, expiry, aborted sweeps, and a strict reader."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+from tests.unit.promotion_fixtures import MODEL, resolved_of, review_runs, runs, same, table
+from wfbench.domain.errors import InputError
+from wfbench.domain.promotion import DecisionKind, evaluate_candidate, evaluate_review_candidate
+from wfbench.domain.promotion_evidence import (
+    ABORTED_REASON,
+    EvidenceBindings,
+    PromotionEvidence,
+    RunStatus,
+    aggregate_from_mapping,
+    decision_from_mapping,
+)
+from wfbench.domain.promotion_policy import PromotionPolicy
+
+NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+
+
+def _decisions(policy: PromotionPolicy = PromotionPolicy()):
+    rows = [
+        *runs("task-a", "workflow", same(3, cost_usd=1.0)),
+        *runs("task-a", "candidate_workflow", same(3, cost_usd=0.5)),
+    ]
+    rows += runs("task-b", "workflow", resolved_of(0, 3)) + runs(
+        "task-b", "candidate_workflow", resolved_of(0, 3)
+    )
+    rows += review_runs("case-1", "review", weighted_f1=0.6) + review_runs(
+        "case-1", "candidate_review", weighted_f1=0.8
+    )
+    agg = table(rows)
+    return [
+        evaluate_candidate(
+            agg, candidate="candidate_workflow", incumbent="workflow", model=MODEL, policy=policy
+        ),
+        evaluate_review_candidate(
+            agg, candidate="candidate_review", incumbent="review", model=MODEL, policy=policy
+        ),
+    ]
+
+
+def _evidence(**kw: Any) -> PromotionEvidence:
+    policy = kw.pop("policy", PromotionPolicy())
+    return PromotionEvidence.build(_decisions(policy), policy=policy, generated_at=NOW, **kw)
+
+
+def _json(evidence: PromotionEvidence) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(json.dumps(evidence.to_mapping()))
+    return result
+
+
+def test_evidence_expires_ninety_days_after_it_was_generated() -> None:
+    """evidence_expires_at = generated_at + 90 days."""
+    evidence = _evidence()
+
+    assert evidence.evidence_expires_at - evidence.generated_at == dt.timedelta(days=90)
+    assert _json(evidence)["evidence_expires_at"] == "2026-05-30T12:00:00+00:00"
+
+
+def test_a_naive_generation_time_is_refused() -> None:
+    """The time must carry a timezone."""
+    with pytest.raises(InputError) as caught:
+        PromotionEvidence.build([], policy=PromotionPolicy(), generated_at=dt.datetime(2026, 1, 1))  # noqa: DTZ001
+
+    assert caught.value.field == "generated_at"
+
+
+def test_an_aborted_sweep_forces_every_decision_to_insufficient_evidence() -> None:
+    """After deciding, an aborted sweep turns each decision insufficient and says why."""
+    complete = _evidence()
+    aborted = _evidence(run_status=RunStatus.ABORTED)
+
+    assert complete.decisions[0].kind is DecisionKind.PROMOTE
+    assert [d.kind for d in aborted.decisions] == [DecisionKind.INSUFFICIENT_EVIDENCE] * 2
+    assert all(d.reasons[-1] == ABORTED_REASON for d in aborted.decisions)
+    assert aborted.decisions[0].reasons[:-1] == complete.decisions[0].reasons
+    assert _json(aborted)["run_status"] == "aborted"
+
+
+def test_the_mapping_has_every_schema_6_field_in_the_reference_order() -> None:
+    """Top-level keys of promotion.json, in order."""
+    mapping = _evidence().to_mapping()
+
+    assert list(mapping) == [
+        "generated_at", "evidence_expires_at", "benchmark_model", "proposer_model", "effort",
+        "candidate_origin", "candidate_overlay", "candidate_overlay_digest", "target_base_digests",
+        "required_candidate_arms", "selected_tasks", "ce_plugin", "schema_version", "run_status",
+        "policy", "decisions",
+    ]  # fmt: skip
+    assert mapping["schema_version"] == 6
+    assert mapping["required_candidate_arms"] == ["candidate_workflow", "candidate_review"]
+
+
+def test_the_policy_is_recorded_per_candidate_arm_with_the_reference_fields() -> None:
+    """Implementation arms record the spend thresholds; the review arm its fixed metric."""
+    policy = _evidence().to_mapping()["policy"]
+
+    assert policy["candidate_workflow"] == {
+        "metric": "cost_usd",
+        "min_runs": 3,
+        "min_improvement_pct": 5.0,
+        "max_task_regression_pct": 20.0,
+        "max_failed_task_regression_pct": 100.0,
+        "min_gated_task_ratio": 0.5,
+        "quality_rule": "no per-task resolution-rate regression",
+    }
+    assert policy["candidate_review"] == {
+        "metric": "review_weighted_f1",
+        "min_runs": 3,
+        "min_improvement": 0.01,
+        "quality_rule": (
+            "correct verdict on every repeat; minimum blocker recall; no clean-control regression"
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    ("proposer", "origin"), [("claude-x", "model-proposer"), (None, "manual-initial-overlay")]
+)
+def test_the_candidate_origin_follows_the_proposer(proposer: str | None, origin: str) -> None:
+    """model-proposer when a proposer model is set, else manual-initial-overlay."""
+    evidence = _evidence(bindings=EvidenceBindings(proposer_model=proposer))
+
+    assert evidence.to_mapping()["candidate_origin"] == origin
+
+
+def test_evidence_round_trips_through_json() -> None:
+    """from_mapping(to_mapping(e)) == e, through a JSON text."""
+    bindings = EvidenceBindings(
+        benchmark_model=MODEL, proposer_model="p", effort="high", candidate_overlay="o",
+        candidate_overlay_digest="a" * 64, target_base_digests={"x": "b" * 64},
+        selected_tasks=({"id": "task-a", "oracle_files": []},), ce_plugin={"version": "1"},
+    )  # fmt: skip
+    for evidence in (
+        _evidence(bindings=bindings),
+        _evidence(policy=PromotionPolicy(metric="num_turns", min_runs=2)),
+    ):
+        assert PromotionEvidence.from_mapping(_json(evidence)) == evidence
+
+
+def _broken(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    raw = _json(_evidence())
+    target: Any = raw
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        (("schema_version",), 5, "schema_version"),
+        (("generated_at",), "2026-01-01T00:00:00", "generated_at"),
+        (("evidence_expires_at",), "soon", "evidence_expires_at"),
+        (("generated_at",), 7, "generated_at"),
+        (("run_status",), "done", "run_status"),
+        (("decisions",), {}, "decisions"),
+        (("decisions", 0, "decision"), "maybe", "decisions[0].decision"),
+        (("decisions", 0, "gate"), "other", "decisions[0].gate"),
+        (("decisions", 0, "candidate_arm"), "", "decisions[0].candidate_arm"),
+        (("decisions", 0, "reasons"), [1], "decisions[0].reasons"),
+        (("decisions", 0, "reasons"), "x", "decisions[0].reasons"),
+        (("decisions", 0, "model"), 3, "decisions[0].model"),
+        (("decisions", 0, "median_improvement_pct"), "50", "decisions[0].median_improvement_pct"),
+        (("decisions", 0, "gated_tasks"), [], "decisions[0].gated_tasks"),
+        (("decisions", 0, "metric_warning"), "beware", "decisions[0].metric_warning"),
+        (("decisions", 0, "tasks", 0), [], "decisions[0].tasks[0]"),
+        (("decisions", 0, "tasks", 0, "gated"), "yes", "decisions[0].tasks[0].gated"),
+        (
+            ("decisions", 0, "tasks", 0, "improvement_pct"),
+            float("inf"),
+            "decisions[0].tasks[0].improvement_pct",
+        ),
+        (("decisions", 0, "tasks", 0, "incumbent_resolved"), "9/9", "decisions[0].tasks"),
+        (("decisions", 0, "tasks", 0, "incumbent", "runs"), -1, "decisions[0].tasks[0].incumbent.runs"),
+        (("decisions", 0, "tasks", 0, "incumbent", "task"), None, "decisions[0].tasks[0].incumbent.task"),
+        (
+            ("decisions", 0, "tasks", 0, "incumbent", "error_kinds"),
+            {"exploded": 1},
+            "decisions[0].tasks[0].incumbent.error_kinds",
+        ),
+        (
+            ("decisions", 0, "tasks", 0, "incumbent", "error_kinds"),
+            {"oracle-failed": -1},
+            "decisions[0].tasks[0].incumbent.error_kinds.oracle-failed",
+        ),
+        (
+            ("decisions", 0, "tasks", 0, "incumbent", "health_reasons"),
+            [1],
+            "decisions[0].tasks[0].incumbent.health_reasons",
+        ),
+        (
+            ("decisions", 0, "tasks", 0, "incumbent", "cost_usd"),
+            "1",
+            "decisions[0].tasks[0].incumbent.cost_usd",
+        ),
+        (
+            ("decisions", 1, "tasks", 0, "incumbent", "review_weighted_f1"),
+            "hi",
+            "decisions[1].tasks[0].incumbent.review_weighted_f1",
+        ),
+        (("decisions", 1, "tasks", 0, "clean_control"), None, "decisions[1].tasks[0].clean_control"),
+        (("policy",), [], "policy"),
+        (("policy", "candidate_review"), KeyError, "policy"),
+        (("policy", "candidate_workflow"), [], "policy.candidate_workflow"),
+        (("policy", "candidate_workflow", "metric"), "vibes", "policy.metric"),
+        (("policy", "candidate_workflow", "quality_rule"), "anything goes", "policy.candidate_workflow"),
+        (("policy", "candidate_review", "min_runs"), 2, "policy.candidate_workflow"),
+        (("candidate_origin",), "model-proposer", "candidate_origin"),
+        (("required_candidate_arms",), ["candidate_review"], "required_candidate_arms"),
+        (("benchmark_model",), 1, "benchmark_model"),
+        (("target_base_digests",), {"x": 1}, "target_base_digests"),
+        (("target_base_digests",), None, "target_base_digests"),
+        (("selected_tasks",), [1], "selected_tasks[0]"),
+        (("selected_tasks",), None, "selected_tasks"),
+        (("ce_plugin",), "v1", "ce_plugin"),
+    ],
+)
+def test_malformed_evidence_is_refused_naming_the_field(
+    path: tuple[Any, ...], value: Any, field: str
+) -> None:
+    """Each malformed or inconsistent field raises an InputError naming it."""
+    with pytest.raises(InputError) as caught:
+        PromotionEvidence.from_mapping(_broken(path, value))
+
+    assert caught.value.field == field
+
+
+def test_a_non_object_is_not_evidence() -> None:
+    """A list is refused outright."""
+    with pytest.raises(InputError):
+        PromotionEvidence.from_mapping([])  # type: ignore[arg-type]
+
+
+def test_aggregates_and_decisions_round_trip_through_their_mappings() -> None:
+    """aggregate_from_mapping and decision_from_mapping invert to_mapping."""
+    for decision in _decisions():
+        assert decision_from_mapping(json.loads(json.dumps(decision.to_mapping()))) == decision
+        for row in decision.tasks:
+            assert aggregate_from_mapping(row.incumbent.to_mapping()) == row.incumbent
