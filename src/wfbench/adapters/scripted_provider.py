@@ -202,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        with contextlib.suppress(OSError):  # small SSE writes must not wait for delayed ACKs
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self.server.connections_lock:
             self.server.connections.add(self.connection)
 
@@ -302,19 +304,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", "req_scripted")
         self.end_headers()
         limit = turn.truncate_after_events
+        chunks = []
         for number, (name, data) in enumerate(events):
             if limit is not None and number >= limit:
-                self.close_connection = True  # no terminating chunk: the client sees a cut stream
-                return
+                break
             text = json.dumps(data, separators=(",", ":"))
             if turn.malformed and number == min(MALFORMED_EVENT, len(events) - 1):
                 text = text[: len(text) // 2]
-            if not self._write_chunk(f"event: {name}\ndata: {text}\n\n".encode()):
-                return
-        self._write(b"0\r\n\r\n")
-
-    def _write_chunk(self, data: bytes) -> bool:
-        return self._write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            event = f"event: {name}\ndata: {text}\n\n".encode()
+            chunks.append(b"%x\r\n%b\r\n" % (len(event), event))
+        if limit is not None and limit < len(events):
+            self.close_connection = True  # no terminating chunk: the client sees a cut stream
+        else:
+            chunks.append(b"0\r\n\r\n")
+        self._write(b"".join(chunks))  # one write: every event is a chunk of its own
 
     def _write(self, data: bytes) -> bool:
         try:
