@@ -15,7 +15,12 @@ _maybe_count = st.none() | st.integers(min_value=0, max_value=10**7)
 
 
 @st.composite
-def rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2"), arms: tuple[str, ...] = ("baseline", "workflow")) -> Row:
+def rows(
+    draw: st.DrawFn,
+    *,
+    tasks: tuple[str, ...] = ("t1", "t2"),
+    arms: tuple[str, ...] = ("baseline", "workflow"),
+) -> Row:
     """Any valid row over the given tasks and arms."""
     kind = draw(st.none() | st.sampled_from(list(ErrorKind)))
     return Row(
