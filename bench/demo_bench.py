@@ -26,15 +26,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="wfbench-demo-bench-") as tmp:
         out = Path(tmp) / "out"
         started = time.monotonic()
+        argv = [sys.executable, "-m", "wfbench", "run", "--out", str(out), "--workers", str(args.workers)]
         done = subprocess.run(
-            [sys.executable, "-m", "wfbench", "run", "--out", str(out), "--workers", str(args.workers), "--agent", args.agent],
+            [*argv, "--agent", args.agent],
             capture_output=True,
             text=True,
             check=False,
         )
         wall = time.monotonic() - started
         rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    overheads = [r["cell_wall_s"] - (r["duration_s"] or 0.0) for r in rows if r.get("cell_wall_s") is not None]
+    overheads = [
+        r["cell_wall_s"] - (r["duration_s"] or 0.0) for r in rows if r.get("cell_wall_s") is not None
+    ]
     cells = [r["cell_wall_s"] for r in rows if r.get("cell_wall_s") is not None]
     print(
         json.dumps(
@@ -46,7 +49,7 @@ def main() -> int:
                 "demo_wall_s": round(wall, 2),
                 "median_cell_wall_s": round(statistics.median(cells), 3),
                 "median_harness_overhead_s": round(statistics.median(overheads), 3),
-                "median_agent_session_s": round(statistics.median(r["duration_s"] or 0.0 for r in rows), 3),
+                "median_agent_session_s": round(statistics.median((r["duration_s"] or 0.0) for r in rows), 3),
             },
             indent=2,
         )
