@@ -432,6 +432,51 @@ def test_unknown_paths_and_methods_get_a_404_and_non_json_a_400(provider: Script
     connection.close()
 
 
+def raw_exchange(provider: ScriptedProvider, request: bytes) -> bytes:
+    """Send raw bytes on a fresh socket and read the reply until the server closes it."""
+    import socket
+
+    url = urlsplit(provider.base_url)
+    with socket.create_connection((url.hostname or "", url.port or 0), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    return received
+
+
+def test_a_chunked_request_body_is_read_and_bad_framing_is_a_400(provider: ScriptedProvider) -> None:
+    """Transfer-Encoding: chunked bodies are decoded; a garbled chunk size or length gets a 400."""
+    body = json.dumps(ask(FIX)).encode()
+    head = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunked = head + b"%x\r\n%b\r\n%x\r\n%b\r\n0\r\n\r\n" % (10, body[:10], len(body) - 10, body[10:])
+    reply = raw_exchange(provider, chunked)
+    assert reply.startswith(b"HTTP/1.1 200")
+    assert json.loads(reply.split(b"\r\n\r\n", 1)[1])["content"][0]["text"] == "Planning."
+    assert raw_exchange(provider, head + b"zz\r\n{}\r\n0\r\n\r\n").startswith(b"HTTP/1.1 400")
+    bad_length = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: -3\r\n\r\n"
+    assert raw_exchange(provider, bad_length).startswith(b"HTTP/1.1 400")
+    assert [request.source for request in provider.requests] == [ReplySource.SCRIPTED]
+
+
+def test_the_ipv6_loopback_can_be_served() -> None:
+    """host='::1' binds the IPv6 loopback and the base URL brackets the address."""
+    import socket
+
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        running = ScriptedProvider(ProviderScript(), host="::1").start()
+    except OSError as exc:
+        pytest.skip(f"the IPv6 loopback cannot be bound here: {exc}")
+    try:
+        assert running.base_url.startswith("http://[::1]:")
+        message = claude_client(running).messages.create(**ask("hello"))
+        assert message.content[0].text == "Nothing is scripted for this prompt."  # type: ignore[union-attr]
+    finally:
+        running.stop()
+
+
 def test_stop_joins_its_threads_even_with_an_idle_keep_alive_connection() -> None:
     """An open keep-alive connection does not keep the server (or its handler thread) alive."""
     before = threading.active_count()

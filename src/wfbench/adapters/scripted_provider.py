@@ -222,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._record(None, Protocol.UNKNOWN, ReplySource.NOT_FOUND, None, None)
         self._send_json(HTTPStatus.NOT_FOUND, wire.anthropic_error(404, f"no route for {self.command}"))
 
-    do_PUT = do_DELETE = do_PATCH = do_HEAD = do_GET
+    do_PUT = do_DELETE = do_PATCH = do_GET
 
     def do_POST(self) -> None:
         """Route by path: Messages, count_tokens, Responses; anything else is a 404."""
@@ -338,36 +338,40 @@ class _Handler(BaseHTTPRequestHandler):
     # ------------------------------------------------------------------ reading and recording
 
     def _read_body(self) -> bytes | None:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            return self._read_chunked()
+        """The request body (Content-Length or chunked); None after answering 400/413 itself."""
         try:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                return self._read_chunked()
             length = int(self.headers.get("Content-Length") or 0)
+            if length < 0:
+                raise ValueError("negative Content-Length")
         except ValueError:
-            length = -1
-        if not 0 <= length <= MAX_BODY_BYTES:
-            self._send_json(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE, wire.anthropic_error(413, "bad Content-Length")
-            )
-            self.close_connection = True
-            return None
+            return self._refuse_body(HTTPStatus.BAD_REQUEST, "unreadable request body framing")
+        if length > MAX_BODY_BYTES:
+            return self._refuse_body(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "request body too large")
         return self.rfile.read(length)
 
     def _read_chunked(self) -> bytes | None:
         data = bytearray()
         while True:
             line = self.rfile.readline(1024)
-            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if not line:
+                raise ValueError("the chunked body ended early")
+            size = int(line.split(b";", 1)[0].strip(), 16)
             if size == 0:
-                self.rfile.readline(1024)
+                while self.rfile.readline(1024).strip():  # trailers, then the blank line
+                    pass
                 return bytes(data)
+            if len(data) + size > MAX_BODY_BYTES:
+                return self._refuse_body(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "request body too large")
             data += self.rfile.read(size)
             self.rfile.readline(1024)
-            if len(data) > MAX_BODY_BYTES:
-                self._send_json(
-                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE, wire.anthropic_error(413, "body too large")
-                )
-                self.close_connection = True
-                return None
+
+    def _refuse_body(self, status: HTTPStatus, message: str) -> bytes | None:
+        """Answer a request whose body cannot be read, close the connection; returns None."""
+        self.close_connection = True
+        self._send_json(status, wire.anthropic_error(int(status), message))
+        return None
 
     def _record(
         self,
