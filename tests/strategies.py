@@ -238,3 +238,38 @@ def paired_gate_rows(
             paired = draw(st.sampled_from([count, count, count, None]))
             out += draw(gate_arm_rows(task, candidate, review=review, count=paired))
     return out
+
+
+# --- scripted provider turns (issue #3) ------------------------------------------------------
+
+_json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=20)
+json_values = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+_token_counts = st.none() | st.integers(min_value=0, max_value=10**7)
+
+
+@st.composite
+def scripted_turns(draw: st.DrawFn) -> object:
+    """A provider-script Turn: optional text, 0-3 tools with JSON inputs, any subset of usage."""
+    from wfbench.adapters.provider_script import ScriptedUsage, ToolCall, Turn
+
+    tools = draw(
+        st.lists(
+            st.builds(
+                ToolCall,
+                name=st.text(min_size=1, max_size=12),
+                input=st.dictionaries(st.text(max_size=8), json_values, max_size=3),
+            ),
+            max_size=3,
+        )
+    )
+    usage = ScriptedUsage(
+        input_tokens=draw(_token_counts),
+        output_tokens=draw(_token_counts),
+        cache_read_input_tokens=draw(_token_counts),
+        cache_creation_input_tokens=draw(_token_counts),
+    )
+    return Turn(say=draw(st.none() | st.text(max_size=40)), tools=tuple(tools), usage=usage)

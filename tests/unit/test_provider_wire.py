@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from hypothesis import given
+
+from tests.strategies import scripted_turns
 from wfbench.adapters import provider_wire as wire
-from wfbench.adapters.provider_script import ProviderScript, ScriptedUsage, ToolCall, Turn
+from wfbench.adapters.provider_script import USAGE_KEYS, ProviderScript, ScriptedUsage, ToolCall, Turn
 from wfbench.adapters.provider_wire import Protocol, ReplyContext
 from wfbench.adapters.scripted_provider import ReplySource, redact_headers, select_turn
 
@@ -212,3 +216,50 @@ def test_secret_header_values_are_redacted_and_names_lower_cased() -> None:
     """x-api-key and authorization values never reach the record."""
     headers = redact_headers([("X-Api-Key", "sk-secret"), ("Authorization", "Bearer t"), ("X-App", "cli")])
     assert headers == {"x-api-key": "<redacted>", "authorization": "<redacted>", "x-app": "cli"}
+
+
+@given(turn=scripted_turns())
+def test_for_any_turn_the_anthropic_stream_reassembles_into_the_plain_message(turn: Turn) -> None:
+    """Deltas rebuild every block (text and tool input JSON); usage keys are exactly the scripted ones."""
+    message = wire.anthropic_message(turn, ctx())
+    events = wire.anthropic_events(turn, ctx())
+    blocks: dict[int, dict[str, Any]] = {}
+    for name, data in events:
+        if name == "content_block_start":
+            blocks[data["index"]] = {**data["content_block"], "_json": ""}
+        elif name == "content_block_delta":
+            delta = data["delta"]
+            if delta["type"] == "text_delta":
+                blocks[data["index"]]["text"] += delta["text"]
+            else:
+                blocks[data["index"]]["_json"] += delta["partial_json"]
+    rebuilt = []
+    for index in sorted(blocks):
+        block = blocks[index]
+        partial = block.pop("_json")
+        if block["type"] == "tool_use":
+            block["input"] = json.loads(partial)
+        rebuilt.append(block)
+    assert rebuilt == message["content"]
+    assert events[-2][1]["delta"]["stop_reason"] == message["stop_reason"]
+    scripted = {key for key in USAGE_KEYS if getattr(turn.usage, key) is not None}
+    assert set(message["usage"]) == scripted
+    assert set(events[0][1]["message"]["usage"]) == scripted
+
+
+@given(turn=scripted_turns())
+def test_for_any_turn_the_responses_stream_ends_in_the_plain_response(turn: Turn) -> None:
+    """response.completed carries the plain response; argument deltas join to each call's arguments."""
+    events = wire.openai_events(turn, ctx(), created_at=7)
+    assert events[-1][1]["response"] == wire.openai_response(turn, ctx(), created_at=7)
+    for item in events[-1][1]["response"]["output"]:
+        if item["type"] == "function_call":
+            parts = [
+                d["delta"] for n, d in events if n.endswith("arguments.delta") and d["item_id"] == item["id"]
+            ]
+            assert "".join(parts) == item["arguments"]
+    usage = wire.openai_usage(turn)
+    details = usage.get("input_tokens_details", {})
+    assert ("cached_tokens" in details) == (turn.usage.cache_read_input_tokens is not None)
+    assert ("cache_write_tokens" in details) == (turn.usage.cache_creation_input_tokens is not None)
+    assert ("input_tokens" in usage) == (turn.usage.input_tokens is not None)
