@@ -1,0 +1,223 @@
+"""`wfbench gate` and `wfbench report` as real subprocesses over results.jsonl files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+DIGEST = "0123456789abcdef" * 4
+
+
+def wfbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wfbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def reference_row(task: str, arm: str, run: int, **fields: Any) -> dict[str, Any]:
+    """A measured row in the reference harness's full shape (scheduler_tasks.md §5.1)."""
+    row: dict[str, Any] = {
+        "input_tokens": 1200, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 9000,
+        "output_tokens": 400, "cost_usd": 0.5, "duration_s": 60.0, "num_turns": 10, "ok": True,
+        "session_ids": [f"s-{task}-{arm}-{run}"], "error_kind": None, "error_detail": None,
+        "skill_invoked": True, "transcript_missing": False,
+        "transcript_artifacts": [{"path": f"transcripts/{task}-{arm}-run{run}.jsonl", "sha256": DIGEST,
+                                  "bytes": 10, "source": "parent-captured-stream-json"}],
+        "evidence_diagnostics": [], "gitnexus_tool_uses": 2, "tool_use_counts": {"Read": 3},
+        "plan_produced": True, "authored_tests_passed": True, "authored_test_output": "ok",
+        "verify_output": "ok", "oracle_passed": True, "oracle_output": "", "resolved": True,
+        "diff_files": 2, "diff_insertions": 10, "diff_deletions": 3, "arm": arm,
+        "model": "claude-pinned-1", "benchmark_model": "claude-pinned-1", "proposer_model": None,
+        "effort": "xhigh", "task_ref": "v1", "task_base_sha": "a" * 40, "sanitized_task_sha": "b" * 40,
+        "variant_head_sha": "c" * 40, "task_prompt_digest": DIGEST, "skill_digest": DIGEST,
+        "runtime_digest": DIGEST, "recorded_at": "2026-01-01T00:00:00+00:00", "task": task,
+        "class": "bugfix", "run": run, "sandbox_backend": "bwrap",
+        "task_asset_snapshot_digest": DIGEST, "task_asset_manifest_digest": DIGEST,
+        "sandbox_dependency_content_digest": DIGEST, "sandbox_dependency_manifest_digest": DIGEST,
+        "sanitized_graph_snapshot_digest": None, "sanitized_graph_manifest_digest": None,
+        "oracle_digest": DIGEST, "oracle_command_digest": DIGEST, "oracle_manifest_digest": DIGEST,
+        "ce_plugin_version": None, "ce_plugin_manifest_digest": None,
+    }  # fmt: skip
+    if arm.startswith("candidate_"):
+        row["candidate_overlay_digest"] = "d" * 64
+    row.update(fields)
+    return row
+
+
+def write_results(directory: Path, rows: list[dict[str, Any]]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "results.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def promoting_rows() -> list[dict[str, Any]]:
+    rows = [reference_row("task-a", "workflow", run, cost_usd=1.0) for run in range(3)]
+    rows += [reference_row("task-a", "candidate_workflow", run, cost_usd=0.5) for run in range(3)]
+    rows += [reference_row("task-a", "baseline", run, cost_usd=0.8) for run in range(3)]
+    return rows
+
+
+def test_gate_prints_the_decisions_and_writes_the_same_evidence_it_prints_as_json(tmp_path: Path) -> None:
+    """Human text names the decision; --json prints exactly what promotion.json holds."""
+    write_results(tmp_path, promoting_rows())
+
+    text = wfbench("gate", tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "decision: candidate_workflow vs workflow (implementation, cost_usd): PROMOTE" in text.stdout
+    assert "median cost_usd improvement is 50.0% (required 5.0%)" in text.stdout
+    assert "task-a  baseline: 3/3" in text.stdout
+
+    printed = wfbench("gate", tmp_path / "results.jsonl", "--json")
+    assert printed.returncode == 0, printed.stderr
+    written = json.loads((tmp_path / "promotion.json").read_text())
+    assert json.loads(printed.stdout) == written
+    assert written["schema_version"] == 6
+    assert written["decisions"][0]["decision"] == "promote"
+    assert written["benchmark_model"] == "claude-pinned-1"
+
+
+def test_a_reference_shaped_results_file_is_regated_as_is(tmp_path: Path) -> None:
+    """A results.jsonl in the reference's shape, infra-error and review rows included, re-gates."""
+    rows = promoting_rows()
+    infra = {
+        "task": "task-b", "arm": "workflow", "run": 0, "class": "bugfix", "ok": False, "resolved": False,
+        "error_kind": "infra-error", "error_detail": "clone failed", "input_tokens": 0,
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0,
+        "session_ids": [], "cost_usd": 0.0, "duration_s": 0.0, "num_turns": 0, "plan_produced": False,
+        "authored_tests_passed": False, "oracle_passed": False, "authored_test_output": "",
+        "oracle_output": "", "skill_invoked": None, "transcript_missing": False, "sandbox_backend": "bwrap",
+        "oracle_digest": DIGEST,
+    }  # fmt: skip
+    review = {
+        "review_score": {"weighted_f1": 0.8},
+        "review_evidence_valid": True,
+        "review_artifact": "x.review.json",
+        "review_weighted_f1": 0.8,
+        "review_blocker_recall": 1.0,
+        "review_false_positives": 0,
+        "review_verdict_correct": True,
+        "review_clean_control": False,
+        "review_clean_pass": False,
+    }
+    rows.append(infra)
+    rows += [reference_row("case-1", "review", r, **dict(review, review_weighted_f1=0.6)) for r in range(3)]
+    rows += [reference_row("case-1", "candidate_review", r, **review) for r in range(3)]
+    write_results(tmp_path, rows)
+
+    result = wfbench("gate", tmp_path, "--json")
+
+    assert result.returncode == 0, result.stderr
+    evidence = json.loads(result.stdout)
+    decisions = {d["candidate_arm"]: d for d in evidence["decisions"]}
+    assert decisions["candidate_review"]["decision"] == "promote"
+    assert decisions["candidate_workflow"]["decision"] == "insufficient_evidence"
+    assert any(
+        "task-b: both workflow and candidate_workflow" in r
+        for r in decisions["candidate_workflow"]["reasons"]
+    )
+    task_a = next(task for task in evidence["selected_tasks"] if task["id"] == "task-a")
+    assert task_a["oracle_digest"] == DIGEST
+    assert evidence["candidate_overlay_digest"] == "d" * 64
+    generated = dt.datetime.fromisoformat(evidence["generated_at"])
+    assert dt.datetime.fromisoformat(evidence["evidence_expires_at"]) - generated == dt.timedelta(days=90)
+
+
+def test_an_invalid_line_exits_2_naming_the_file_line_and_field(tmp_path: Path) -> None:
+    """A bad field on line 2: one line on stderr naming file, line and field; nothing written."""
+    rows = promoting_rows()
+    rows[1]["cost_usd"] = "cheap"
+    path = write_results(tmp_path, rows)
+
+    result = wfbench("gate", tmp_path)
+
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"wfbench: error: {path}: line 2: cost_usd: must be a finite non-negative number or null"
+    ]
+    assert not (tmp_path / "promotion.json").exists()
+
+
+def test_a_torn_last_line_exits_2_naming_its_line(tmp_path: Path) -> None:
+    """A row cut mid-write is refused, never skipped."""
+    path = write_results(tmp_path, promoting_rows())
+    with path.open("a") as handle:
+        handle.write('{"task": "task-a", "arm": "work')
+
+    result = wfbench("report", path)
+
+    assert result.returncode == 2
+    assert f"{path}: line 10:" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "report.md").exists()
+
+
+def test_a_directory_without_results_exits_2(tmp_path: Path) -> None:
+    """No results.jsonl in the directory: exit 2 naming it."""
+    result = wfbench("gate", tmp_path)
+
+    assert result.returncode == 2
+    assert str(tmp_path) in result.stderr
+    assert "results.jsonl" in result.stderr
+
+
+def test_a_bad_policy_option_exits_2_naming_the_option(tmp_path: Path) -> None:
+    """--metric must be one of the four promotion metrics."""
+    write_results(tmp_path, promoting_rows())
+
+    result = wfbench("gate", tmp_path, "--metric", "vibes")
+
+    assert result.returncode == 2
+    assert "--metric: unsupported promotion metric: vibes" in result.stderr
+
+
+def test_missing_cost_renders_as_n_a_in_the_report(tmp_path: Path) -> None:
+    """A null cost is n/a in report.md, never 0."""
+    rows = promoting_rows()
+    for row in rows:
+        if row["arm"] == "workflow":
+            row["cost_usd"] = None
+    write_results(tmp_path, rows)
+
+    result = wfbench("report", tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "report.md").read_text()
+    workflow_line = next(
+        line for line in report.splitlines() if line.startswith("| task-a | bugfix | workflow |")
+    )
+    assert workflow_line.split(" | ")[8] == "n/a"
+    savings = next(line for line in report.splitlines() if "**workflow savings %**" in line)
+    assert savings.split(" | ")[8] == "n/a"
+    assert "| 0.0000 |" not in workflow_line
+    assert "## Measurement health" in report
+    assert "cost_usd was not measured on every run" in report
+    assert report.endswith("\n")
+
+
+def test_custom_pairs_are_gated_and_no_candidates_write_nothing(tmp_path: Path) -> None:
+    """--pair gates any arms; without a candidate arm nothing is written."""
+    rows = [reference_row("t", "mine", r, cost_usd=1.0) for r in range(3)]
+    rows += [reference_row("t", "mine_v2", r, cost_usd=0.5) for r in range(3)]
+    write_results(tmp_path, rows)
+
+    nothing = wfbench("gate", tmp_path)
+    assert nothing.returncode == 0
+    assert "nothing to gate" in nothing.stdout
+    assert not (tmp_path / "promotion.json").exists()
+
+    paired = wfbench("gate", tmp_path, "--pair", "mine_v2=mine", "--json")
+    assert paired.returncode == 0, paired.stderr
+    assert json.loads(paired.stdout)["decisions"][0]["decision"] == "promote"
+
+    bad = wfbench("gate", tmp_path, "--pair", "mine_v2")
+    assert bad.returncode == 2
+    assert "--pair" in bad.stderr
