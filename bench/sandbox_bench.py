@@ -133,9 +133,8 @@ def main() -> int:
         remove_tree(str(work))
 
     load = os.getloadavg()[0]
-    print(
-        f"machine: {platform.platform()}, {os.cpu_count()} cpus, load {load:.1f}, Python {platform.python_version()}"
-    )
+    print(f"machine: {platform.platform()}, {os.cpu_count()} cpus, load {load:.1f}")
+    print(f"python: {platform.python_version()}")
     print(f"filesystem of the cells: {work.parent}")
     print(f"repository: {tracked} files, {args.commits} commits; snapshot built once in {snapshot_ms:.0f} ms")
     print(f"median of {args.repeats} runs (ms):")
