@@ -8,7 +8,6 @@ bwrap tests skip with a reason unless WFBENCH_REQUIRE_BWRAP=1, which turns the s
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -506,7 +505,32 @@ def test_a_symlinked_workspace_is_refused(sandbox: Sandbox, tmp_path: Path, work
         sandbox.run(["/bin/true"], policy=policy(link))
 
 
-def test_bwrap_is_preferred_to_nothing(backend: str) -> None:
-    """Both backends say who they are (rows record the backend)."""
+def test_each_backend_reports_its_name(backend: str) -> None:
+    """Rows record the backend by this name (bwrap or host-unsafe)."""
     assert {"bwrap": BwrapSandbox, "host-unsafe": UnsafeHostSandbox}[backend].name == backend
-    assert shutil.which("sh")
+
+
+def test_a_writable_mount_outside_the_workspace_takes_writes(
+    sandbox: Sandbox, workspace: Path, tmp_path: Path
+) -> None:
+    """The review artifact directory is writable at its own target while the workspace is read-only."""
+    out = tmp_path / "review-output"
+    out.mkdir()
+    pol = policy(
+        workspace, workspace_writable=False, mounts=(Mount(str(out), "/review-output", writable=True),)
+    )
+    where = sandbox.mount_path("/review-output", pol)
+    result = sandbox.run(
+        ["/bin/sh", "-c", f"echo '{{}}' > {where}/review-output.json; echo x > in-ws"], policy=pol
+    )
+    assert (out / "review-output.json").read_text() == "{}\n"
+    assert not (workspace / "in-ws").exists()
+    assert result.returncode != 0
+
+
+def test_the_command_starts_in_the_policys_working_directory(sandbox: Sandbox, workspace: Path) -> None:
+    """A relative cwd is resolved inside the workspace."""
+    (workspace / "pkg").mkdir()
+    pol = policy(workspace, cwd="pkg")
+    result = sandbox.run(["/bin/pwd"], policy=pol)
+    assert result.stdout.decode().strip() == f"{sandbox.workspace_path(pol)}/pkg"
