@@ -11,6 +11,7 @@ rename so a reader never sees it half-written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -51,10 +52,17 @@ class JsonlResultStore:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             self._refuse_torn_tail(fd)
-            written = os.write(fd, data)
-            while written < len(data):  # only on a short write (e.g. a signal); finish the line
-                written += os.write(fd, data[written:])
-            os.fsync(fd)
+            start = os.fstat(fd).st_size
+            try:
+                written = os.write(fd, data)
+                while written < len(data):  # only on a short write (e.g. a signal); finish the line
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)
+            except OSError:
+                # A full disk can take part of the line: cut it off so no torn row is left behind.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+                raise
         finally:
             os.close(fd)
 

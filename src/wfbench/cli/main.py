@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -45,3 +46,13 @@ def main(argv: list[str] | None = None) -> None:
     except WfbenchError as exc:
         print(f"wfbench: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(
+            f"wfbench: error: {exc.strerror}{where}: stopped before the report; every row already in"
+            " results.jsonl is whole (free space, then continue with --resume DIR)",
+            file=sys.stderr,
+        )
+        sys.exit(1)

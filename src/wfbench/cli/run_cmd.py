@@ -89,6 +89,9 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     ] = None,
     include_expensive: Annotated[bool, typer.Option(help="Also run tasks marked expensive.")] = False,
     timeout: Annotated[float, typer.Option(min=1.0, help="Seconds per agent session.")] = 5400.0,
+    verify_timeout: Annotated[
+        float, typer.Option(min=1.0, help="Seconds for each verify and hidden-oracle command.")
+    ] = 600.0,
 ) -> None:
     """Run a sweep of task × arm × run cells; write results.jsonl, report.md, report.html, promotion.json."""
     out_dir = os.path.abspath(resume or out or _default_out())
@@ -122,6 +125,7 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         runs=runs or loaded.defaults.runs or 1, workers=workers, window=window, outage_streak=outage_streak,
         script=provider_script or loaded.provider_script, base_url=base_url, resume=resume is not None,
         include_expensive=include_expensive, timeout=timeout, sandbox_name=sandbox,
+        verify_timeout=verify_timeout,
     )  # fmt: skip
     raise typer.Exit(exit_code)
 
@@ -149,6 +153,7 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
             agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
             secrets={"ANTHROPIC_API_KEY": ep.api_key},
             session_timeout_s=opts["timeout"],
+            verify_timeout_s=opts["verify_timeout"],
             clock=services.clock,
         )
         overlay = opts["overlay"]
