@@ -99,16 +99,16 @@ conversations:
   - when: ["CASE wrong-place"]
     turns:
       - {tools: [{name: Skill, input: {skill: review}}], usage: &u {input_tokens: 100, output_tokens: 50, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}}
-      - {tools: [{name: Write, input: {file_path: /review-output/review-output.json, content: '{"schema_version": 1, "verdict": "request_changes", "findings": [{"id": "f1", "severity": "high", "path": "calc/WRONG.py", "line": 99, "end_line": 99, "category": "correctness", "scenario": "s", "evidence": "e", "recommendation": "r", "blocking": true}]}'}}], usage: *u}
+      - {tools: [{name: Write, input: {file_path: "{review_output}", content: '{"schema_version": 1, "verdict": "request_changes", "findings": [{"id": "f1", "severity": "high", "path": "calc/WRONG.py", "line": 99, "end_line": 99, "category": "correctness", "scenario": "s", "evidence": "e", "recommendation": "r", "blocking": true}]}'}}], usage: *u}
       - {say: done, usage: *u}
   - when: ["CASE approve"]
     turns:
       - {tools: [{name: Skill, input: {skill: review}}], usage: *u}
-      - {tools: [{name: Write, input: {file_path: /review-output/review-output.json, content: '{"schema_version": 1, "verdict": "approve", "findings": []}'}}], usage: *u}
+      - {tools: [{name: Write, input: {file_path: "{review_output}", content: '{"schema_version": 1, "verdict": "approve", "findings": []}'}}], usage: *u}
       - {say: done, usage: *u}
   - when: ["CASE no-skill"]
     turns:
-      - {tools: [{name: Write, input: {file_path: /review-output/review-output.json, content: '{"schema_version": 1, "verdict": "request_changes", "findings": [{"id": "f1", "severity": "high", "path": "calc/stats.py", "line": 24, "end_line": 25, "category": "correctness", "scenario": "s", "evidence": "e", "recommendation": "r", "blocking": true}]}'}}], usage: *u}
+      - {tools: [{name: Write, input: {file_path: "{review_output}", content: '{"schema_version": 1, "verdict": "request_changes", "findings": [{"id": "f1", "severity": "high", "path": "calc/stats.py", "line": 24, "end_line": 25, "category": "correctness", "scenario": "s", "evidence": "e", "recommendation": "r", "blocking": true}]}'}}], usage: *u}
       - {say: done, usage: *u}
 """
 

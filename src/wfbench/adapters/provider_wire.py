@@ -20,8 +20,12 @@ from wfbench.adapters.provider_script import Turn
 
 DEFAULT_WORKSPACE = "/workspace"
 WORKSPACE_PLACEHOLDER = "{workspace}"
+#: The review artifact path a review prompt states (``Review output file: /path``); ``{review_output}``.
+REVIEW_OUTPUT_PLACEHOLDER = "{review_output}"
+DEFAULT_REVIEW_OUTPUT = "/review-output/review-output.json"
 SYSTEM_REMINDER = "<system-reminder>"
 _WORKDIR = re.compile(r"(?:primary |current )?working directory\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
+_REVIEW_OUTPUT = re.compile(r"review output file\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
 _ASSISTANT_ITEM_TYPES = frozenset({"function_call", "reasoning", "custom_tool_call"})
 
 Event = tuple[str, dict[str, Any]]
@@ -56,6 +60,7 @@ class ReplyContext:
     workspace: str
     turn: int
     seed: str
+    review_output: str = DEFAULT_REVIEW_OUTPUT
 
     @classmethod
     def from_request(cls, body: Mapping[str, Any], protocol: Protocol) -> ReplyContext:
@@ -67,6 +72,7 @@ class ReplyContext:
             workspace=workspace_of(body, protocol),
             turn=assistant_turns(body, protocol),
             seed=hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12],
+            review_output=review_output_of(body, protocol),
         )
 
     def tool_id(self, prefix: str, index: int) -> str:
@@ -141,14 +147,27 @@ def workspace_of(body: Mapping[str, Any], protocol: Protocol) -> str:
     return DEFAULT_WORKSPACE
 
 
-def expand_workspace(value: Any, workspace: str) -> Any:
-    """Replace ``{workspace}`` in every string of a tool input (keys untouched)."""
+def review_output_of(body: Mapping[str, Any], protocol: Protocol) -> str:
+    """The review artifact path the user prompt states (``Review output file: /path``), else the default."""
+    for message in _messages(body, protocol):
+        if message.get("role") != "user":
+            continue
+        for text in _text_parts(message.get("content"), frozenset({"text", "input_text"})):
+            found = _REVIEW_OUTPUT.search(text)
+            if found:
+                return found.group(1).rstrip(".,;:")
+    return DEFAULT_REVIEW_OUTPUT
+
+
+def expand_workspace(value: Any, workspace: str, review_output: str = DEFAULT_REVIEW_OUTPUT) -> Any:
+    """Replace ``{workspace}`` and ``{review_output}`` in every string of a tool input (keys untouched)."""
     if isinstance(value, str):
-        return value.replace(WORKSPACE_PLACEHOLDER, workspace)
+        expanded = value.replace(WORKSPACE_PLACEHOLDER, workspace)
+        return expanded.replace(REVIEW_OUTPUT_PLACEHOLDER, review_output)
     if isinstance(value, Mapping):
-        return {key: expand_workspace(item, workspace) for key, item in value.items()}
+        return {key: expand_workspace(item, workspace, review_output) for key, item in value.items()}
     if isinstance(value, list):
-        return [expand_workspace(item, workspace) for item in value]
+        return [expand_workspace(item, workspace, review_output) for item in value]
     return value
 
 
@@ -171,7 +190,7 @@ def anthropic_content(turn: Turn, ctx: ReplyContext) -> list[dict[str, Any]]:
                 "type": "tool_use",
                 "id": ctx.tool_id("toolu", index),
                 "name": tool.name,
-                "input": expand_workspace(tool.input, ctx.workspace),
+                "input": expand_workspace(tool.input, ctx.workspace, ctx.review_output),
             }
         )
     return blocks
@@ -290,7 +309,7 @@ def openai_output(turn: Turn, ctx: ReplyContext) -> list[dict[str, Any]]:
             }
         )
     for index, tool in enumerate(turn.tools):
-        arguments = expand_workspace(tool.input, ctx.workspace)
+        arguments = expand_workspace(tool.input, ctx.workspace, ctx.review_output)
         items.append(
             {
                 "id": ctx.tool_id("fc", index),

@@ -162,8 +162,9 @@ def _review_phase(skills: SkillNames) -> Phase:
         workspace=WorkspaceMode.READ_ONLY,
         prompt=(
             f"{{task}}\n\nUse the {skills.review} skill to review the local uncommitted changes."
-            " You are running headless: do not post anything anywhere. Write {review_output} as"
-            ' UTF-8 JSON of exactly this shape: {"schema_version": 1, "verdict":'
+            " You are running headless: do not post anything anywhere.\n\nReview output file:"
+            " {review_output}\n\nWrite that file (and nothing else) as UTF-8 JSON of exactly this"
+            ' shape: {"schema_version": 1, "verdict":'
             ' "approve|comment|request_changes", "findings": [{"id", "severity":'
             ' "critical|high|medium|low", "path", "line", "end_line", "category", "scenario",'
             ' "evidence", "recommendation", "blocking"}]}. Use an empty findings list with verdict'

@@ -12,6 +12,7 @@ Binding is split in two so that a bad corpus fails before anything is built:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Sequence
 
@@ -27,6 +28,20 @@ from wfbench.domain.workspace_rules import Snapshot
 def sha256_text(text: str) -> str:
     """Hex sha256 of UTF-8 text (prompt, setup and verify digests)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_json(value: object) -> str:
+    """Hex sha256 of canonical JSON (sorted keys, no spaces)."""
+    return sha256_text(json.dumps(value, sort_keys=True, separators=(",", ":")))
+
+
+#: The provenance digests of :attr:`BoundTask.asset_digests`, stamped on every row.
+ASSET_DIGEST_FIELDS = (
+    "task_asset_snapshot_digest",
+    "task_asset_manifest_digest",
+    "sandbox_dependency_manifest_digest",
+    "sandbox_dependency_content_digest",
+)
 
 
 @attrs.frozen
@@ -51,6 +66,28 @@ class BoundTask:
             "oracle_manifest_digest": self.oracle.manifest_digest,
         }
 
+    @property
+    def asset_digests(self) -> dict[str, str | None]:
+        """Digests of what a cell is measured on besides the prompt and oracle (``None`` unprepared).
+
+        ``task_asset_manifest_digest`` covers the snapshot's tree and the setup and verify
+        commands; the dependency digests cover the declared read-only paths (their content is
+        part of the snapshot's tree, since dependencies are paths of the repository).
+        """
+        if self.snapshot is None:
+            return dict.fromkeys(ASSET_DIGEST_FIELDS)
+        spec = self.spec
+        declared = [{"source": d.source, "target": d.target} for d in spec.dependencies]
+        manifest = {"schema_version": 1, "dependencies": declared}
+        return {
+            "task_asset_snapshot_digest": self.snapshot.commit,
+            "task_asset_manifest_digest": sha256_json(
+                {"schema_version": 1, "tree": self.snapshot.tree, "setup": spec.setup, "verify": spec.verify}
+            ),
+            "sandbox_dependency_manifest_digest": sha256_json(manifest),
+            "sandbox_dependency_content_digest": sha256_json({**manifest, "tree": self.snapshot.tree}),
+        }
+
     def binding(self) -> dict[str, object]:
         """The task binding recorded in ``promotion.json`` (``selected_tasks``)."""
         spec = self.spec
@@ -59,11 +96,13 @@ class BoundTask:
             "class": spec.task_class,
             "kind": spec.kind.value,
             "ref": spec.ref,
-            "resolved_sha": self.commit,
+            "sha": self.commit,
             "prompt_digest": sha256_text(spec.prompt),
             "setup_digest": None if spec.setup is None else sha256_text(spec.setup),
             "verify_digest": sha256_text(spec.verify),
             **self.oracle_digests,
+            "sandbox_dependency_content_digest": self.asset_digests["sandbox_dependency_content_digest"],
+            "sandbox_dependency_manifest_digest": self.asset_digests["sandbox_dependency_manifest_digest"],
             "oracle_files": [
                 {"target": f.target, "sha256": f.sha256, "size": f.size} for f in self.oracle.files
             ],

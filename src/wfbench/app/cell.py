@@ -218,9 +218,8 @@ def _phase(
         timeout_s=ctx.settings.session_timeout_s,
         read_only_paths=_skill_paths(ctx.workspace, plan.arm),
     )
-    review_output = (
-        ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy) + "/" + REVIEW_FILE if mounts else ""
-    )
+    review_dir_seen = ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy) if mounts else ""
+    review_output = f"{review_dir_seen}/{REVIEW_FILE}" if mounts else ""
     request = SessionRequest(
         prompt=phase.render(task=plan.task.spec.prompt, plan=plan_doc, review_output=review_output),
         model=ctx.settings.model,
@@ -229,6 +228,7 @@ def _phase(
         disallowed_tools=phase.disallowed_tools,
         mcp_config_json=phase.mcp_config_json,
         plugin_dirs=phase.plugin_dirs,
+        add_dirs=(review_dir_seen,) if mounts else (),
         expected_skill=phase.skill,
         timeout_s=ctx.settings.session_timeout_s,
         env=ctx.settings.agent_env,
@@ -376,8 +376,10 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "sanitized_task_sha": None if snapshot is None else snapshot.commit,
         "task_prompt_digest": sha256_text(task.spec.prompt),
         "candidate_overlay_digest": plan.overlay_digest if plan.arm.is_candidate else None,
+        "runtime_digest": settings.runtime_digest,
         "recorded_at": settings.now().isoformat(),
         **task.oracle_digests,
+        **task.asset_digests,
     }
 
 

@@ -49,6 +49,8 @@ class RunSettings:
     session_timeout_s: float = 5400.0
     verify_timeout_s: float = 600.0
     clock: Clock | None = None
+    #: Identity of the harness runtime (wfbench, agent, provider script): reuse needs it equal.
+    runtime_digest: str | None = None
 
     def now(self) -> dt.datetime:
         """UTC now (from the clock when one is set)."""

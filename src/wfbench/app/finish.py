@@ -18,14 +18,13 @@ from wfbench.app.arms import Arm, Overlay
 from wfbench.app.binding import BoundTask
 from wfbench.app.corpus import Corpus
 from wfbench.app.report_html import render_report_html
+from wfbench.app.report_md import ReportContext, render_report_md
 from wfbench.domain.aggregation import aggregate
 from wfbench.domain.health import classify_sweep_health, unusable_arms
 from wfbench.domain.promotion import evaluate_pair
+from wfbench.domain.promotion_evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion_policy import DEFAULT_POLICY, PromotionPolicy
 from wfbench.domain.rows import Row
-
-EVIDENCE_DAYS = 90
-PARTIAL_REASON = "sweep aborted; partial evidence cannot promote"
 
 
 @attrs.frozen
@@ -44,6 +43,7 @@ class FinishInput:
     overlay: Overlay | None = None
     overlay_digest: str | None = None
     policy: PromotionPolicy = DEFAULT_POLICY
+    effort: str | None = None
 
 
 def candidate_pairs(arms: Sequence[Arm]) -> list[tuple[str, str]]:
@@ -62,39 +62,31 @@ def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     """``promotion.json``: one decision per candidate arm; an aborted sweep can never promote."""
     table = aggregate(data.rows)
     complete = not (data.tripped or data.cancelled)
-    decisions = []
-    policies: dict[str, Any] = {}
-    for candidate, incumbent in candidate_pairs(data.arms):
-        decision = evaluate_pair(
-            table, candidate=candidate, incumbent=incumbent, model=data.model, policy=data.policy
-        )
-        mapping = decision.to_mapping()
-        policies[candidate] = data.policy.for_gate(decision.gate)
-        if not complete:
-            mapping["decision"] = "insufficient_evidence"
-            mapping["reasons"] = [*mapping["reasons"], PARTIAL_REASON]
-        decisions.append(mapping)
-    return {
-        "schema_version": 6,
-        "run_status": "complete" if complete else "aborted",
-        "generated_at": data.now.isoformat(),
-        "evidence_expires_at": (data.now + dt.timedelta(days=EVIDENCE_DAYS)).isoformat(),
-        "benchmark_model": data.model,
-        "proposer_model": None,
-        "candidate_origin": "manual-initial-overlay",
-        "candidate_overlay": None if data.overlay is None else data.overlay.root,
-        "candidate_overlay_digest": data.overlay_digest,
-        "required_candidate_arms": [c for c, _ in candidate_pairs(data.arms)],
-        "selected_tasks": [task.binding() for task in data.tasks],
-        "policy": policies,
-        "decisions": decisions,
-    }
+    decisions = [
+        evaluate_pair(table, candidate=candidate, incumbent=incumbent, model=data.model, policy=data.policy)
+        for candidate, incumbent in candidate_pairs(data.arms)
+    ]
+    bindings = EvidenceBindings(
+        benchmark_model=data.model,
+        effort=data.effort,
+        candidate_overlay=None if data.overlay is None else data.overlay.root,
+        candidate_overlay_digest=data.overlay_digest,
+        selected_tasks=tuple(task.binding() for task in data.tasks),
+    )
+    evidence = PromotionEvidence.build(
+        decisions,
+        policy=data.policy,
+        generated_at=data.now,
+        run_status=RunStatus.COMPLETE if complete else RunStatus.ABORTED,
+        bindings=bindings,
+    )
+    return evidence.to_mapping()
 
 
 def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> tuple[str, ...]:
     """Write report.md, report.html and promotion.json (when candidates ran); the UNUSABLE arms."""
     promotion = promotion_evidence(data) if candidate_pairs(data.arms) else None
-    write_reports(data.rows, data.out_dir, promotion=promotion, status=_status(data))
+    write_reports(data.rows, data.out_dir, promotion=promotion, context=report_context(data))
     if promotion is not None:
         _write_json(os.path.join(data.out_dir, "promotion.json"), promotion)
     health = classify_sweep_health(data.rows, health_arms(data.arms))
@@ -130,12 +122,30 @@ def _status(data: FinishInput) -> str | None:
     return None
 
 
+def report_context(data: FinishInput) -> ReportContext:
+    """What report.md shows beyond the rows: model, effort, selected/skipped tasks, status, health arms."""
+    selected = tuple(task.spec.id for task in data.tasks)
+    skipped = () if data.corpus is None else tuple(t.id for t in data.corpus.tasks if t.id not in selected)
+    return ReportContext(
+        benchmark_model=data.model,
+        effort=data.effort,
+        selected_tasks=selected,
+        skipped_tasks=skipped,
+        status=_status(data),
+        health_arms=tuple(health_arms(data.arms)),
+    )
+
+
 def write_reports(
-    rows: Sequence[Row], out_dir: str, *, promotion: Mapping[str, Any] | None, status: str | None = None
+    rows: Sequence[Row],
+    out_dir: str,
+    *,
+    promotion: Mapping[str, Any] | None,
+    context: ReportContext | None = None,
 ) -> None:
-    """report.md (C's renderer) and report.html, both from rows alone."""
-    md = _report_md(rows, promotion=promotion, status=status)
-    _write_text(os.path.join(out_dir, "report.md"), md)
+    """report.md and report.html, both from rows alone (plus the provenance in ``context``)."""
+    status = None if context is None else context.status
+    _write_text(os.path.join(out_dir, "report.md"), render_report_md(rows, context, promotion=promotion))
     _write_text(
         os.path.join(out_dir, "report.html"), render_report_html(rows, promotion=promotion, status=status)
     )
@@ -152,34 +162,3 @@ def _write_text(path: str, text: str) -> None:
 
 def _write_json(path: str, obj: Mapping[str, Any]) -> None:
     _write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
-
-
-def _report_md(rows: Sequence[Row], *, promotion: Mapping[str, Any] | None, status: str | None) -> str:
-    """report.md from the report module when present, else a compact table (same data)."""
-    try:
-        from wfbench.app.report_md import render_report_md  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return _compact_md(rows, promotion=promotion, status=status)
-    text: str = render_report_md(rows, promotion=promotion, status=status)
-    return text
-
-
-def _compact_md(rows: Sequence[Row], *, promotion: Mapping[str, Any] | None, status: str | None) -> str:
-    table = aggregate(rows)
-    lines = [
-        "# wfbench report",
-        "",
-        "| task | arm | resolved | cost $ | wall s | errors |",
-        "|---|---|---|---|---|---|",
-    ]
-    for (task, arm), agg in table.items():
-        cost = "n/a" if agg.cost_usd is None else f"{agg.cost_usd:.4f}"
-        wall = "n/a" if agg.duration_s is None else f"{agg.duration_s:.1f}"
-        errors = ", ".join(f"{k}×{v}" for k, v in sorted(agg.error_kinds.items())) or "—"
-        lines.append(f"| {task} | {arm} | {agg.resolved}/{agg.valid_runs} | {cost} | {wall} | {errors} |")
-    for decision in (promotion or {}).get("decisions", []):
-        lines += ["", f"**{decision['candidate_arm']}**: {decision['decision']}"]
-        lines += [f"- {reason}" for reason in decision["reasons"]]
-    if status:
-        lines += ["", status]
-    return "\n".join(lines) + "\n"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
@@ -96,38 +95,53 @@ class LineProgress:
 
 
 class BarProgress(LineProgress):
-    """A rich progress bar (cells done/running/left, elapsed) above the per-cell lines."""
+    """A rich progress bar (cells done/running/left, elapsed time) above the per-cell lines.
 
-    def __init__(self, stream: TextIO | None = None, secrets: Sequence[str] = ()) -> None:
+    ``force_terminal`` is for tests: rich then draws the bar even on a non-TTY stream.
+    """
+
+    def __init__(
+        self, stream: TextIO | None = None, secrets: Sequence[str] = (), *, force_terminal: bool | None = None
+    ) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         super().__init__(stream, secrets)
-        self._console = Console(file=self._stream)
+        self._console = Console(file=self._stream, force_terminal=force_terminal)
         self._bar = Progress(
             TextColumn("cells"),
             BarColumn(),
-            MofNCompleteColumn(),
+            TextColumn("{task.completed:.0f}/{task.total:.0f} done"),
             TextColumn("running {task.fields[running]}"),
+            TextColumn("left {task.fields[left]}"),
+            TextColumn("elapsed"),
             TimeElapsedColumn(),
             console=self._console,
         )
-        self._task = self._bar.add_task("sweep", total=0, running=0)
+        self._task = self._bar.add_task("sweep", total=0, running=0, left=0)
+        self._total = 0
+        self._done = 0
         self._running = 0
-        self._started = time.monotonic()
+
+    def _refresh(self, advance: int = 0) -> None:
+        left = max(0, self._total - self._done - self._running)
+        self._bar.update(self._task, advance=advance, running=self._running, left=left)
 
     def start(self, total: int) -> None:
+        self._total = total
         self._bar.update(self._task, total=total)
+        self._refresh()
         self._bar.start()
 
     def cell_started(self, label: str) -> None:
         del label
         self._running += 1
-        self._bar.update(self._task, running=self._running)
+        self._refresh()
 
     def cell_done(self, row: Row) -> None:
         self._running = max(0, self._running - 1)
-        self._bar.update(self._task, advance=1, running=self._running)
+        self._done += 1
+        self._refresh(advance=1)
         super().cell_done(row)
 
     def note(self, text: str) -> None:

@@ -21,11 +21,12 @@ from wfbench.app.cell_checks import CellServices, RunSettings
 from wfbench.app.corpus import Corpus, TaskSpec
 from wfbench.app.finish import FinishInput, finish_sweep
 from wfbench.app.progress import Progress
+from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
 from wfbench.app.scheduler import run_packed
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import CancelToken, ResultStore
 from wfbench.domain.rows import Row
-from wfbench.domain.scheduling import Cell, canonical_order
+from wfbench.domain.scheduling import Cell, canonical_order, longest_first
 
 
 @attrs.frozen
@@ -43,7 +44,8 @@ class SweepConfig:
     overlay_digest: str | None = None
     resume: bool = False
     include_expensive: bool = False
-    reused_rows: tuple[Row, ...] = ()
+    #: ``--reuse-results DIR``: a prior sweep whose comparator rows may stand in for paid cells.
+    prior: PriorResults | None = None
 
 
 @attrs.frozen
@@ -99,11 +101,23 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
             services.progress.note(f"[{task.spec.id}] {task.failure}")
     cells = plan_cells(prepared, config.arms, config.runs)
     done = {row.cell for row in services.store.rows()} if config.resume else set()
-    for row in config.reused_rows:
+    if done:
+        services.progress.note(f"resume: {len(done)} cell(s) already have a row")
+    reuse = ReusePlan()
+    if config.prior is not None:
+        reuse = plan_reuse(
+            config.prior,
+            tasks=prepared,
+            arms=config.arms,
+            planned=[c.key for c in cells],
+            settings=config.settings,
+            note=services.progress.note,
+        )
+    for row in reuse.rows:
         if row.cell not in done:
             services.store.append(row)
             done.add(row.cell)
-    todo = tuple(c for c in cells if c.key not in done)
+    todo = longest_first((c for c in cells if c.key not in done), reuse.durations or None)
     if done:
         services.progress.note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
     outcome = _run_cells(config, services, prepared, todo, cancel)
@@ -120,6 +134,7 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         overlay=config.overlay,
         overlay_digest=config.overlay_digest,
         now=config.settings.now(),
+        effort=config.settings.effort,
     )
     unusable = finish_sweep(finish, note=services.progress.note)
     code = 1 if unusable or outcome.tripped else 130 if outcome.cancelled else 0

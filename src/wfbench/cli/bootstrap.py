@@ -99,6 +99,43 @@ def build_agent(name: str) -> ModelCLI:
     raise InputError(f"unknown agent {name!r} (choose {' or '.join(AGENTS)})", field="--agent")
 
 
+RUNTIME_DIGEST_ENV = "WFBENCH_RUNTIME_DIGEST"
+
+
+def runtime_digest(*, agent: str, script_path: str | None, environ: Mapping[str, str]) -> str:
+    """Identity of the harness runtime: a prior row is reused only when it was measured under it.
+
+    ``$WFBENCH_RUNTIME_DIGEST`` wins (a lockfile-pinned harness sets it). Otherwise: the bytes of
+    wfbench's own modules, the agent (the stand-in is part of those modules; the real CLI is
+    identified by its ``--version``) and the provider script's bytes.
+    """
+    import hashlib
+    import subprocess
+
+    pinned = environ.get(RUNTIME_DIGEST_ENV, "").strip()
+    if pinned:
+        return pinned
+    digest = hashlib.sha256()
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for root, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith((".py", ".yaml"))):
+            path = os.path.join(root, name)
+            with open(path, "rb") as handle:
+                for part in (os.path.relpath(path, package).encode(), handle.read()):
+                    digest.update(len(part).to_bytes(8, "big") + part)
+    parts = [f"agent={agent}"]
+    binary = find_claude() if agent == "claude" else None
+    if binary is not None:
+        done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, check=False)
+        parts.append(f"claude={done.stdout.strip()}")
+    if script_path is not None:
+        with open(script_path, "rb") as handle:
+            parts.append("script=" + hashlib.sha256(handle.read()).hexdigest())
+    digest.update("\n".join(parts).encode())
+    return digest.hexdigest()
+
+
 def bootstrap(
     *,
     sandbox: str | Sandbox = "bwrap",

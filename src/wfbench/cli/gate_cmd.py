@@ -3,7 +3,8 @@
 RESULTS is a ``results.jsonl`` or a directory holding one. ``gate`` recomputes the aggregates
 and a decision for every candidate arm present, prints them (``--json``: the promotion evidence
 as JSON) and writes ``promotion.json`` beside the results, atomically. ``report`` writes
-``report.md`` beside them. A torn or invalid line exits 2 naming the file, the line and the field.
+``report.md`` and ``report.html`` beside them. A torn or invalid line exits 2 naming the file,
+the line and the field.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def register(app: typer.Typer) -> None:
         max_task_regression: _MaxRegression = 20.0,
         pair: _Pairs = None,
     ) -> None:
-        """Write report.md beside RESULTS (aggregates, savings, review quality, health, decisions)."""
+        """Write report.md and report.html beside RESULTS (aggregates, savings, review quality, health)."""
         from wfbench.adapters.jsonl_store import write_text_atomic
         from wfbench.app.report_md import render_report_md
 
@@ -190,3 +191,8 @@ def register(app: typer.Typer) -> None:
         target = source.parent / "report.md"
         write_text_atomic(target, render_report_md(rows, promotion=promotion))
         typer.echo(f"wrote {target}")
+        from wfbench.app.report_html import render_report_html
+
+        html = source.parent / "report.html"
+        write_text_atomic(html, render_report_html(rows, promotion=promotion))
+        typer.echo(f"wrote {html}")

@@ -11,7 +11,6 @@ import datetime as dt
 import os
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from wfbench.adapters import stale
 from wfbench.app.arms import check_overlay_arms, load_overlay, overlay_digest, resolve_arms
 from wfbench.app.binding import bind_tasks
 from wfbench.app.cell_checks import CellServices, RunSettings
@@ -95,9 +95,12 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
 ) -> None:
     """Run a sweep of task × arm × run cells; write results.jsonl, report.md, report.html, promotion.json."""
     out_dir = os.path.abspath(resume or out or _default_out())
+    prior = None
     if reuse_results is not None:
-        raise InputError("--reuse-results is not supported by this build yet", field="--reuse-results")
-    os.makedirs(out_dir, exist_ok=True)
+        from wfbench.adapters.prior_results import PriorResultsDir
+
+        prior = PriorResultsDir.open(reuse_results, out_dir=out_dir)
+    claim = stale.claim_out_dir(out_dir, resume=resume is not None, note=print)  # held for the sweep
     services = boot.bootstrap(sandbox=sandbox, agent=agent)
     demo = corpus is None
     if demo:
@@ -124,9 +127,10 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         loaded, services, out_dir=out_dir, arms=chosen, overlay=overlay, model=pinned,
         runs=runs or loaded.defaults.runs or 1, workers=workers, window=window, outage_streak=outage_streak,
         script=provider_script or loaded.provider_script, base_url=base_url, resume=resume is not None,
-        include_expensive=include_expensive, timeout=timeout, sandbox_name=sandbox,
+        include_expensive=include_expensive, timeout=timeout, sandbox_name=sandbox, prior=prior, agent=agent,
         verify_timeout=verify_timeout,
     )  # fmt: skip
+    claim.release()
     raise typer.Exit(exit_code)
 
 
@@ -140,10 +144,11 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
     with _signals(cancel), boot.endpoint(
         script_path=opts["script"], base_url=opts["base_url"], environ=os.environ,
         warn=lambda text: print(text, file=sys.stderr),
-    ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
+    ) as ep, stale.sweep_scratch(note=print) as work_dir, _log_file(
         out_dir
     ) as log:  # fmt: skip
         secrets_seen.append(ep.api_key)
+        runtime = boot.runtime_digest(agent=opts["agent"], script_path=opts["script"], environ=os.environ)
         settings = RunSettings(
             out_dir=out_dir,
             work_dir=work_dir,
@@ -155,13 +160,14 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
             session_timeout_s=opts["timeout"],
             verify_timeout_s=opts["verify_timeout"],
             clock=services.clock,
+            runtime_digest=runtime,
         )
         overlay = opts["overlay"]
         config = SweepConfig(
             corpus=corpus, arms=tuple(opts["arms"]), runs=opts["runs"], workers=opts["workers"],
             settings=settings, window=opts["window"], outage_streak=opts["outage_streak"], overlay=overlay,
             overlay_digest=None if overlay is None else overlay_digest(overlay), resume=opts["resume"],
-            include_expensive=opts["include_expensive"],
+            include_expensive=opts["include_expensive"], prior=opts["prior"],
         )  # fmt: skip
         from wfbench.adapters.jsonl_store import JsonlResultStore
 

@@ -8,6 +8,7 @@ author, committer and dates), so the demo's task commits are the same on every m
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from importlib import resources
 from typing import Any
@@ -43,8 +44,14 @@ def _git(repo: str, *args: str) -> None:
 
 
 def materialize(dest: str) -> str:
-    """Write the demo corpus under ``dest`` (created) and return the corpus file's path."""
+    """Write the demo corpus under ``dest`` (created) and return the corpus file's path.
+
+    An earlier materialization in ``dest`` is replaced; commits are deterministic, so the
+    task commits (and every binding digest) are the same as before.
+    """
     tree: dict[str, Any] = yaml.safe_load(_read("tree.yaml"))
+    if os.path.isfile(os.path.join(dest, "corpus.yaml")):
+        shutil.rmtree(dest)  # an earlier materialization (a resumed sweep): rebuilt identically
     os.makedirs(dest, exist_ok=True)
     for name in ("corpus.yaml", "provider.yaml"):
         _write(dest, name, _read(name))
