@@ -135,7 +135,16 @@ def review_task(task_id: str, *, labels: str = "labels.json", **extra: Any) -> d
 
 LABELS = {
     "schema_version": 1,
-    "findings": [{"id": "L1", "path": "app.py", "line": 2, "end_line": 2, "category": "correctness"}],
+    "findings": [
+        {
+            "id": "L1",
+            "path": "app.py",
+            "line_start": 2,
+            "line_end": 2,
+            "category": "correctness",
+            "severity": "high",
+        }
+    ],
 }
 
 

@@ -36,6 +36,7 @@ from wfbench.app.cell_review import grade_review
 from wfbench.domain.errors import SandboxError, WfbenchError
 from wfbench.domain.outcome import classify_outcome, sum_sessions
 from wfbench.domain.ports import CancelToken
+from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.rows import ErrorKind, Row
 from wfbench.domain.sandboxing import Mount
 from wfbench.domain.sessions import SessionRecord, SessionRequest
@@ -289,7 +290,7 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
     if result.state.value != "exited":
         raise SandboxError(f"verify did not finish ({result.state}): {result.detail}")
     output = (result.stdout[-4000:] + b"\n" + result.stderr_tail[-2000:]).decode("utf-8", "replace")[-4000:]
-    return result.ok, output
+    return result.ok, redact_text(output, ctx.settings.secrets.values())
 
 
 def _oracle(ctx: CellContext, task: BoundTask) -> bool:
@@ -314,8 +315,11 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str) -> dict[str, A
     assert snapshot is not None
     churn = ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
     patch = ctx.services.workspaces.capture_patch(ctx.workspace, snapshot, PATCH_LIMIT, base_commit=head)
+    data = patch.data
+    for form in secret_forms(ctx.settings.secrets.values()):  # the agent may have written a secret
+        data = data.replace(form.encode(), REDACTED.encode())
     with open(os.path.join(ctx.settings.out_dir, f"{plan.label}.patch"), "wb") as handle:
-        handle.write(patch.data)
+        handle.write(data)
     return {
         "diff_files": churn.files,
         "diff_insertions": churn.insertions,

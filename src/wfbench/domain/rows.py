@@ -88,7 +88,9 @@ USAGE_FIELDS = (
 CHURN_FIELDS = ("diff_files", "diff_insertions", "diff_deletions")
 
 #: Review keys that are not metrics and therefore live in ``extra``.
-_REVIEW_NON_METRIC_KEYS = frozenset({"review_score", "review_evidence_valid", "review_artifact"})
+_REVIEW_NON_METRIC_KEYS = frozenset(
+    {"review_score", "review_evidence_valid", "review_artifact", "review_evidence_detail"}
+)
 
 ReviewValue = float | int | bool | None
 
@@ -267,7 +269,7 @@ def _opt_number(raw: Mapping[str, Any], key: str) -> float | None:
     value = raw.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value) or value < 0:
         raise InputError("must be a finite non-negative number or null", field=key)
     return float(value)
 
@@ -285,6 +287,14 @@ def _kind(raw: Mapping[str, Any]) -> ErrorKind | None:
 def _review_value(key: str, value: Any) -> ReviewValue:
     if value is None or isinstance(value, bool):
         return value
-    if isinstance(value, int | float) and math.isfinite(value):
+    if isinstance(value, int | float) and _finite(value):
         return value
     raise InputError("must be a number, a boolean or null", field=key)
+
+
+def _finite(value: float) -> bool:
+    """``math.isfinite``, but False (not OverflowError) for an integer too large for a float."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
