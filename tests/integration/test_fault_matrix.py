@@ -198,7 +198,7 @@ def test_the_real_cli_under_529_truncation_and_a_stall(tmp_path):
     out = tmp_path / "out"
     done = run_sweep(
         corpus, out, "--agent", "claude", "--arms", "baseline", "--outage-streak", "3",
-        "--workers", "3", "--timeout", "25",
+        "--workers", "4", "--timeout", "15",
     )  # fmt: skip
     assert done.returncode == 1, tell(done)
     kept = by_task(out)
