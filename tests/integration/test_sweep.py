@@ -6,52 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
+from tests.integration.demo_run import WFBENCH, demo_corpus, demo_out, row, rows, wfbench
+from tests.integration.demo_run import bwrap_or_skip as _bwrap_or_skip
 
-from tests.conftest import require_or_skip
-
-WFBENCH = [sys.executable, "-m", "wfbench"]
-
-
-def _bwrap_or_skip() -> None:
-    probe = shutil.which("bwrap") and subprocess.run(
-        ["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True, check=False
-    )
-    if not probe or probe.returncode != 0:
-        require_or_skip("WFBENCH_REQUIRE_BWRAP", "bubblewrap cannot run here")
-
-
-def wfbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*WFBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def rows(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-
-
-def row(out: Path, task: str, arm: str, run: int = 0) -> dict:
-    return next(r for r in rows(out) if (r["task"], r["arm"], r["run"]) == (task, arm, run))
-
-
-@pytest.fixture(scope="module")
-def demo_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    _bwrap_or_skip()
-    out = tmp_path_factory.mktemp("demo") / "out"
-    return out, wfbench("run", "--out", str(out), "--workers", "3")
-
-
-@pytest.fixture(scope="module")
-def demo_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from wfbench.demo import materialize
-
-    return Path(materialize(str(tmp_path_factory.mktemp("corpus") / "demo")))
+__all__ = ["demo_corpus", "demo_out"]  # session fixtures shared with the other sweep modules
 
 
 def test_the_offline_demo_sweep_exits_0_and_writes_every_output(demo_out):

@@ -103,28 +103,25 @@ RUNTIME_DIGEST_ENV = "WFBENCH_RUNTIME_DIGEST"
 
 
 def runtime_digest(*, agent: str, script_path: str | None, environ: Mapping[str, str]) -> str:
-    """Identity of the harness runtime: a prior row is reused only when it was measured under it.
+    """Identity of the runtime a row is measured under: a prior row is reused only under the same one.
 
-    ``$WFBENCH_RUNTIME_DIGEST`` wins (a lockfile-pinned harness sets it). Otherwise: the bytes of
-    wfbench's own modules, the agent (the stand-in is part of those modules; the real CLI is
-    identified by its ``--version``) and the provider script's bytes.
+    ``$WFBENCH_RUNTIME_DIGEST`` wins (a lockfile-pinned harness sets it). Otherwise: wfbench's
+    version, the Python version, the agent (the stand-in by the bytes of its module, the real CLI
+    by its ``--version``) and the provider script's bytes when one is used.
     """
     import hashlib
     import subprocess
+    from importlib import metadata
 
     pinned = environ.get(RUNTIME_DIGEST_ENV, "").strip()
     if pinned:
         return pinned
-    digest = hashlib.sha256()
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for root, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(f for f in files if f.endswith((".py", ".yaml"))):
-            path = os.path.join(root, name)
-            with open(path, "rb") as handle:
-                for part in (os.path.relpath(path, package).encode(), handle.read()):
-                    digest.update(len(part).to_bytes(8, "big") + part)
-    parts = [f"agent={agent}"]
+    parts = [f"wfbench={metadata.version('wfbench')}", f"python={sys.version.split()[0]}", f"agent={agent}"]
+    if agent == "standin":
+        from wfbench.adapters import standin_agent
+
+        with open(standin_agent.__file__, "rb") as handle:
+            parts.append("standin=" + hashlib.sha256(handle.read()).hexdigest())
     binary = find_claude() if agent == "claude" else None
     if binary is not None:
         done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, check=False)
@@ -132,8 +129,7 @@ def runtime_digest(*, agent: str, script_path: str | None, environ: Mapping[str,
     if script_path is not None:
         with open(script_path, "rb") as handle:
             parts.append("script=" + hashlib.sha256(handle.read()).hexdigest())
-    digest.update("\n".join(parts).encode())
-    return digest.hexdigest()
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def bootstrap(
@@ -168,8 +164,7 @@ def endpoint(
         from wfbench.adapters.provider_script import ProviderScript
         from wfbench.adapters.scripted_provider import ScriptedProvider
 
-        with open(script_path, encoding="utf-8") as handle:
-            script = ProviderScript.from_yaml(handle.read(), source=script_path)
+        script = ProviderScript.load(script_path)  # a missing/unreadable file is an InputError
         with ScriptedProvider(script) as provider:
             yield Endpoint(provider.base_url, OFFLINE_KEY)
         return

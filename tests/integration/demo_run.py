@@ -1,0 +1,60 @@
+"""The built-in demo sweep, run once per test session, and small helpers over a sweep's output.
+
+Test modules import the fixtures they use (``from tests.integration.demo_run import demo_out``);
+``demo_out`` is session-scoped, so every module shares one demo sweep.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import require_or_skip
+
+WFBENCH = [sys.executable, "-m", "wfbench"]
+
+
+def bwrap_or_skip() -> None:
+    """Skip (or fail under WFBENCH_REQUIRE_BWRAP=1) when bubblewrap cannot run here."""
+    probe = shutil.which("bwrap") and subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True, check=False
+    )
+    if not probe or probe.returncode != 0:
+        require_or_skip("WFBENCH_REQUIRE_BWRAP", "bubblewrap cannot run here")
+
+
+def wfbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """Run the `wfbench` command as a subprocess."""
+    return subprocess.run([*WFBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def rows(out: Path) -> list[dict[str, Any]]:
+    """Every row of ``out/results.jsonl``."""
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def row(out: Path, task: str, arm: str, run: int = 0) -> dict[str, Any]:
+    """The row of one cell."""
+    return next(r for r in rows(out) if (r["task"], r["arm"], r["run"]) == (task, arm, run))
+
+
+@pytest.fixture(scope="session")
+def demo_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """`wfbench run` (the offline demo) with 3 workers: its output directory and the process."""
+    bwrap_or_skip()
+    out = tmp_path_factory.mktemp("demo") / "out"
+    return out, wfbench("run", "--out", str(out), "--workers", "3")
+
+
+@pytest.fixture(scope="session")
+def demo_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus materialized on its own (for corpora built from its repository)."""
+    from wfbench.demo import materialize
+
+    return Path(materialize(str(tmp_path_factory.mktemp("corpus") / "demo")))

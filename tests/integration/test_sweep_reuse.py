@@ -1,0 +1,175 @@
+"""Sweeps that start from an earlier sweep: `--reuse-results`, `--resume`, and the re-gate of its
+rows with `wfbench gate` / `wfbench report` (subprocesses of the `wfbench` command)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.integration.demo_run import demo_out, row, rows, wfbench
+from wfbench.app.reuse_plan import expected_durations
+from wfbench.domain.aggregation import aggregate
+from wfbench.domain.rows import Row
+from wfbench.domain.scheduling import Cell, longest_first
+
+__all__ = ["demo_out"]
+
+TIMING = ("duration", "wall", "recorded_at", "generated_at", "expires_at")
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` without timestamps and durations (the only things a rerun may change)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if not any(t in k for t in TIMING)}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _aggregates(out: Path) -> dict[str, Any]:
+    table = aggregate([Row.from_mapping(r) for r in rows(out)])
+    return {f"{task}/{arm}": _untimed(agg.to_mapping()) for (task, arm), agg in table.items()}
+
+
+def _decisions(path: Path) -> list[dict[str, Any]]:
+    return json.loads(path.read_text())["decisions"]
+
+
+def _fresh_cells(out: Path) -> int:
+    """Cells that really ran in this sweep (each logs one ``cell_finished`` event)."""
+    events = [json.loads(line) for line in (out / "wfbench.log").read_text().splitlines()]
+    return sum(1 for e in events if e.get("event") == "cell_finished")
+
+
+def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_runs_candidates(
+    demo_out, tmp_path
+):
+    """--reuse-results: workflow and review rows are carried forward (with their transcripts), one
+    workflow cell stays paid, candidate and baseline cells run, and the decision is unchanged."""
+    prior, first = demo_out
+    assert first.returncode == 0
+    out = tmp_path / "again"
+    done = wfbench("run", "--out", str(out), "--workers", "3", "--reuse-results", str(prior))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (
+        "reuse-results: keeping one paid workflow cell (add-mode run 0) so incumbent health is"
+        " measured this sweep" in done.stdout
+    )
+    assert f"reuse-results {prior}: 8 comparator cell(s) match this sweep; candidate arms always run" in (
+        done.stdout
+    )
+    kept = rows(out)
+    assert len(kept) == len(rows(prior)) == 24
+    reused = [r for r in kept if r.get("reused")]
+    assert len(reused) == 8
+    assert {r["arm"] for r in reused} == {"workflow", "review"}
+    assert row(out, "add-mode", "workflow", 0).get("reused") is not True
+    assert _fresh_cells(out) == 24 - 8 < _fresh_cells(prior)
+    for r in reused:
+        original = row(prior, r["task"], r["arm"], r["run"])
+        assert r["reused_from_recorded_at"] == original["recorded_at"]
+        assert r["session_ids"] == original["session_ids"]
+        for artifact in r["transcript_artifacts"]:
+            data = (out / artifact["path"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == artifact["sha256"]
+    assert all(not r.get("reused") for r in kept if r["arm"] in ("candidate_workflow", "baseline"))
+    assert (out / "review-pr-41-review-run1.review.json").is_file()
+    assert (out / "fix-median-workflow-run2.patch").read_bytes() == (
+        prior / "fix-median-workflow-run2.patch"
+    ).read_bytes()
+    assert [d["decision"] for d in _decisions(out / "promotion.json")] == ["promote"]
+    fresh = [(r["task"], r["arm"], r["run"]) for r in kept if not r.get("reused")]
+    canonical = sorted(fresh, key=[(r["task"], r["arm"], r["run"]) for r in rows(prior)].index)
+    durations = expected_durations(Row.from_mapping(r) for r in rows(prior))
+    assert fresh == [c.key for c in longest_first([Cell(*key) for key in canonical], durations)]
+
+
+def test_an_artifact_that_drifted_since_it_was_recorded_sends_the_cell_to_a_paid_run(demo_out, tmp_path):
+    """A transcript whose bytes no longer match its row is not copied: the cell runs; nothing is left."""
+    prior, _ = demo_out
+    tampered = tmp_path / "prior"
+    shutil.copytree(prior, tampered, ignore=shutil.ignore_patterns("demo-corpus"))
+    original = row(prior, "review-pr-41", "review", 0)
+    transcript = tampered / original["transcript_artifacts"][0]["path"]
+    transcript.write_bytes(transcript.read_bytes().replace(b"review", b"REVIEW", 1))
+    out = tmp_path / "out"
+    done = wfbench(
+        "run", "--arms", "review", "--runs", "1", "--out", str(out), "--reuse-results", str(tampered)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[review-pr-41][review][run 0] comparator reuse failed (" in done.stdout
+    assert "drifted" in done.stdout
+    assert "; running a paid cell" in done.stdout
+    assert not any(r.get("reused") for r in rows(out))
+    assert _fresh_cells(out) == 2
+    assert not list(out.rglob("*.reuse-tmp"))
+
+
+def test_a_changed_binding_reuses_nothing(demo_out, tmp_path):
+    """The same small sweep reuses the defect review row under the prior model and nothing under another.
+
+    The clean control (no weighted F1) is never reusable, so with one run no canary is needed.
+    """
+    prior, _ = demo_out
+    same = wfbench("run", "--arms", "review", "--runs", "1", "--out", str(tmp_path / "same"),
+                   "--reuse-results", str(prior))  # fmt: skip
+    assert same.returncode == 0, same.stderr[-2000:]
+    assert "1 comparator cell(s) match" in same.stdout
+    assert [r["task"] for r in rows(tmp_path / "same") if r.get("reused")] == ["review-pr-41"]
+    other = wfbench("run", "--arms", "review", "--runs", "1", "--model", "claude-opus-4-1",
+                    "--out", str(tmp_path / "other"), "--reuse-results", str(prior))  # fmt: skip
+    assert other.returncode == 0, other.stderr[-2000:]
+    assert "0 comparator cell(s) match" in other.stdout
+    assert not any(r.get("reused") for r in rows(tmp_path / "other"))
+    assert _fresh_cells(tmp_path / "other") == 2
+
+
+def test_reuse_refuses_its_own_output_directory_and_a_directory_without_results(demo_out, tmp_path):
+    """--reuse-results naming --out, or a directory with no results.jsonl, is a usage error (exit 2)."""
+    prior, _ = demo_out
+    own = wfbench("run", "--out", str(prior), "--reuse-results", str(prior), timeout=60)
+    assert own.returncode == 2
+    assert "--reuse-results: must not be the sweep's own --out directory" in own.stderr
+    empty = wfbench("run", "--out", str(tmp_path / "o"), "--reuse-results", str(tmp_path), timeout=60)
+    assert empty.returncode == 2
+    assert "holds no regular results.jsonl" in empty.stderr
+
+
+def test_a_resumed_sweep_ends_with_the_same_aggregates_and_decisions_as_an_uninterrupted_one(
+    demo_out, tmp_path
+):
+    """An interrupted sweep (its first 16 rows kept) resumed in place runs only the missing cells."""
+    prior, _ = demo_out
+    out = tmp_path / "interrupted"
+    shutil.copytree(prior, out)
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    (out / "results.jsonl").write_text("".join(lines[:16]))
+    (out / "promotion.json").unlink()
+    (out / "wfbench.log").unlink()
+    done = wfbench("run", "--resume", str(out), "--workers", "3")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert _fresh_cells(out) == 24 - 16
+    assert sorted((r["task"], r["arm"], r["run"]) for r in rows(out)) == sorted(
+        (r["task"], r["arm"], r["run"]) for r in rows(prior)
+    )
+    assert _aggregates(out) == _aggregates(prior)
+    assert _untimed(_decisions(out / "promotion.json")) == _untimed(_decisions(prior / "promotion.json"))
+
+
+def test_wfbench_gate_of_the_demo_results_gives_the_decisions_of_its_promotion_json(demo_out, tmp_path):
+    """Re-gating results.jsonl alone reproduces promotion.json's decisions; `report` rewrites both reports."""
+    prior, _ = demo_out
+    shutil.copy(prior / "results.jsonl", tmp_path / "results.jsonl")
+    gated = wfbench("gate", str(tmp_path), "--json", timeout=60)
+    assert gated.returncode == 0, gated.stderr
+    assert json.loads(gated.stdout)["decisions"] == _decisions(prior / "promotion.json")
+    assert _decisions(tmp_path / "promotion.json") == _decisions(prior / "promotion.json")
+    report = wfbench("report", str(tmp_path), timeout=60)
+    assert report.returncode == 0, report.stderr
+    assert "candidate_workflow" in (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert "<svg" in html
+    assert "promote" in html
