@@ -11,6 +11,7 @@ import datetime as dt
 import os
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -100,7 +101,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         from wfbench.adapters.prior_results import PriorResultsDir
 
         prior = PriorResultsDir.open(reuse_results, out_dir=out_dir)
-    claim = stale.claim_out_dir(out_dir, resume=resume is not None, note=print)  # held for the sweep
+    # Held for the whole sweep: out-dir lock, refusals, resume repairs, scratch tree for every temp dir.
+    claim = stale.claim_out_dir(out_dir, resume=resume is not None, note=print)
     services = boot.bootstrap(sandbox=sandbox, agent=agent)
     demo = corpus is None
     if demo:
@@ -144,7 +146,7 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
     with _signals(cancel), boot.endpoint(
         script_path=opts["script"], base_url=opts["base_url"], environ=os.environ,
         warn=lambda text: print(text, file=sys.stderr),
-    ) as ep, stale.sweep_scratch(note=print) as work_dir, _log_file(
+    ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
         out_dir
     ) as log:  # fmt: skip
         secrets_seen.append(ep.api_key)
