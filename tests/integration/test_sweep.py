@@ -223,3 +223,22 @@ def test_without_bwrap_the_run_says_so_and_how_to_install_it(tmp_path):
     assert done.returncode != 0
     assert "apt-get install bubblewrap" in done.stderr
     assert "host-unsafe" in done.stderr
+
+
+def test_under_host_unsafe_the_demo_reviews_write_inside_the_cells_private_directory(tmp_path):
+    """No fixed host path: the review artifact path comes from the prompt, so /review-output is never touched."""
+    existed = os.path.exists("/review-output")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}  # host-unsafe is refused under CI
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*WFBENCH, "run", "--sandbox", "host-unsafe", "--arms", "review", "--runs", "1", "--out", str(out)],
+        capture_output=True, text=True, env=env, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    defect, clean = row(out, "review-pr-41", "review"), row(out, "review-pr-42", "review")
+    assert (defect["review_evidence_valid"], defect["resolved"]) == (True, True)
+    assert (clean["review_evidence_valid"], clean["review_clean_pass"]) == (True, True)
+    assert os.path.exists("/review-output") == existed
+    transcript = (out / defect["transcript_artifacts"][0]["path"]).read_text()
+    assert "Review output file: /review-output" not in transcript
+    assert "review-output.json" in transcript
