@@ -35,8 +35,15 @@ def _base() -> dict[str, Any]:
         "name": "c",
         "tasks": [
             {"id": "t1", "class": "bug", "repo": "repo", "prompt": "p", "verify": "true", "oracle": ORACLE},
-            {"id": "r1", "class": "review", "kind": "review", "repo": "repo", "prompt": "p",
-             "verify": "true", "labels": "labels.json"},  # fmt: skip
+            {
+                "id": "r1",
+                "class": "review",
+                "kind": "review",
+                "repo": "repo",
+                "prompt": "p",
+                "verify": "true",
+                "labels": "labels.json",
+            },  # fmt: skip
         ],
     }
 
@@ -108,7 +115,11 @@ TASK_CASES = [
     ("tasks.0.oracle", {"command": "true", "files": []}, "t1: oracle.files: must name at least one file"),
     ("tasks.0.oracle", {"command": "true", "files": [{"source": "a"}]}, "oracle.files[0]: must have exactly"),
     ("tasks.0.dependencies", "lib", "t1: dependencies: must be a list"),
-    ("tasks.0.dependencies", ["/etc"], "dependencies[0].source: must be a relative path inside the repository"),
+    (
+        "tasks.0.dependencies",
+        ["/etc"],
+        "dependencies[0].source: must be a relative path inside the repository",
+    ),
     ("tasks.0.dependencies", ["../x"], "dependencies[0].source: must be a relative path"),
     ("tasks.0.dependencies", [{"source": "a"}], "dependencies[0]: must have exactly `source` and `target`"),
     ("tasks.1.labels", "DELETE", "r1: labels: is required for review tasks"),
@@ -129,10 +140,18 @@ TOP_CASES = [
     ("arms", {"a": {**ARM, "colour": 1}}, "arm a: colour: unknown key"),
     ("arms", {"a": {**ARM, "kind": "essay"}}, "arm a: kind: must be implementation or review"),
     ("arms", {"a": {"phases": []}}, "arm a: phases: must be a non-empty list"),
-    ("arms", {"a": {"phases": [{"prompt": "no placeholder"}]}}, "arm a: phases[0].prompt: must contain {task}"),
+    (
+        "arms",
+        {"a": {"phases": [{"prompt": "no placeholder"}]}},
+        "arm a: phases[0].prompt: must contain {task}",
+    ),
     ("arms", {"a": {"phases": [{"prompt": "{task}", "role": "deploy"}]}}, "arm a: phases[0]:"),
     ("arms", {"a": {"phases": [{"prompt": "{task}", "workspace": "rw"}]}}, "arm a: phases[0]:"),
-    ("arms", {"a": {"phases": [{"prompt": "{task}", "mcp_config": "x"}]}}, "phases[0].mcp_config: must be a mapping"),
+    (
+        "arms",
+        {"a": {"phases": [{"prompt": "{task}", "mcp_config": "x"}]}},
+        "phases[0].mcp_config: must be a mapping",
+    ),
     ("arms", {"a": {"phases": [{"prompt": "{task}", "tools": "Read"}]}}, "phases[0].tools: must be a list"),
     ("arms", {"a": {"phases": [{"prompt": "{task}", "shell": 1}]}}, "arm a: phases[0].shell: unknown key"),
     ("arms", {"a": {**ARM, "incumbent": "ghost"}}, "arm a: incumbent: unknown incumbent arm 'ghost'"),
@@ -140,7 +159,9 @@ TOP_CASES = [
 
 
 @pytest.mark.parametrize(("path", "value", "expected"), TASK_CASES + TOP_CASES)
-def test_each_invalid_field_is_refused_naming_the_file_the_task_or_arm_and_the_field(root, path, value, expected):
+def test_each_invalid_field_is_refused_naming_the_file_the_task_or_arm_and_the_field(
+    root, path, value, expected
+):
     """One InputError per rule: the message starts with the corpus file and names the id and field."""
     assert expected in _refused(root, _with(path, value))
 
@@ -162,7 +183,10 @@ def test_unreadable_or_non_yaml_corpora_are_refused_with_the_file_named(root):
 
 def test_corpus_arms_and_defaults_are_read_relative_to_the_corpus(root):
     """A corpus-defined arm, provider script and overlay resolve against the corpus directory."""
-    data = _with("arms", {"mine": {"kind": "review", "phases": [{"prompt": "{task} {review_output}", "role": "review"}]}})
+    data = _with(
+        "arms",
+        {"mine": {"kind": "review", "phases": [{"prompt": "{task} {review_output}", "role": "review"}]}},
+    )
     data["provider_script"] = "script.yaml"
     data["defaults"] = {"arms": ["mine"], "runs": 2, "candidate_overlay": "ov", "model": "m-1"}
     corpus = _load(root, data)
@@ -237,7 +261,10 @@ def test_an_overlay_of_skill_markdown_loads_and_its_digest_covers_paths_and_byte
     root = _overlay(tmp_path, {".claude/skills/plan/SKILL.md": "a", ".claude/skills/plan/ref/x.MD": "b"})
     overlay = load_overlay(str(root), cand)
     assert overlay.skills == ("plan",)
-    assert [rel for rel, _ in overlay.files] == [".claude/skills/plan/SKILL.md", ".claude/skills/plan/ref/x.MD"]
+    assert [rel for rel, _ in overlay.files] == [
+        ".claude/skills/plan/SKILL.md",
+        ".claude/skills/plan/ref/x.MD",
+    ]
     first = overlay_digest(overlay)
     (root / ".claude/skills/plan/SKILL.md").write_text("A")
     assert overlay_digest(load_overlay(str(root), cand)) != first
@@ -246,7 +273,10 @@ def test_an_overlay_of_skill_markdown_loads_and_its_digest_covers_paths_and_byte
 @pytest.mark.parametrize(
     ("files", "fragment"),
     [
-        ({".claude/skills/plan/run.sh": "x"}, "may only contain Markdown files under .claude/skills/{plan,work}"),
+        (
+            {".claude/skills/plan/run.sh": "x"},
+            "may only contain Markdown files under .claude/skills/{plan,work}",
+        ),
         ({".claude/skills/review/SKILL.md": "x"}, "may only contain Markdown"),
         ({".claude/SKILL.md": "x"}, "may only contain Markdown"),
         ({"README.md": "x"}, "may only contain Markdown"),

@@ -47,8 +47,11 @@ def test_checked_artifacts_are_copied_and_a_missing_optional_one_is_skipped(prio
     dest = tmp_path / "out"
     dest.mkdir()
     PriorResultsDir(str(prior)).copy_artifacts(
-        [("transcripts/a.jsonl", _sha(b"event-1\n"), 8, True), ("r.review.json", None, None, True),
-         ("r.patch", None, None, False)],  # fmt: skip
+        [
+            ("transcripts/a.jsonl", _sha(b"event-1\n"), 8, True),
+            ("r.review.json", None, None, True),
+            ("r.patch", None, None, False),
+        ],  # fmt: skip
         str(dest),
     )
     assert (dest / "transcripts" / "a.jsonl").read_bytes() == b"event-1\n"
@@ -66,7 +69,9 @@ def test_checked_artifacts_are_copied_and_a_missing_optional_one_is_skipped(prio
         (("/etc/passwd", None, None, True), "unsafe artifact path"),
     ],
 )
-def test_a_drifted_missing_or_unsafe_artifact_fails_the_whole_copy_and_leaves_nothing(prior, tmp_path, entry, error):
+def test_a_drifted_missing_or_unsafe_artifact_fails_the_whole_copy_and_leaves_nothing(
+    prior, tmp_path, entry, error
+):
     """The review artifact staged first is not left behind when a later artifact fails."""
     dest = tmp_path / "out"
     dest.mkdir()

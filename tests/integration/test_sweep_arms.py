@@ -20,8 +20,18 @@ from wfbench.app.finish import FinishInput, promotion_evidence
 
 __all__ = ["demo_corpus"]
 
-BIG = {"input_tokens": 2000, "output_tokens": 900, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
-SMALL = {"input_tokens": 500, "output_tokens": 100, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+BIG = {
+    "input_tokens": 2000,
+    "output_tokens": 900,
+    "cache_read_input_tokens": 0,
+    "cache_creation_input_tokens": 0,
+}
+SMALL = {
+    "input_tokens": 500,
+    "output_tokens": 100,
+    "cache_read_input_tokens": 0,
+    "cache_creation_input_tokens": 0,
+}
 MODE = (
     "    return ordered[len(ordered) // 2]\n\n\ndef mode(values):\n    if not values:\n"
     '        raise ValueError("empty")\n    counts = {}\n    for value in values:\n'
@@ -35,7 +45,10 @@ def _edits(usage: dict[str, int]) -> dict[str, Any]:
     test = "from calc.stats import mode\n\n\ndef test_mode():\n    assert mode([1, 2, 2]) == 2\n"
     return {
         "tools": [
-            {"name": "Edit", "input": {"file_path": "{workspace}/calc/stats.py", "old_string": old, "new_string": MODE}},
+            {
+                "name": "Edit",
+                "input": {"file_path": "{workspace}/calc/stats.py", "old_string": old, "new_string": MODE},
+            },
             {"name": "Write", "input": {"file_path": "{workspace}/tests/test_mode.py", "content": test}},
         ],
         "usage": usage,
@@ -51,7 +64,11 @@ def _corpus(demo: Path, tmp: Path) -> Path:
             {
                 "when": ["INCUMBENT-ARM"],
                 "turns": [
-                    {"say": "Working.", "tools": [{"name": "Skill", "input": {"skill": "work"}}], "usage": BIG},
+                    {
+                        "say": "Working.",
+                        "tools": [{"name": "Skill", "input": {"skill": "work"}}],
+                        "usage": BIG,
+                    },
                     _edits(BIG),
                     {"say": "Done.", "usage": BIG},
                 ],
@@ -71,14 +88,24 @@ def _corpus(demo: Path, tmp: Path) -> Path:
             "inc": {"phases": [{**phase, "prompt": "INCUMBENT-ARM: {task}"}]},
             "cand": {"incumbent": "inc", "phases": [{**phase, "prompt": "CANDIDATE-ARM: {task}"}]},
         },
-        "defaults": {"model": "claude-sonnet-4-5", "arms": ["inc", "cand"], "runs": 3,
-                     "candidate_overlay": str(tmp / "overlay")},  # fmt: skip
+        "defaults": {
+            "model": "claude-sonnet-4-5",
+            "arms": ["inc", "cand"],
+            "runs": 3,
+            "candidate_overlay": str(tmp / "overlay"),
+        },  # fmt: skip
         "tasks": [
             {
-                "id": "add-mode", "class": "feature", "repo": str(root / "repo"), "ref": "main",
+                "id": "add-mode",
+                "class": "feature",
+                "repo": str(root / "repo"),
+                "ref": "main",
                 "prompt": "Add mode(values) to calc/stats.py.",
                 "verify": "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -p no:cacheprovider tests",
-                "oracle": {"command": "true", "files": [{"source": "oracles/add_mode_oracle.py", "target": "o.py"}]},
+                "oracle": {
+                    "command": "true",
+                    "files": [{"source": "oracles/add_mode_oracle.py", "target": "o.py"}],
+                },
             }  # fmt: skip
         ],
     }
@@ -87,7 +114,9 @@ def _corpus(demo: Path, tmp: Path) -> Path:
     return path
 
 
-def test_a_candidate_that_never_invokes_its_skill_is_skill_not_invoked_and_is_not_promoted(demo_corpus, tmp_path):
+def test_a_candidate_that_never_invokes_its_skill_is_skill_not_invoked_and_is_not_promoted(
+    demo_corpus, tmp_path
+):
     """Cheaper candidate runs that never call the skill are skill-not-invoked; the decision is not promote."""
     bwrap_or_skip()
     out = tmp_path / "out"
@@ -96,7 +125,9 @@ def test_a_candidate_that_never_invokes_its_skill_is_skill_not_invoked_and_is_no
     by_arm: dict[str, list[dict[str, Any]]] = {}
     for r in rows(out):
         by_arm.setdefault(r["arm"], []).append(r)
-    assert [(r["skill_invoked"], r["error_kind"]) for r in by_arm["cand"]] == [(False, "skill-not-invoked")] * 3
+    assert [(r["skill_invoked"], r["error_kind"]) for r in by_arm["cand"]] == [
+        (False, "skill-not-invoked")
+    ] * 3
     assert not any(r["resolved"] for r in by_arm["cand"])
     assert [(r["skill_invoked"], r["resolved"]) for r in by_arm["inc"]] == [(True, True)] * 3
     decision = json.loads((out / "promotion.json").read_text())["decisions"][0]

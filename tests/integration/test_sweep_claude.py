@@ -15,23 +15,41 @@ from tests.integration.demo_run import bwrap_or_skip, demo_corpus, row, rows, wf
 
 __all__ = ["demo_corpus"]
 
-USAGE = {"input_tokens": 900, "output_tokens": 300, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+USAGE = {
+    "input_tokens": 900,
+    "output_tokens": 300,
+    "cache_read_input_tokens": 0,
+    "cache_creation_input_tokens": 0,
+}
 WRONG_FIX = "    middle = len(ordered) // 2\n    if len(ordered) % 2:\n        return ordered[middle]\n    return (ordered[middle - 1] + ordered[middle]) // 2\n"
 REVIEW = '{"schema_version": 1, "verdict": "request_changes", "findings": [{"id": "f1", "severity": "high", "path": "calc/stats.py", "line": 24, "end_line": 25, "category": "correctness", "scenario": "percentile(values, 100)", "evidence": "ordered[rank] indexes one past the end", "recommendation": "clamp the rank", "blocking": true}]}'
 
 
 def _script() -> dict[str, Any]:
     """The real CLI edits only files it has read, so the fix reads stats.py first."""
-    edit = {"file_path": "{workspace}/calc/stats.py", "old_string": "    return ordered[len(ordered) // 2]\n", "new_string": WRONG_FIX}
-    test = {"file_path": "{workspace}/tests/test_median_even.py", "content": "from calc.stats import median\n\n\ndef test_even():\n    assert median([1, 3, 5, 7]) == 4\n"}
+    edit = {
+        "file_path": "{workspace}/calc/stats.py",
+        "old_string": "    return ordered[len(ordered) // 2]\n",
+        "new_string": WRONG_FIX,
+    }
+    test = {
+        "file_path": "{workspace}/tests/test_median_even.py",
+        "content": "from calc.stats import median\n\n\ndef test_even():\n    assert median([1, 3, 5, 7]) == 4\n",
+    }
     return {
         "default": {"say": "unscripted", "usage": USAGE},
         "conversations": [
             {
                 "when": ["even number of values"],
                 "turns": [
-                    {"tools": [{"name": "Read", "input": {"file_path": "{workspace}/calc/stats.py"}}], "usage": USAGE},
-                    {"tools": [{"name": "Edit", "input": edit}, {"name": "Write", "input": test}], "usage": USAGE},
+                    {
+                        "tools": [{"name": "Read", "input": {"file_path": "{workspace}/calc/stats.py"}}],
+                        "usage": USAGE,
+                    },
+                    {
+                        "tools": [{"name": "Edit", "input": edit}, {"name": "Write", "input": test}],
+                        "usage": USAGE,
+                    },
                     {"say": "Fixed; the new test passes.", "usage": USAGE},
                 ],
             },
@@ -39,7 +57,12 @@ def _script() -> dict[str, Any]:
                 "when": ["PR #41"],
                 "turns": [
                     {"tools": [{"name": "Skill", "input": {"skill": "review"}}], "usage": USAGE},
-                    {"tools": [{"name": "Write", "input": {"file_path": "{review_output}", "content": REVIEW}}], "usage": USAGE},
+                    {
+                        "tools": [
+                            {"name": "Write", "input": {"file_path": "{review_output}", "content": REVIEW}}
+                        ],
+                        "usage": USAGE,
+                    },
                     {"say": "Review written.", "usage": USAGE},
                 ],
             },
@@ -73,9 +96,17 @@ def test_a_real_cli_sweep_grades_a_wrong_fix_and_a_review_like_the_stand_in(demo
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert len(rows(out)) == 2
     fix = row(out, "fix-median", "baseline")
-    assert (fix["authored_tests_passed"], fix["oracle_passed"], fix["error_kind"]) == (True, False, "oracle-failed"), fix
+    assert (fix["authored_tests_passed"], fix["oracle_passed"], fix["error_kind"]) == (
+        True,
+        False,
+        "oracle-failed",
+    ), fix
     assert fix["input_tokens"] == 3 * USAGE["input_tokens"]
     review = row(out, "review-pr-41", "review")
-    assert (review["skill_invoked"], review["review_evidence_valid"], review["resolved"]) == (True, True, True), review
+    assert (review["skill_invoked"], review["review_evidence_valid"], review["resolved"]) == (
+        True,
+        True,
+        True,
+    ), review
     assert review["review_true_positives"] == 1
     assert (out / review["transcript_artifacts"][0]["path"]).is_file()
