@@ -81,7 +81,8 @@ def problems_after(mutate: Callable[[dict[str, Any]], Any] | None = None, **kw: 
 
 
 def mentions(problems: tuple[str, ...], text: str) -> bool:
-    return any(text in problem for problem in problems)
+    """Some problem ends with ``text`` (problems start with the arm or task they concern)."""
+    return any(problem.endswith(text) for problem in problems)
 
 
 def test_the_unmutated_fixture_is_accepted() -> None:
@@ -112,7 +113,7 @@ def _wrong_arm(raw: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda raw: raw.update(decisions=[]), "one decision per required candidate arm"),
+        (lambda raw: raw.update(decisions=[]), "one decision per required candidate arm, in order"),
         (_keep, "is keep_incumbent, not promote"),
         (_duplicate, "repeat a candidate arm"),
         (_wrong_arm, "not a required candidate arm"),
@@ -170,7 +171,9 @@ def test_one_gated_task_of_three_is_too_thin() -> None:
     raw, expected = _fixture(impossible=("task-x", "task-y"))
     _decision(raw)["decision"] = "promote"
 
-    assert mentions(validate_for_apply(raw, expected=expected, now=NOW), "too thin a gated evidence base")
+    assert mentions(
+        validate_for_apply(raw, expected=expected, now=NOW), "rests on too thin a gated evidence base (1/3)"
+    )
 
 
 def test_a_manual_overlay_without_a_proposer_is_accepted() -> None:
@@ -245,7 +248,9 @@ def test_malformed_selected_task_lists_are_refused(tasks: Any) -> None:
     """Empty, non-list, non-object, empty id or repeated id: refused."""
     problems = problems_after(lambda raw: raw.update(selected_tasks=tasks))
 
-    assert mentions(problems, "selected_tasks must")
+    assert mentions(problems, "selected_tasks must be a non-empty list of task bindings") or mentions(
+        problems, "selected_tasks must have unique, non-empty string ids"
+    )
 
 
 @pytest.mark.parametrize(
@@ -292,7 +297,9 @@ def test_an_applier_with_a_stricter_policy_refuses_the_evidence() -> None:
     )
 
     assert mentions(problems, "binding mismatch for policy")
-    assert mentions(problems, "recomputed decision")
+    assert mentions(
+        problems, "recomputed decision for candidate_workflow is insufficient_evidence, not promote"
+    )
 
 
 @pytest.mark.parametrize(
@@ -303,7 +310,7 @@ def test_malformed_required_arms_are_refused(arms: Any) -> None:
     """required_candidate_arms must be unique candidate arms."""
     assert mentions(
         problems_after(lambda raw: raw.update(required_candidate_arms=arms)),
-        "required_candidate_arms must be",
+        "required_candidate_arms must be a non-empty list of unique candidate arms",
     )
 
 
@@ -324,7 +331,10 @@ def _set_times(generated: dt.datetime, expires: dt.datetime) -> Callable[[dict[s
 )
 def test_expired_evidence_is_refused(generated: dt.datetime, expires: dt.datetime) -> None:
     """Expired 1 s ago, a 91-day window, or expiry not after generation: expired."""
-    assert mentions(problems_after(_set_times(generated, expires)), "expired")
+    assert mentions(
+        problems_after(_set_times(generated, expires)),
+        "promotion evidence has expired; re-run the paired suite",
+    )
 
 
 def test_evidence_generated_in_the_future_is_refused() -> None:
@@ -346,13 +356,17 @@ def test_an_expiry_exactly_now_is_still_valid() -> None:
 @pytest.mark.parametrize("value", ["yesterday", "2026-01-01T00:00:00", None])
 def test_unparseable_or_naive_timestamps_are_refused(value: Any) -> None:
     """Timestamps must parse and carry a timezone."""
-    assert mentions(problems_after(lambda raw: raw.update(generated_at=value)), "timestamps must be ISO-8601")
+    assert mentions(
+        problems_after(lambda raw: raw.update(generated_at=value)),
+        "promotion evidence timestamps must be ISO-8601 times with a timezone",
+    )
 
 
 def test_a_decision_metric_that_disagrees_with_the_policy_is_refused() -> None:
     """Decision metric output_tokens while the policy says cost_usd: metric mismatch."""
     assert mentions(
-        problems_after(lambda raw: _decision(raw).update(metric="output_tokens")), "metric mismatch"
+        problems_after(lambda raw: _decision(raw).update(metric="output_tokens")),
+        "metric mismatch (output_tokens vs cost_usd)",
     )
 
 
@@ -411,7 +425,8 @@ def test_an_aggregate_of_another_cell_is_refused() -> None:
 def test_an_unreadable_aggregate_is_refused() -> None:
     """An aggregate whose optional fields are malformed is reported, not raised."""
     assert mentions(
-        problems_after(lambda raw: _row(raw)["candidate"].update(health_reasons="x")), "unreadable aggregate"
+        problems_after(lambda raw: _row(raw)["candidate"].update(health_reasons="x")),
+        "candidate.health_reasons: must be a list",
     )
 
 
@@ -466,8 +481,8 @@ def test_review_evidence_is_accepted_including_a_clean_control_without_f1() -> N
     [
         ("review_verdict_correct", None, "flags must be booleans"),
         ("review_clean_pass", None, "flags must be booleans"),
-        ("review_weighted_f1", 1.5, "review_weighted_f1 must be in [0, 1]"),
-        ("review_weighted_f1", None, "null only on a clean control"),
+        ("review_weighted_f1", 1.5, "review_weighted_f1 must be in [0, 1] (null only on a clean control)"),
+        ("review_weighted_f1", None, "review_weighted_f1 must be in [0, 1] (null only on a clean control)"),
         ("review_blocker_recall", -0.1, "review_blocker_recall must be in [0, 1] or null"),
         ("review_false_positives", None, "review_false_positives must be a finite number >= 0"),
         ("review_clean_control", True, "disagree on the clean control"),
@@ -498,7 +513,10 @@ def test_review_evidence_must_carry_the_review_metric() -> None:
     raw, expected = _review_fixture()
     _decision(raw)["metric"] = "cost_usd"
 
-    assert mentions(validate_for_apply(raw, expected=expected, now=NOW), "metric mismatch")
+    assert mentions(
+        validate_for_apply(raw, expected=expected, now=NOW),
+        "metric mismatch (cost_usd vs review_weighted_f1)",
+    )
 
 
 def test_recomputation_uses_the_default_gate_for_the_arm() -> None:

@@ -158,83 +158,170 @@ def _broken(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("path", "value", "field"),
+    ("path", "value", "field", "reason"),
     [
-        (("schema_version",), 5, "schema_version"),
-        (("generated_at",), "2026-01-01T00:00:00", "generated_at"),
-        (("evidence_expires_at",), "soon", "evidence_expires_at"),
-        (("generated_at",), 7, "generated_at"),
-        (("run_status",), "done", "run_status"),
-        (("decisions",), {}, "decisions"),
-        (("decisions", 0, "decision"), "maybe", "decisions[0].decision"),
-        (("decisions", 0, "gate"), "other", "decisions[0].gate"),
-        (("decisions", 0, "candidate_arm"), "", "decisions[0].candidate_arm"),
-        (("decisions", 0, "reasons"), [1], "decisions[0].reasons"),
-        (("decisions", 0, "reasons"), "x", "decisions[0].reasons"),
-        (("decisions", 0, "model"), 3, "decisions[0].model"),
-        (("decisions", 0, "median_improvement_pct"), "50", "decisions[0].median_improvement_pct"),
-        (("decisions", 0, "gated_tasks"), [], "decisions[0].gated_tasks"),
-        (("decisions", 0, "metric_warning"), "beware", "decisions[0].metric_warning"),
-        (("decisions", 0, "tasks", 0), [], "decisions[0].tasks[0]"),
-        (("decisions", 0, "tasks", 0, "gated"), "yes", "decisions[0].tasks[0].gated"),
+        (("schema_version",), 5, "schema_version", "unsupported schema; regenerate evidence with schema 6"),
+        (
+            ("generated_at",),
+            "2026-01-01T00:00:00",
+            "generated_at",
+            "must be an ISO-8601 time with a timezone",
+        ),
+        (("evidence_expires_at",), "soon", "evidence_expires_at", "must be an ISO-8601 time with a timezone"),
+        (("generated_at",), 7, "generated_at", "must be an ISO-8601 time with a timezone"),
+        (("run_status",), "done", "run_status", "must be one of complete, aborted"),
+        (("decisions",), {}, "decisions", "must be a list"),
+        (
+            ("decisions", 0, "decision"),
+            "maybe",
+            "decisions[0].decision",
+            "must be one of promote, keep_incumbent, insufficient_evidence",
+        ),
+        (("decisions", 0, "gate"), "other", "decisions[0].gate", "must be one of implementation, review"),
+        (("decisions", 0, "candidate_arm"), "", "decisions[0].candidate_arm", "must be a non-empty string"),
+        (("decisions", 0, "reasons"), [1], "decisions[0].reasons", "must be a list of strings"),
+        (("decisions", 0, "reasons"), "x", "decisions[0].reasons", "must be a list"),
+        (("decisions", 0, "model"), 3, "decisions[0].model", "must be a string or null"),
+        (
+            ("decisions", 0, "median_improvement_pct"),
+            "50",
+            "decisions[0].median_improvement_pct",
+            "must be a finite number or null",
+        ),
+        (
+            ("decisions", 0, "gated_tasks"),
+            [],
+            "decisions[0].gated_tasks",
+            "disagrees with the rest of the evidence",
+        ),
+        (
+            ("decisions", 0, "metric_warning"),
+            "beware",
+            "decisions[0].metric_warning",
+            "disagrees with the rest of the evidence",
+        ),
+        (("decisions", 0, "tasks", 0), [], "decisions[0].tasks[0]", "must be an object"),
+        (
+            ("decisions", 0, "tasks", 0, "gated"),
+            "yes",
+            "decisions[0].tasks[0].gated",
+            "must be true or false",
+        ),
         (
             ("decisions", 0, "tasks", 0, "improvement_pct"),
             float("inf"),
             "decisions[0].tasks[0].improvement_pct",
+            "must be a finite number or null",
         ),
-        (("decisions", 0, "tasks", 0, "incumbent_resolved"), "9/9", "decisions[0].tasks"),
-        (("decisions", 0, "tasks", 0, "incumbent", "runs"), -1, "decisions[0].tasks[0].incumbent.runs"),
-        (("decisions", 0, "tasks", 0, "incumbent", "task"), None, "decisions[0].tasks[0].incumbent.task"),
+        (
+            ("decisions", 0, "tasks", 0, "incumbent_resolved"),
+            "9/9",
+            "decisions[0].tasks",
+            "disagrees with the rest of the evidence",
+        ),
+        (
+            ("decisions", 0, "tasks", 0, "incumbent", "runs"),
+            -1,
+            "decisions[0].tasks[0].incumbent.runs",
+            "must be a non-negative integer",
+        ),
+        (
+            ("decisions", 0, "tasks", 0, "incumbent", "task"),
+            None,
+            "decisions[0].tasks[0].incumbent.task",
+            "must be a non-empty string",
+        ),
         (
             ("decisions", 0, "tasks", 0, "incumbent", "error_kinds"),
             {"exploded": 1},
             "decisions[0].tasks[0].incumbent.error_kinds",
+            "must be one of session-error",
         ),
         (
             ("decisions", 0, "tasks", 0, "incumbent", "error_kinds"),
             {"oracle-failed": -1},
             "decisions[0].tasks[0].incumbent.error_kinds.oracle-failed",
+            "must be a non-negative integer",
         ),
         (
             ("decisions", 0, "tasks", 0, "incumbent", "health_reasons"),
             [1],
             "decisions[0].tasks[0].incumbent.health_reasons",
+            "must be a list of strings",
         ),
         (
             ("decisions", 0, "tasks", 0, "incumbent", "cost_usd"),
             "1",
             "decisions[0].tasks[0].incumbent.cost_usd",
+            "must be a finite number or null",
         ),
         (
             ("decisions", 1, "tasks", 0, "incumbent", "review_weighted_f1"),
             "hi",
             "decisions[1].tasks[0].incumbent.review_weighted_f1",
+            "must be a finite number or null",
         ),
-        (("decisions", 1, "tasks", 0, "clean_control"), None, "decisions[1].tasks[0].clean_control"),
-        (("policy",), [], "policy"),
-        (("policy", "candidate_review"), KeyError, "policy"),
-        (("policy", "candidate_workflow"), [], "policy.candidate_workflow"),
-        (("policy", "candidate_workflow", "metric"), "vibes", "policy.metric"),
-        (("policy", "candidate_workflow", "quality_rule"), "anything goes", "policy.candidate_workflow"),
-        (("policy", "candidate_review", "min_runs"), 2, "policy.candidate_workflow"),
-        (("candidate_origin",), "model-proposer", "candidate_origin"),
-        (("required_candidate_arms",), ["candidate_review"], "required_candidate_arms"),
-        (("benchmark_model",), 1, "benchmark_model"),
-        (("target_base_digests",), {"x": 1}, "target_base_digests"),
-        (("target_base_digests",), None, "target_base_digests"),
-        (("selected_tasks",), [1], "selected_tasks[0]"),
-        (("selected_tasks",), None, "selected_tasks"),
-        (("ce_plugin",), "v1", "ce_plugin"),
+        (
+            ("decisions", 1, "tasks", 0, "clean_control"),
+            None,
+            "decisions[1].tasks[0].clean_control",
+            "must be true or false",
+        ),
+        (("policy",), [], "policy", "must be an object"),
+        (
+            ("policy", "candidate_review"),
+            KeyError,
+            "policy",
+            "must have one entry per decision's candidate arm",
+        ),
+        (("policy", "candidate_workflow"), [], "policy.candidate_workflow", "must be an object"),
+        (
+            ("policy", "candidate_workflow", "metric"),
+            "vibes",
+            "policy.metric",
+            "unsupported promotion metric: vibes",
+        ),
+        (
+            ("policy", "candidate_workflow", "quality_rule"),
+            "anything goes",
+            "policy.candidate_workflow",
+            "disagrees with the other policy entries",
+        ),
+        (
+            ("policy", "candidate_review", "min_runs"),
+            2,
+            "policy.candidate_workflow",
+            "disagrees with the other policy entries",
+        ),
+        (
+            ("candidate_origin",),
+            "model-proposer",
+            "candidate_origin",
+            "disagrees with the rest of the evidence",
+        ),
+        (
+            ("required_candidate_arms",),
+            ["candidate_review"],
+            "required_candidate_arms",
+            "disagrees with the rest of the evidence",
+        ),
+        (("benchmark_model",), 1, "benchmark_model", "must be a string or null"),
+        (("target_base_digests",), {"x": 1}, "target_base_digests", "must map paths to digest strings"),
+        (("target_base_digests",), None, "target_base_digests", "must be an object"),
+        (("selected_tasks",), [1], "selected_tasks[0]", "must be an object"),
+        (("selected_tasks",), None, "selected_tasks", "must be a list"),
+        (("ce_plugin",), "v1", "ce_plugin", "must be an object"),
     ],
 )
 def test_malformed_evidence_is_refused_naming_the_field(
-    path: tuple[Any, ...], value: Any, field: str
+    path: tuple[Any, ...], value: Any, field: str, reason: str
 ) -> None:
-    """Each malformed or inconsistent field raises an InputError naming it."""
+    """Each malformed or inconsistent field raises an InputError naming it and saying why."""
     with pytest.raises(InputError) as caught:
         PromotionEvidence.from_mapping(_broken(path, value))
 
     assert caught.value.field == field
+    assert caught.value.reason.startswith(reason)
 
 
 def test_a_non_object_is_not_evidence() -> None:

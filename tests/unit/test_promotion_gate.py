@@ -33,6 +33,11 @@ def has(decision, text: str) -> bool:
     return any(text in reason for reason in decision.reasons)
 
 
+def said(decision, text: str) -> bool:
+    """The exact reason is among the decision's reasons."""
+    return text in decision.reasons
+
+
 def pair(task: str, inc_specs, cand_specs, inc: str = INC, cand: str = CAND):
     return [*runs(task, inc, inc_specs), *runs(task, cand, cand_specs)]
 
@@ -127,8 +132,10 @@ def test_i8_an_unmeasured_cost_cannot_be_ranked() -> None:
     decision = gate(pair("task-a", same(3), [{"cost_usd": 0.1}, {"cost_usd": None}, {"cost_usd": 0.1}]))
 
     assert decision.kind is INSUFFICIENT
-    assert has(
-        decision, "task-a: cost_usd was not measured on every run in both paired arms; cannot rank on it"
+    assert said(
+        decision,
+        "task-a: cost_usd was not measured on every run in both paired arms; cannot rank on it "
+        "(fix cost capture or choose another metric)",
     )
 
 
@@ -176,7 +183,7 @@ def test_i12a_a_task_neither_arm_resolved_supplies_no_quality_signal() -> None:
     (row,) = decision.tasks
     assert decision.kind is INSUFFICIENT
     assert decision.ungated_tasks == ("task-a",)
-    assert has(decision, "no task supplied quality signal: neither arm resolved a run anywhere in the set")
+    assert said(decision, "no task supplied quality signal: neither arm resolved a run anywhere in the set")
     assert row.candidate_quality_floor_met is False
 
 
@@ -210,7 +217,10 @@ def test_i13_an_impossible_task_leaves_the_gate_and_the_margin_promotes() -> Non
         "not gated on 1 task(s) neither arm resolved: task-impossible (evidence base: 1/2 paired tasks gated)"
     )
     assert [reason for reason in decision.reasons if reason.startswith("not gated")] == [expected]
-    assert has(decision, "candidate improves total task resolution by 2 runs (at least 2 required)")
+    assert said(
+        decision,
+        "candidate improves total task resolution by 2 runs (at least 2 required) with no task regression",
+    )
 
 
 def test_i14_an_ungated_task_over_the_failed_task_cap_keeps_the_incumbent() -> None:
@@ -240,7 +250,11 @@ def test_i15_a_candidate_that_never_invoked_the_skill_cannot_hide_as_an_impossib
     assert (row.gated, row.skill_attributable_failure, row.quality_floor_enforced) == (True, True, True)
     assert decision.kind is KEEP
     assert has(decision, "(a run never invoked the skill under test; got 0/3)")
-    assert has(decision, "different scored run counts (3/0 scored")
+    assert said(
+        decision,
+        "task-a: paired arms have different scored run counts "
+        "(3/0 scored; runs that never invoked the skill under test are not scored)",
+    )
 
 
 def test_i16_an_unmeasured_cost_keeps_an_unresolved_task_gated() -> None:
@@ -270,7 +284,11 @@ def test_i17_partial_progress_on_a_task_the_incumbent_never_solves_is_not_a_floo
         assert decision.ungated_tasks == ()
         assert hard.quality_floor_enforced is False
         assert not has(decision, "quality floor")
-        assert has(decision, "total resolution improved by only 1 run — within the noise floor")
+        assert said(
+            decision,
+            "total resolution improved by only 1 run — within the noise floor (2 required); "
+            "deciding on efficiency instead",
+        )
         assert decision.median_improvement_pct == 25.0
 
 
@@ -566,3 +584,61 @@ def test_decision_mapping_has_the_reference_fields() -> None:
     assert mapping["model"] == MODEL
     assert mapping["median_improvement_pct"] == 50.0
     assert mapping["reasons"] == list(decision.reasons)
+
+
+def test_improvement_is_rounded_to_one_decimal() -> None:
+    """3.0 → 2.0 is a 33.3 % improvement (not 33.33…)."""
+    (row,) = gate(pair("task-a", same(3, cost_usd=3.0), same(3, cost_usd=2.0))).tasks
+
+    assert row.improvement_pct == 33.3
+
+
+def test_the_median_improvement_is_rounded_to_one_decimal() -> None:
+    """Improvements 33.3 and 10.0 have the median 21.65, reported to one decimal."""
+    rows = pair("task-a", same(3, cost_usd=3.0), same(3, cost_usd=2.0))
+    rows += pair("task-b", same(3, cost_usd=1.0), same(3, cost_usd=0.9))
+
+    decision = gate(rows)
+
+    assert decision.median_improvement_pct == round((33.3 + 10.0) / 2, 1)
+    assert decision.median_improvement_pct != (33.3 + 10.0) / 2
+
+
+def test_an_excluded_incumbent_run_alone_blocks_promotion() -> None:
+    """One excluded incumbent run (and none on the candidate) is insufficient."""
+    inc = [*same(3, cost_usd=1.0), {"resolved": False, "error_kind": "infra-error"}]
+    decision = gate(pair("task-a", inc, same(3, cost_usd=0.5)))
+
+    assert decision.kind is INSUFFICIENT
+    assert said(decision, "task-a: promotion requires zero excluded runs in both paired arms (got 1/0)")
+
+
+def test_too_few_incumbent_runs_alone_are_insufficient() -> None:
+    """Two incumbent runs against three candidate runs: both run checks name the shortfall."""
+    decision = gate(pair("task-a", same(2, cost_usd=1.0), same(3, cost_usd=0.5)))
+
+    assert said(decision, "task-a: needs at least 3 valid runs per arm (got 2/3)")
+
+
+def test_the_decision_and_task_row_mappings_have_exactly_the_documented_keys() -> None:
+    """promotion.json's decision object and task rows carry these keys, in this order."""
+    decision = gate(pair("task-a", same(3, cost_usd=1.0), same(3, cost_usd=0.5)))
+
+    assert list(decision.to_mapping()) == [
+        "gate", "candidate_arm", "incumbent_arm", "decision", "metric", "metric_warning",
+        "median_improvement_pct", "model", "gated_tasks", "ungated_tasks", "reasons", "tasks",
+    ]  # fmt: skip
+    assert list(decision.tasks[0].to_mapping()) == [
+        "task", "class", "incumbent_resolved", "candidate_resolved", "incumbent", "candidate",
+        "incumbent_excluded_runs", "candidate_excluded_runs",
+        "incumbent_scored_runs", "candidate_scored_runs",
+        "candidate_quality_floor_met", "quality_floor_enforced", "incumbent_metric", "candidate_metric",
+        "improvement_pct", "gated", "skill_attributable_failure",
+    ]  # fmt: skip
+    assert decision.to_mapping()["metric_warning"] is None
+    assert (
+        gate(pair("t", same(3), same(3)), policy=PromotionPolicy(metric="num_turns")).to_mapping()[
+            "metric_warning"
+        ]
+        == METRIC_WARNING
+    )

@@ -191,3 +191,13 @@ def test_custom_pairs_make_custom_candidates_acceptable() -> None:
 
     with pytest.raises(InputError):
         check_candidate_arms(["candidate_review"], {"my_v2": "my_v1"})
+
+
+def test_one_run_is_the_smallest_accepted_minimum() -> None:
+    """min_runs 1 is valid; the arm-list errors name the --arms field."""
+    assert PromotionPolicy(min_runs=1).min_runs == 1
+
+    with pytest.raises(InputError) as caught:
+        check_candidate_arms([])
+
+    assert caught.value.field == "arms"

@@ -427,3 +427,34 @@ def test_evaluate_pair_honours_an_explicit_gate() -> None:
     )
 
     assert decision.gate is GateKind.IMPLEMENTATION
+
+
+def test_the_review_task_row_has_exactly_the_documented_keys() -> None:
+    """Both sides' F1, blocker recall, false positives and clean pass, plus scored runs."""
+    decision = review_gate(
+        defect_case({"weighted_f1": 0.6, "clean_pass": None}, {"weighted_f1": 0.8, "blocker_recall": 0.5})
+    )
+
+    mapping = decision.tasks[0].to_mapping()
+
+    assert mapping == {
+        "task": "case-1",
+        "class": "bugfix",
+        "incumbent": decision.tasks[0].incumbent.to_mapping(),
+        "candidate": decision.tasks[0].candidate.to_mapping(),
+        "gated": True,
+        "clean_control": False,
+        "incumbent_scored_runs": 3,
+        "candidate_scored_runs": 3,
+        "incumbent_weighted_f1": 0.6,
+        "incumbent_blocker_recall": 1.0,
+        "incumbent_false_positives": 0.0,
+        "incumbent_clean_pass": None,
+        "candidate_weighted_f1": 0.8,
+        "candidate_blocker_recall": 0.5,
+        "candidate_false_positives": 0.0,
+        "candidate_clean_pass": False,
+    }
+    assert decision.to_mapping()["gate"] == "review"
+    assert decision.to_mapping()["ungated_tasks"] == []
+    assert decision.gated_tasks == ("case-1",)
