@@ -45,6 +45,8 @@ SWEEP_TIMEOUT_S = 600.0
 #: Wall time at workers 1 over wall time at workers 3 of the demo on this 2-core machine (measured:
 #: about 1.6-1.8); only used to spread kill moments when workers 1 is not measured separately.
 SERIAL_FACTOR = 1.7
+#: Share of kill moments drawn across the whole run; the rest fall where rows are being written.
+WHOLE_RUN_SHARE = 0.25
 #: The CI subset: two implementation tasks × (incumbent, candidate) + two review tasks, one run.
 CI_SHAPE_ARMS = ("workflow", "candidate_workflow", "review")
 
@@ -74,6 +76,7 @@ class Reference:
     shape: Shape
     wall_s: float
     summary: Mapping[str, Any]
+    row_times: tuple[float, ...] = ()
 
 
 @attrs.frozen
@@ -156,18 +159,35 @@ def sweep_summary(out: Path) -> dict[str, Any]:
 
 
 def reference_run(root: Path, shape: Shape) -> Reference:
-    """Run the demo sweep once, uninterrupted, and summarize it."""
+    """Run the demo sweep once, uninterrupted; summarize it and note when each row was reported."""
     tmp, out = root / "tmp", root / "out"
     tmp.mkdir(parents=True)
     started = time.monotonic()
-    done = subprocess.run(
-        shape.argv(out), env=_env(tmp), capture_output=True, text=True,
-        timeout=SWEEP_TIMEOUT_S, check=False,
-    )  # fmt: skip
+    row_times = []
+    with open(root / "stderr", "wb") as errors:
+        proc = subprocess.Popen(
+            shape.argv(out), env=_env(tmp), stdout=subprocess.PIPE, stderr=errors, text=True,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if CELL_LINE.match(line):
+                row_times.append(round(time.monotonic() - started, 3))
+        code = proc.wait(timeout=SWEEP_TIMEOUT_S)
     wall = time.monotonic() - started
-    if done.returncode != 0:
-        raise AssertionError(f"reference sweep exited {done.returncode}: {done.stderr[-2000:]}")
-    return Reference(shape, wall, sweep_summary(out))
+    if code != 0:
+        raise AssertionError(f"reference sweep exited {code}: {(root / 'stderr').read_text()[-2000:]}")
+    return Reference(shape, wall, sweep_summary(out), tuple(row_times))
+
+
+def draw_kill_time(rng: random.Random, reference: Reference) -> float:
+    """A kill moment: one in four across the whole run (start-up and finish included), the rest
+    across the stretch where rows are written (from about one cell before the first row to the last)."""
+    times = reference.row_times
+    if len(times) < 2 or rng.random() < WHOLE_RUN_SHARE:
+        return rng.uniform(0.02, 0.98) * reference.wall_s
+    one_cell = (times[-1] - times[0]) / (len(times) - 1)
+    return rng.uniform(max(0.0, times[0] - one_cell), times[-1])
 
 
 def _proc_tree(pid: int) -> set[tuple[int, str]]:
@@ -271,8 +291,7 @@ def check_results_file(path: Path) -> tuple[list[Row], list[str]]:
 
 def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Trial:
     """Start a sweep, SIGKILL its parent at a seeded moment, check the remains, resume, compare."""
-    rng = random.Random(seed)
-    kill_at = rng.uniform(0.02, 0.98) * reference.wall_s
+    kill_at = draw_kill_time(random.Random(seed), reference)
     tmp, out = root / "tmp", root / "out"
     tmp.mkdir(parents=True)
     stdout_path = root / "killed.stdout"
@@ -332,7 +351,12 @@ def run_trials(
         if one.summary != three.summary:
             raise AssertionError("uninterrupted sweeps at workers 1 and 3 disagree")
     else:
-        one = attrs.evolve(three, shape=attrs.evolve(shape, workers=1), wall_s=three.wall_s * SERIAL_FACTOR)
+        one = attrs.evolve(
+            three,
+            shape=attrs.evolve(shape, workers=1),
+            wall_s=three.wall_s * SERIAL_FACTOR,
+            row_times=tuple(t * SERIAL_FACTOR for t in three.row_times),
+        )
     references = (one, three)
     return [
         kill_trial(root / f"trial-{i:02d}", index=i, seed=base_seed + i, reference=references[i % 2])
