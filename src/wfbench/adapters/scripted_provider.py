@@ -95,7 +95,8 @@ class ScriptedProvider:
     """A loopback model endpoint driven by a script. Use as a context manager, or start()/stop().
 
     ``host`` must be a loopback address; ``port`` 0 picks an ephemeral port. With ``log_path``,
-    each request is also appended to that JSONL file as it arrives.
+    each request is also appended to that JSONL file as it arrives. ``keep_requests=False``
+    keeps nothing in memory (``requests`` stays empty): a long sweep's memory stays flat.
     """
 
     def __init__(
@@ -105,6 +106,7 @@ class ScriptedProvider:
         host: str = "127.0.0.1",
         port: int = 0,
         log_path: str | Path | None = None,
+        keep_requests: bool = True,
     ) -> None:
         if host != "localhost" and not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"the scripted provider binds loopback only, not {host!r}")
@@ -113,6 +115,7 @@ class ScriptedProvider:
         self._log_path = None if log_path is None else Path(log_path)
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
+        self._keep_requests = keep_requests
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.stopping = threading.Event()
@@ -180,7 +183,8 @@ class ScriptedProvider:
     def record(self, request: RecordedRequest) -> None:
         """Store a request (and append it to the live log, if any)."""
         with self._lock:
-            self._requests.append(request)
+            if self._keep_requests:
+                self._requests.append(request)
             if self._log_path is not None:
                 with self._log_path.open("a", encoding="utf-8") as log:
                     log.write(json.dumps(request.to_mapping(), sort_keys=True) + "\n")

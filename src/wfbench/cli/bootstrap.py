@@ -165,7 +165,7 @@ def endpoint(
         from wfbench.adapters.scripted_provider import ScriptedProvider
 
         script = ProviderScript.load(script_path)  # a missing/unreadable file is an InputError
-        with ScriptedProvider(script) as provider:
+        with ScriptedProvider(script, keep_requests=False) as provider:  # memory flat over long sweeps
             yield Endpoint(provider.base_url, OFFLINE_KEY)
         return
     if base_url is None:
