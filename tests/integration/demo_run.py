@@ -1,7 +1,7 @@
 """The built-in demo sweep, run once per test session, and small helpers over a sweep's output.
 
-Test modules import the fixtures they use (``from tests.integration.demo_run import demo_out``);
-``demo_out`` is session-scoped, so every module shares one demo sweep.
+``tests/integration/conftest.py`` registers the fixtures, so every module shares one demo sweep
+(``demo_out`` is session-scoped).
 """
 
 from __future__ import annotations

@@ -11,10 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.integration.demo_run import WFBENCH, demo_corpus, demo_out, row, rows, wfbench
+from tests.integration.demo_run import WFBENCH, row, rows, wfbench
 from tests.integration.demo_run import bwrap_or_skip as _bwrap_or_skip
-
-__all__ = ["demo_corpus", "demo_out"]  # session fixtures shared with the other sweep modules
 
 
 def test_the_offline_demo_sweep_exits_0_and_writes_every_output(demo_out):

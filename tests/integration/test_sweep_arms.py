@@ -13,12 +13,10 @@ from typing import Any
 
 import yaml
 
-from tests.integration.demo_run import bwrap_or_skip, demo_corpus, rows, wfbench
+from tests.integration.demo_run import bwrap_or_skip, rows, wfbench
 from tests.unit.promotion_fixtures import review_row
 from wfbench.app.arms import preset_arms
 from wfbench.app.finish import FinishInput, promotion_evidence
-
-__all__ = ["demo_corpus"]
 
 BIG = {
     "input_tokens": 2000,

@@ -11,9 +11,7 @@ from typing import Any
 import yaml
 
 from tests.conftest import claude_binary, require_or_skip
-from tests.integration.demo_run import bwrap_or_skip, demo_corpus, row, rows, wfbench
-
-__all__ = ["demo_corpus"]
+from tests.integration.demo_run import bwrap_or_skip, row, rows, wfbench
 
 USAGE = {
     "input_tokens": 900,

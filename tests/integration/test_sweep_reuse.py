@@ -9,13 +9,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.integration.demo_run import demo_out, row, rows, wfbench
+from tests.integration.demo_run import row, rows, wfbench
 from wfbench.app.reuse_plan import expected_durations
 from wfbench.domain.aggregation import aggregate
 from wfbench.domain.rows import Row
 from wfbench.domain.scheduling import Cell, longest_first
-
-__all__ = ["demo_out"]
 
 TIMING = ("duration", "wall", "recorded_at", "generated_at", "expires_at")
 

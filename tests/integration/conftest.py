@@ -1,0 +1,7 @@
+"""Fixtures shared by the sweep test modules: the demo sweep runs once per test session."""
+
+from __future__ import annotations
+
+from tests.integration.demo_run import demo_corpus, demo_out
+
+__all__ = ["demo_corpus", "demo_out"]
