@@ -459,11 +459,6 @@ def test_the_planted_api_key_appears_in_no_file_under_out(hostile):
     assert leaks == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cell_review.grade_review copies a valid review artifact to --out byte for byte, without"
-    " redacting the run's secrets (fix: pass settings.secrets to grade_review and scrub the copy)",
-)
 def test_a_review_artifact_copied_to_out_does_not_carry_the_key(hostile):
     """A valid artifact quoting the key is scored, and its copy under --out holds no key."""
     row = by_task(hostile.out)["r-key"]

@@ -130,7 +130,11 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         fields["verify_output"] = fields["authored_test_output"]
     if spec.kind is TaskKind.REVIEW:
         grade = grade_review(
-            os.path.join(review_dir, REVIEW_FILE), plan.task.oracle, ctx.settings.out_dir, plan.label
+            os.path.join(review_dir, REVIEW_FILE),
+            plan.task.oracle,
+            ctx.settings.out_dir,
+            plan.label,
+            secrets=ctx.settings.secrets.values(),
         )
         review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
         fields.update(grade.row_fields)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
 from wfbench.domain.errors import InputError
 from wfbench.domain.oracle import OracleBundle
+from wfbench.domain.redaction import redact_text
 
 MAX_ARTIFACT_BYTES = 256 * 1024
 LABELS_TARGET = "review-labels.json"
@@ -54,8 +56,14 @@ def read_artifact(path: str) -> bytes:
         raise InputError(f"review output is unreadable: {exc.strerror}") from None
 
 
-def grade_review(path: str, oracle: OracleBundle, out_dir: str, label: str) -> ReviewGrade:
-    """Score the artifact at ``path`` against the labels in ``oracle``; copy it beside the results."""
+def grade_review(
+    path: str, oracle: OracleBundle, out_dir: str, label: str, secrets: Iterable[str] = ()
+) -> ReviewGrade:
+    """Score the artifact at ``path`` against the labels in ``oracle``; copy it beside the results.
+
+    The copy is the artifact with ``secrets`` (and credential-shaped tokens) redacted; the score
+    is taken from the artifact as written.
+    """
     from wfbench.domain.review import parse_labels, parse_review_artifact, review_oracle_passed, score_review
 
     labels = next((f.data for f in oracle.files if f.target == LABELS_TARGET), None)
@@ -69,8 +77,9 @@ def grade_review(path: str, oracle: OracleBundle, out_dir: str, label: str) -> R
         fields: dict[str, Any] = {"review_score": None, "review_evidence_detail": exc.reason}
         return ReviewGrade(False, False, "review artifact unusable", fields)
     name = f"{label}.review.json"
+    scrubbed = redact_text(data.decode("utf-8", "replace"), tuple(secrets))
     with open(os.path.join(out_dir, name), "wb") as handle:
-        handle.write(data)
+        handle.write(scrubbed.encode("utf-8"))
     passed = review_oracle_passed(score)
     fields = {**score.row_fields(), "review_score": score.to_mapping(), "review_artifact": name}
     text = "hidden review labels matched" if passed else "hidden review labels not fully matched"
