@@ -297,7 +297,7 @@ def decode_events(stdout: bytes, *, overflow: bool = False) -> tuple[list[dict[s
             continue
         try:
             event = json.loads(line, parse_constant=_reject_constant)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting too deep for the decoder
             return None, f"malformed parent-captured event JSON at line {number}"
         if not isinstance(event, dict):
             return None, f"event at line {number} is not a JSON object"
@@ -323,10 +323,11 @@ def _redact_value(value: Any, secrets: Sequence[str]) -> Any:
 def _redact_line(line: str, secrets: Sequence[str]) -> str:
     try:
         event = json.loads(line, parse_constant=_reject_constant)
+        clean = json.dumps(_redact_value(event, secrets), ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:  # too deep to decode or to walk key by key: keep nothing of it
+        return json.dumps({"type": "wfbench_redacted_line", "reason": "nested too deeply to redact"})
     except ValueError:
         clean = redact_text(line, secrets)
-    else:
-        clean = json.dumps(_redact_value(event, secrets), ensure_ascii=False, separators=(",", ":"))
     if contains_secret(clean, secrets):
         return json.dumps({"type": "wfbench_redacted_line", "reason": "a secret value survived redaction"})
     return clean

@@ -123,6 +123,8 @@ def _parse_line(raw_line: bytes, converter: cattrs.Converter, *, source: str, lo
         raise InputError("is not valid UTF-8", source=source, locator=locator) from None
     except ValueError as exc:
         raise InputError(f"torn or invalid JSON: {exc}", source=source, locator=locator) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", source=source, locator=locator) from None
     if not isinstance(value, dict):
         raise InputError("a row must be a JSON object", source=source, locator=locator)
     try:

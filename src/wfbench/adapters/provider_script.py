@@ -145,7 +145,13 @@ class ProviderScript:
         try:
             raw = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise InputError(f"not valid YAML ({exc.__class__.__name__})", source=source) from exc
+            mark = getattr(exc, "problem_mark", None)
+            where = "" if mark is None else f" at line {mark.line + 1}, column {mark.column + 1}"
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            reason = f"not valid YAML{where} ({exc.__class__.__name__}: {problem})"
+            raise InputError(reason, source=source) from exc
+        except RecursionError:
+            raise InputError("not valid YAML (nested too deeply)", source=source) from None
         return cls.from_mapping(raw, source=source)
 
     @classmethod
@@ -211,7 +217,7 @@ def _turn(raw: object, *, source: str, locator: str) -> Turn:
     if status is not None and (_not_int(status) or not MIN_ERROR_STATUS <= status <= MAX_STATUS):
         raise bad("status", f"must be an HTTP error code between {MIN_ERROR_STATUS} and {MAX_STATUS}")
     stop_reason = raw.get("stop_reason")
-    if stop_reason is not None and stop_reason not in STOP_REASONS:
+    if stop_reason is not None and (not isinstance(stop_reason, str) or stop_reason not in STOP_REASONS):
         raise bad("stop_reason", f"must be one of {', '.join(sorted(STOP_REASONS))}")
     truncate = raw.get("truncate_after_events")
     if truncate is not None and (_not_int(truncate) or truncate < 0):

@@ -117,7 +117,12 @@ def load_corpus(path: str) -> Corpus:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"corpus file is unreadable: {exc}", source=path) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}".splitlines()[0], source=path) from None
+        mark = getattr(exc, "problem_mark", None)
+        where = "" if mark is None else f" at line {mark.line + 1}, column {mark.column + 1}"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"not valid YAML{where}: {problem}", source=path) from None
+    except RecursionError:
+        raise InputError("not valid YAML: nested too deeply", source=path) from None
     try:
         return _corpus(raw, source)
     except InputError as exc:

@@ -80,7 +80,10 @@ def measured_cost(raw: object) -> float | None:
     """A cost only when it is a finite, non-negative number (not a bool); anything else is unknown."""
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         return None
-    value = float(raw)
+    try:
+        value = float(raw)
+    except OverflowError:  # an integer too large for a float is not a measurement
+        return None
     return value if math.isfinite(value) and value >= 0 else None
 
 
