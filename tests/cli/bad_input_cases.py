@@ -350,6 +350,10 @@ CASES: tuple[Case, ...] = (
     C("corpus-provider-script-missing", "corpus", "`provider_script` names no file",
       check(lambda d, env: corpus(d, env, provider_script="nope.yaml")),
       (CORPUS, "provider_script", "nope.yaml")),
+    C("corpus-provider-script-invalid", "corpus", "`provider_script` names a script with negative usage",
+      check(lambda d, env: (write(d / SCRIPT, turn(usage={"output_tokens": -1})),
+                            corpus(d, env, provider_script=SCRIPT))),
+      (SCRIPT, T1, "usage.output_tokens")),
     # wfbench run: the same loader, then arms, binding and the endpoint; nothing may start
     C("run-duplicate-task-id", "run", "`wfbench run` of a corpus with a duplicate id",
       run_with(lambda d, env: corpus(d, env, [task(env), task(env)]), "--arms", "baseline"),

@@ -260,9 +260,12 @@ def doctor() -> None:
 
 def tasks_check(corpus: Annotated[str, typer.Argument(help="Corpus YAML to validate.")]) -> None:
     """Validate a corpus (fields, arms, repositories, refs, oracle files) without running it."""
+    from wfbench.adapters.provider_script import ProviderScript
     from wfbench.adapters.workspace import GitWorkspaces
 
     loaded = load_corpus(corpus)
+    if loaded.provider_script is not None:  # `run` loads it before any session; so does the check
+        ProviderScript.load(loaded.provider_script)
     tasks = selected_tasks(loaded, include_expensive=True)
     bound = bind_tasks(loaded, tasks, workspaces=GitWorkspaces())
     for task in bound:
