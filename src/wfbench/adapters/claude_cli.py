@@ -148,7 +148,8 @@ class ClaudeCLI:
             for part in self.launcher
         ]
         argv = [*launcher, *build_argv(request)]
-        leaked = [name for name, value in request.secrets.items() if any(value in arg for arg in argv)]
+        named = [*request.secrets.items(), *(("withheld", value) for value in request.withheld)]
+        leaked = [name for name, value in named if value and any(value in arg for arg in argv)]
         if leaked:
             raise InputError("a secret value occurs in the agent's command line", field=leaked[0])
         return argv
@@ -192,7 +193,7 @@ class ClaudeCLI:
 
     def record(self, result: ExecResult, request: SessionRequest) -> SessionRecord:
         """The session record of a finished process (also usable on a recorded capture)."""
-        secrets = tuple(request.secrets.values())
+        secrets = (*request.secrets.values(), *request.withheld)
         events, stream_error = decode_events(result.stdout, overflow=result.stdout_overflow)
         process = ProcessOutcome(
             state=result.state,

@@ -134,7 +134,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
             plan.task.oracle,
             ctx.settings.out_dir,
             plan.label,
-            secrets=ctx.settings.secrets.values(),
+            secrets=ctx.settings.redacted(),
         )
         review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
         fields.update(grade.row_fields)
@@ -239,6 +239,7 @@ def _phase(
         env=ctx.settings.agent_env,
         secrets=ctx.settings.secrets,
         label=f"{plan.label}-{phase.name}",
+        withheld=ctx.settings.withheld,
     )
     before = ctx.services.workspaces.state(ctx.workspace)
     record = ctx.services.agent.run_session(
@@ -294,7 +295,7 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
     if result.state.value != "exited":
         raise SandboxError(f"verify did not finish ({result.state}): {result.detail}")
     output = (result.stdout[-4000:] + b"\n" + result.stderr_tail[-2000:]).decode("utf-8", "replace")[-4000:]
-    return result.ok, redact_text(output, ctx.settings.secrets.values())
+    return result.ok, redact_text(output, ctx.settings.redacted())
 
 
 def _oracle(ctx: CellContext, task: BoundTask) -> bool:
@@ -320,7 +321,7 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str) -> dict[str, A
     churn = ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
     patch = ctx.services.workspaces.capture_patch(ctx.workspace, snapshot, PATCH_LIMIT, base_commit=head)
     data = patch.data
-    for form in secret_forms(ctx.settings.secrets.values()):  # the agent may have written a secret
+    for form in secret_forms(ctx.settings.redacted()):  # the agent may have written a secret
         data = data.replace(form.encode(), REDACTED.encode())
     with open(os.path.join(ctx.settings.out_dir, f"{plan.label}.patch"), "wb") as handle:
         handle.write(data)

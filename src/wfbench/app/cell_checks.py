@@ -51,6 +51,12 @@ class RunSettings:
     clock: Clock | None = None
     #: Identity of the harness runtime (wfbench, agent, provider script): reuse needs it equal.
     runtime_digest: str | None = None
+    #: Redacted from everything written, never given to the agent (the key behind the key proxy).
+    withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
+
+    def redacted(self) -> tuple[str, ...]:
+        """Every value to redact from what a cell writes: the agent's secrets and the withheld."""
+        return (*self.secrets.values(), *self.withheld)
 
     def now(self) -> dt.datetime:
         """UTC now (from the clock when one is set)."""

@@ -38,10 +38,15 @@ class Services:
 
 @attrs.frozen
 class Endpoint:
-    """Where the agent's model requests go, and the key it presents (never written anywhere)."""
+    """Where the agent's model requests go, and the key it presents (never written anywhere).
+
+    ``withheld`` are values the harness redacts from everything it writes but never hands to
+    the agent: the real key, which only the loopback key proxy holds.
+    """
 
     base_url: str
     api_key: str = attrs.field(repr=False)
+    withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
 
 
 def build_sandbox(name: str) -> Sandbox:
@@ -157,6 +162,8 @@ def endpoint(
 ) -> Iterator[Endpoint]:
     """The model endpoint for the run: a scripted provider on loopback, or ``--base-url`` + key.
 
+    Either way the agent talks to a loopback key proxy (:func:`proxied`) with a dummy token.
+
     Raises:
         InputError: neither a script nor a base URL, or no key in WFBENCH_ANTHROPIC_API_KEY.
     """
@@ -165,8 +172,12 @@ def endpoint(
         from wfbench.adapters.scripted_provider import ScriptedProvider
 
         script = ProviderScript.load(script_path)  # a missing/unreadable file is an InputError
-        with ScriptedProvider(script, keep_requests=False) as provider:  # memory flat over long sweeps
-            yield Endpoint(provider.base_url, OFFLINE_KEY)
+        # keep_requests=False: memory stays flat over long sweeps.
+        with (
+            ScriptedProvider(script, keep_requests=False) as provider,
+            proxied(provider.base_url, OFFLINE_KEY) as proxy_endpoint,
+        ):
+            yield proxy_endpoint
         return
     if base_url is None:
         raise InputError("no provider script in the corpus: pass --provider-script FILE or --base-url URL")
@@ -178,4 +189,21 @@ def endpoint(
             "WARNING: the API key appears on the command line, where other users can read it;"
             " use the environment"
         )
-    yield Endpoint(base_url, key)
+    with proxied(base_url, key) as proxy_endpoint:
+        yield proxy_endpoint
+
+
+@contextlib.contextmanager
+def proxied(upstream_base_url: str, key: str) -> Iterator[Endpoint]:
+    """A key proxy on loopback in front of ``upstream_base_url``: the agent gets its URL and dummy token.
+
+    The real ``key`` never enters the sandbox (docs/security.md); the proxy stops when the
+    block ends, however it ends (a cancelled sweep included).
+
+    Raises:
+        InputError: the upstream URL is unusable (``--base-url``).
+    """
+    from wfbench.adapters.key_proxy import KeyProxy
+
+    with KeyProxy(upstream_base_url, key) as proxy:
+        yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),))

@@ -149,7 +149,7 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
     ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
         out_dir
     ) as log:  # fmt: skip
-        secrets_seen.append(ep.api_key)
+        secrets_seen.extend((ep.api_key, *ep.withheld))
         runtime = boot.runtime_digest(agent=opts["agent"], script_path=opts["script"], environ=os.environ)
         settings = RunSettings(
             out_dir=out_dir,
@@ -163,6 +163,7 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
             verify_timeout_s=opts["verify_timeout"],
             clock=services.clock,
             runtime_digest=runtime,
+            withheld=ep.withheld,
         )
         overlay = opts["overlay"]
         config = SweepConfig(

@@ -48,6 +48,9 @@ class SessionRequest:
     secrets: Mapping[str, str] = attrs.field(factory=dict)
     #: A label for the transcript (e.g. ``fix-median-workflow-run1-plan``).
     label: str = "session"
+    #: Redacted from everything the session yields, never given to the agent (the real key
+    #: behind the loopback key proxy).
+    withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
 
 
 @attrs.frozen
