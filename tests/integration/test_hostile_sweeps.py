@@ -227,8 +227,8 @@ def _scripts(root: Path, out: Path, port: int, h: dict[str, str]) -> list[dict[s
         _attack(
             "forks",
             sh(
-                f"for i in $(seq {FORKS}); do sleep {h['sleep']} & done;"
-                " jobs -p | wc -l > forks.txt; echo started"
+                f"bash -c 'for i in $(seq {FORKS}); do sleep {h['sleep']} & done; echo all-forked'"
+                ' > fork-out.txt 2> fork-err.txt; echo "inner exit $?" >> fork-err.txt; echo started'
             ),
         ),
         _attack(
@@ -387,7 +387,7 @@ def test_swapping_the_skills_parent_directory_is_caught_as_invalid_evidence(host
 def test_no_background_process_or_forked_sleeper_outlives_its_cell(hostile):
     """A setsid+nohup+disown sleeper and 2000 background sleeps are all gone after the sweep."""
     assert processes_with(f"{hostile.token}-bg") == []
-    assert f"+{FORKS}" in hostile.patch("forks")  # positive control: every fork happened
+    assert "+inner exit" in hostile.patch("forks")  # positive control: the fork loop ran
     assert processes_with(hostile.sleeper) == []
     assert by_task(hostile.out)["forks"]["error_kind"] is None
 
@@ -467,13 +467,8 @@ def test_a_review_artifact_copied_to_out_does_not_carry_the_key(hostile):
     assert _files_holding(hostile.out, hostile.key) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the bwrap sandbox sets no process limit: 2000 forks all succeed. RLIMIT_NPROC cannot help"
-    " (the harness runs as root and the sandbox's user namespace maps to root, which the kernel"
-    " exempts); a pids cgroup per sandbox would",
-)
 def test_forking_inside_the_sandbox_is_refused_past_a_process_limit(hostile):
-    """A bounded loop of 2000 background sleeps meets a refusal before its end."""
+    """A bounded loop of 2000 background sleeps meets the pids cgroup's refusal before its end."""
     forks = hostile.patch("forks")
-    assert f"+{FORKS}" not in forks
+    assert "+bash: fork: Resource temporarily unavailable" in forks
+    assert "all-forked" not in forks

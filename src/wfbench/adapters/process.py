@@ -13,7 +13,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.sandboxing import ExecResult, ProcessState
@@ -88,11 +88,14 @@ def run_managed(
     cancel: CancelToken | None = None,
     stdout_limit: int = 8 * 1024 * 1024,
     grace_s: float = 5.0,
+    preexec: Callable[[], None] | None = None,
 ) -> ExecResult:
     """Run ``argv`` in its own process group and return once the whole group is gone.
 
     A descendant that outlives the leader is killed and the result is ``forced-kill``: a tree
-    that leaves processes behind is never ``ok``.
+    that leaves processes behind is never ``ok``. ``preexec`` runs in the child between fork and
+    exec (keep it to a few system calls: the parent may have threads); if it raises, the result
+    is ``spawn-failure``.
     """
     if timeout_s <= 0:
         raise ValueError("timeout_s must be positive")
@@ -108,11 +111,15 @@ def run_managed(
             env=dict(env),
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=preexec,  # noqa: PLW1509 - callers pass a single system call (no locks, gc is off)
         )
     except OSError as exc:
         return ExecResult(
             ProcessState.SPAWN_FAILURE, None, b"", b"", 0.0, detail=f"cannot start {argv[0]}: {exc.strerror}"
         )
+    except subprocess.SubprocessError as exc:  # preexec raised in the child
+        detail = f"cannot start {argv[0]}: {exc}"
+        return ExecResult(ProcessState.SPAWN_FAILURE, None, b"", b"", 0.0, detail=detail)
     out = _Drain(proc.stdout, stdout_limit)
     err = _Drain(proc.stderr, TAIL_BYTES)
     out.start()

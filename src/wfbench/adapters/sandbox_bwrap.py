@@ -15,8 +15,13 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Sequence
 
+import structlog
+
+from wfbench.adapters import pids_cgroup
+from wfbench.adapters.pids_cgroup import DEFAULT_PIDS_LIMIT, PidsController, PidsGroup, PidsUnavailable
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import (
     SANDBOX_GID,
@@ -53,6 +58,16 @@ NETWORK_ETC_ENTRIES = ("/etc/resolv.conf",)
 PREFLIGHT_TIMEOUT_S = 10.0
 #: The private /tmp inside the sandbox (a per-run host directory bound there, never the host's /tmp).
 SANDBOX_TMP = "/tmp"  # noqa: S108 - a path inside the sandbox's own mount namespace
+_warned_no_limit = threading.Event()
+
+
+def _warn_no_process_limit(reason: str) -> None:
+    """Log, once per process, that commands run without a process limit."""
+    if not _warned_no_limit.is_set():
+        _warned_no_limit.set()
+        structlog.get_logger("wfbench.sandbox").warning(
+            "sandbox.no_process_limit", backend="bwrap", reason=reason, unprotected=["fork bombs"]
+        )
 
 
 def python_runtime_paths() -> tuple[str, ...]:
@@ -152,7 +167,10 @@ class BwrapSandbox:
 
     ``bwrap`` is the binary (default: ``bwrap`` on PATH); ``runtime_paths`` are extra host
     trees bound read-only at the same path (a toolchain outside ``/usr``); ``private_parent``
-    is where per-run private roots are created (default: the system temporary directory).
+    is where per-run private roots are created (default: the system temporary directory);
+    ``pids_limit`` is the most processes (and threads) one command may hold at once, enforced by
+    a pids cgroup per command where the machine offers a writable one (``None``: no limit; see
+    :mod:`wfbench.adapters.pids_cgroup`).
     """
 
     name = "bwrap"
@@ -163,10 +181,43 @@ class BwrapSandbox:
         *,
         runtime_paths: Sequence[str] = (),
         private_parent: str | None = None,
+        pids_limit: int | None = DEFAULT_PIDS_LIMIT,
     ) -> None:
         self._bwrap = bwrap
         self._runtime_paths = tuple(os.path.realpath(p) for p in runtime_paths)
         self._private_parent = private_parent
+        self._pids_limit = pids_limit
+        self._pids: PidsController | str | None = None  # controller, or why there is none
+        self._pids_lock = threading.Lock()
+
+    def _pids_controller(self) -> PidsController | str:
+        """The pids controller (detected once, stale groups removed), or why there is none."""
+        with self._pids_lock:
+            if self._pids is None:
+                if self._pids_limit is None:
+                    self._pids = "disabled (pids_limit=None)"
+                else:
+                    try:
+                        self._pids = pids_cgroup.detect(self._pids_limit)
+                    except PidsUnavailable as exc:
+                        self._pids = str(exc)
+                        _warn_no_process_limit(self._pids)
+            return self._pids
+
+    def process_limit(self) -> str:
+        """How commands are limited in process count, or ``NOT enforced: <why>`` (for ``wfbench doctor``)."""
+        found = self._pids_controller()
+        return found.describe() if isinstance(found, PidsController) else f"NOT enforced: {found}"
+
+    def _pids_group(self) -> PidsGroup | None:
+        found = self._pids_controller()
+        if not isinstance(found, PidsController):
+            return None
+        try:
+            return found.create()
+        except OSError as exc:
+            reason = f"cannot create the command's pids cgroup under {found.parent}: {exc}"
+            raise SandboxError(reason) from None
 
     def _binary(self) -> str:
         found = shutil.which(self._bwrap or "bwrap")
@@ -178,7 +229,7 @@ class BwrapSandbox:
         return found
 
     def preflight(self) -> None:
-        """Start ``/usr/bin/true`` in the full sandbox (network unshared) once.
+        """Start ``/usr/bin/true`` in the full sandbox (network unshared) once; detect the process limit.
 
         Raises:
             SandboxUnavailable: bwrap is missing, not Linux, or the namespaces cannot be created.
@@ -197,6 +248,7 @@ class BwrapSandbox:
                 f"bubblewrap preflight failed ({result.state}, exit {result.returncode}): {detail}; "
                 "wfbench never falls back to the host (use a machine where user namespaces work)"
             )
+        self._pids_controller()  # detect the process limit now: warn early, remove stale groups
 
     def workspace_path(self, policy: SandboxPolicy) -> str:  # noqa: ARG002 - the port's signature
         """``/workspace``."""
@@ -231,11 +283,17 @@ class BwrapSandbox:
             full = bwrap_argv(binary, argv, policy=policy, private=private, runtime_paths=self._runtime_paths)
             chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
             env = command_env(policy, home=SANDBOX_HOME, tmp=SANDBOX_TMP, pwd=chdir)
-            return run_managed(
-                full,
-                env=env,
-                timeout_s=policy.timeout_s,
-                stdin=stdin,
-                cancel=cancel,
-                stdout_limit=policy.stdout_limit,
-            )
+            group = self._pids_group()
+            try:
+                return run_managed(
+                    full,
+                    env=env,
+                    timeout_s=policy.timeout_s,
+                    stdin=stdin,
+                    cancel=cancel,
+                    stdout_limit=policy.stdout_limit,
+                    preexec=None if group is None else group.join,
+                )
+            finally:
+                if group is not None:
+                    group.close()

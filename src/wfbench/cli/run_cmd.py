@@ -234,13 +234,16 @@ def _log_file(out_dir: str) -> Iterator[Any]:
 
 
 def doctor() -> None:
-    """Report what this machine can do: bwrap, the claude CLI, Node."""
+    """Report what this machine can do: bwrap (and its process limit), the claude CLI, Node."""
     import shutil
     import subprocess
 
     try:
-        boot.build_sandbox("bwrap")
+        sandbox = boot.build_sandbox("bwrap")
         typer.echo("bwrap: works")
+        process_limit = getattr(sandbox, "process_limit", None)
+        if process_limit is not None:
+            typer.echo(f"process limit: {process_limit()}")
     except Exception as exc:
         typer.echo(f"bwrap: NOT usable — {exc}")
     claude = boot.find_claude()
