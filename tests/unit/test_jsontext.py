@@ -92,6 +92,10 @@ def test_arbitrary_text_is_read_exactly_as_json_reads_it_or_refused_on_purpose(t
         ('"a\\qb"', "Invalid \\escape", 1, 3),
         ('"\\u12x4"', "Invalid \\uXXXX escape", 1, 3),
         ('"\\u00e9', "Invalid \\uXXXX escape", 1, 3),
+        ('"\\ud800\\udc00', "Invalid \\uXXXX escape", 1, 9),
+        ('"\\ud800\\u12"', "Invalid \\uXXXX escape", 1, 9),
+        ('"\\n\\', "Unterminated string starting at", 1, 1),
+        ('["ok", "\\t\x1f"]', "Invalid control character at", 1, 11),
         ("[1] x", "Extra data", 1, 5),
         ("01", "Extra data", 1, 2),
         ("\ufeff{}", "Unexpected UTF-8 BOM (decode using utf-8-sig)", 1, 1),
@@ -106,6 +110,20 @@ def test_each_syntax_error_has_pythons_message_and_position(
     with pytest.raises(json.JSONDecodeError) as theirs:
         json.loads(text)
     assert (theirs.value.msg, theirs.value.lineno, theirs.value.colno) == (msg, line, column)
+    assert error.pos == theirs.value.pos
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [("x\n", 1, 1), ("\nx", 2, 1), ("\n\nx", 3, 1), ("[\n\n  ]x", 3, 4), ('"a\nb"\n', 1, 3)],
+)
+def test_lines_and_columns_count_newlines_before_the_error_only(text: str, line: int, column: int) -> None:
+    """Newlines at the very start or after the error do not shift the position."""
+    error = _error(text)
+    assert (error.lineno, error.colno) == (line, column)
+    with pytest.raises(json.JSONDecodeError) as theirs:
+        json.loads(text)
+    assert (theirs.value.lineno, theirs.value.colno) == (line, column)
 
 
 @pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}'])
@@ -132,10 +150,13 @@ def test_a_repeated_key_is_refused_with_its_own_message() -> None:
     assert (error.msg, error.lineno, error.colno) == ("Duplicate object key 'verdict'", 2, 2)
 
 
-def test_a_long_repeated_key_is_shortened_in_the_message() -> None:
+@pytest.mark.parametrize(
+    ("length", "shown"), [(40, "k" * 40), (41, "k" * 40 + "..."), (50, "k" * 40 + "...")]
+)
+def test_a_long_repeated_key_is_shortened_in_the_message(length: int, shown: str) -> None:
     """The message quotes at most 40 characters of the key."""
-    key = "k" * 50
-    assert _error(f'{{"{key}": 1, "{key}": 2}}').msg == f"Duplicate object key '{'k' * 40}...'"
+    key = "k" * length
+    assert _error(f'{{"{key}": 1, "{key}": 2}}').msg == f"Duplicate object key '{shown}'"
 
 
 def test_nesting_is_accepted_up_to_the_limit_and_refused_beyond_it() -> None:

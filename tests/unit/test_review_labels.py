@@ -95,6 +95,7 @@ def test_labels_are_normalized_like_findings() -> None:
         ),
         (encoded(label(path="../x")), "findings[0].path: must be a repository-relative path"),
         (encoded(label(category=" ")), "findings[0].category: must be a nonblank string"),
+        (encoded(label(category="c" * 129)), "findings[0].category: exceeds 128 bytes"),
         (encoded(label(id="a"), label(id=" a")), "findings[1].id: repeats id 'a'; label ids must be unique"),
     ],
 )
@@ -119,6 +120,12 @@ def test_labels_in_any_json_unicode_encoding_are_read(encoding: str) -> None:
     """Like json.loads on bytes, UTF-8 with a BOM and UTF-16/32 are detected."""
     data = json.dumps({"schema_version": 1, "findings": [label(category="sécurité")]}).encode(encoding)
     assert parse_labels(data).labels[0].category == "sécurité"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_four_byte_utf16_document_is_detected(encoding: str) -> None:
+    """'[]' in UTF-16 is four bytes: decoded, it is an array, not a label document (and not malformed)."""
+    assert error("[]".encode(encoding)).reason == "hidden review labels require schema_version and findings"
 
 
 def test_two_byte_utf16_documents_are_detected_too() -> None:

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import posixpath
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.strategies import review_artifacts, review_findings, review_labels
 from tests.unit.test_review_scoring import F, L, score
 from wfbench.domain.review import Finding, Label, ReviewArtifact, ReviewLabels, Severity, score_review
 from wfbench.domain.review_fields import normalize_repo_path
-from wfbench.domain.review_matching import edge_quality, match_findings, overlaps
+from wfbench.domain.review_matching import _max_weight_assignment, edge_quality, match_findings, overlaps
 
 
 def total_quality(pairs: Sequence[tuple[Finding, Label]]) -> tuple[int, ...]:
@@ -184,8 +186,47 @@ _path_parts = st.sampled_from(["a", "b", ".", "..", "", "src", "C:"])
 
 
 @given(st.lists(_path_parts, max_size=6).map("/".join), st.integers(min_value=0, max_value=4))
+@example("a/b", 2)
+@example("../../a", 0)
+@example("a/../../b/..", 0)
 def test_path_normalization_is_posix_normpath_after_backslashes(path: str, slashes: int) -> None:
     """normalize_repo_path agrees with posixpath.normpath, including leading slashes."""
     text = "/" * slashes + path
     assert normalize_repo_path(text) == posixpath.normpath(text)
     assert normalize_repo_path(text.replace("/", "\\")) == posixpath.normpath(text)
+
+
+def test_a_finding_left_over_in_a_crowded_component_stays_unmatched() -> None:
+    """f1 and f3 can only reach l1, f2 reaches l1-l3: two pairs, and f3 is a false positive."""
+    labels = [L(id=f"l{i}", line_start=10 * i, line_end=10 * i) for i in (1, 2, 3)]
+    findings = [F(id="f1", line=10), F(id="f2", line=10, end_line=30), F(id="f3", line=10)]
+    result = score("comment", findings, labels)
+    assert (result.true_positives, result.false_positives, result.false_negatives) == (2, 1, 1)
+
+
+def _best_total(weights: list[list[int]]) -> int:
+    """The best total weight over every way to give each row a distinct column (brute force)."""
+    columns = range(len(weights[0]))
+    return max(
+        sum(row[column] for row, column in zip(weights, chosen, strict=True))
+        for chosen in itertools.permutations(columns, len(weights))
+    )
+
+
+def test_the_assignment_solver_is_optimal_on_many_seeded_matrices() -> None:
+    """Hungarian vs brute force on 400 random matrices (ties, zeros for missing edges, wide spreads)."""
+    generator = random.Random(20261130)
+    for case in range(400):
+        rows = generator.randint(1, 5)
+        columns = generator.randint(rows, 6)
+        spread = generator.choice([1, 3, 10**6])
+        weights = [
+            [generator.randint(1, spread) if generator.random() < 0.7 else 0 for _ in range(columns)]
+            for _ in range(rows)
+        ]
+        if case % 3 == 0:
+            weights[0] = [0] * columns  # a row with no edge at all
+        assignment = _max_weight_assignment(weights)
+        assert sorted(set(assignment)) == sorted(assignment), weights
+        total = sum(row[column] for row, column in zip(weights, assignment, strict=True))
+        assert total == _best_total(weights), weights

@@ -33,8 +33,9 @@ _WS = re.compile(r"[ \t\n\r]*")
 _WS_CHARS = " \t\n\r"
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]*+"')
-#: A whole valid string body (escapes included) and its closing quote; checked in one C-level match.
-_VALID_STRING = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"')
+#: The longest valid string body (escapes included) from a position, checked in one C-level match.
+#: Like Python's decoder, a \\uXXXX escape that ends the text is invalid (nothing can close it).
+_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}(?=.))*+', re.DOTALL)
 _UNICODE_ESCAPE = re.compile(
     r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})"
 )
@@ -47,9 +48,6 @@ _SIMPLE_ESCAPES = (
     ("\\r", "\r"),
     ("\\t", "\t"),
 )
-_CHUNK = re.compile(r'([^"\\\x00-\x1f]*)(["\\\x00-\x1f])')
-_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _NON_FINITE = ("NaN", "Infinity", "-Infinity")
 _MAX_INT_DIGITS = 4300
 
@@ -141,55 +139,24 @@ class _Reader:
         if plain is not None:
             end = plain.end()
             return text[pos : end - 1], end
-        valid = _VALID_STRING.match(text, pos)
-        if valid is None:
-            return self.scan_string(pos)
-        end = valid.end()
-        return _unescape(text[pos : end - 1]), end
+        body = _STRING_BODY.match(text, pos)
+        end = body.end()  # type: ignore[union-attr]
+        if text[end : end + 1] != '"':
+            raise self.string_error(pos - 1, end)
+        return _unescape(text[pos:end]), end + 1
 
-    def scan_string(self, pos: int) -> tuple[str, int]:
-        """Decode a string character by character; the slow path that finds the exact error."""
-        text = self.text
-        begin = pos - 1
-        chunks: list[str] = []
-        while True:
-            chunk = _CHUNK.match(text, pos)
-            if chunk is None:
-                raise self.error("Unterminated string starting at", begin)
-            content, terminator = chunk.groups()
-            chunks.append(content)
-            pos = chunk.end()
-            if terminator == '"':
-                return "".join(chunks), pos
-            if terminator != "\\":
-                raise self.error("Invalid control character at", pos - 1)
-            escape = text[pos : pos + 1]
-            if not escape:
-                raise self.error("Unterminated string starting at", begin)
-            if escape != "u":
-                if escape not in _ESCAPES:
-                    raise self.error("Invalid \\escape", pos - 1)
-                chunks.append(_ESCAPES[escape])
-                pos += 1
-                continue
-            code = self.hex4(pos)
-            pos += 5
-            if 0xD800 <= code <= 0xDBFF and text.startswith("\\u", pos):
-                low = self.hex4(pos + 1)
-                if 0xDC00 <= low <= 0xDFFF:
-                    code = 0x10000 + (((code - 0xD800) << 10) | (low - 0xDC00))
-                    pos += 6
-            chunks.append(chr(code))
-
-    def hex4(self, pos: int) -> int:
-        """The code unit of the ``\\uXXXX`` escape whose ``u`` is at ``pos``.
-
-        Like Python's decoder, an escape that ends the text is invalid (the string cannot close).
-        """
-        digits = _HEX4.match(self.text, pos + 1)
-        if digits is None or pos + 5 >= len(self.text):
-            raise self.error("Invalid \\uXXXX escape", pos)
-        return int(digits.group(), 16)
+    def string_error(self, begin: int, end: int) -> JsonSyntaxError:
+        """Why the string opened at ``begin`` stops being valid at ``end`` (Python's message)."""
+        char = self.text[end : end + 1]
+        if char == "\\":
+            escape = self.text[end + 1 : end + 2]
+            if escape == "u":
+                return self.error("Invalid \\uXXXX escape", end + 1)
+            if escape:
+                return self.error("Invalid \\escape", end)
+        elif char:
+            return self.error("Invalid control character at", end)
+        return self.error("Unterminated string starting at", begin)
 
     def array(self, pos: int, depth: int) -> tuple[list[object], int]:
         """The array whose ``[`` is at ``pos - 1``."""
