@@ -431,7 +431,7 @@ def test_a_perfect_review_scores_one_everywhere() -> None:
 
 
 def test_grounded_evidence_counts_findings_with_path_line_and_evidence() -> None:
-    """The vestigial metric: None without findings; blank evidence, an empty path or line 0 is not grounded."""
+    """The vestigial metric: None without findings; blank evidence, no path or line 0 is not grounded."""
     assert score("comment", [F(), F(id="b", evidence="  ")], [L()]).grounded_evidence == 0.5
     assert score("comment", [F(line=1), F(id="b", path="")], [L()]).grounded_evidence == 0.5
     assert score("comment", [F(line=0), F(id="b", line=1)], [L()]).grounded_evidence == 0.5
