@@ -1,0 +1,139 @@
+"""The real API key never enters the sandbox: whole sweeps (``wfbench run --base-url``) under bwrap.
+
+The sweep runs with WFBENCH_ANTHROPIC_API_KEY set to a planted key (no credential shape, so only
+its value can find it) against the scripted provider on loopback, through the key proxy the
+composition root always puts in front. The scripted model makes one Bash tool call that dumps
+every ``/proc/*/environ`` the tool can see: the agent's own included (with the real CLI that is
+where the key used to be readable). Meanwhile this test watches the host's process table: no
+command line ever holds the key, and the agent process's environment holds the dummy token.
+
+Skipped with a reason unless bwrap works (required under WFBENCH_REQUIRE_BWRAP=1); the real-CLI
+case also needs the CLI (required under WFBENCH_REQUIRE_CLAUDE=1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import attrs
+import pytest
+import yaml
+
+from tests.conftest import claude_binary, require_or_skip
+from tests.integration.sweep_kit import (
+    base_files,
+    bash,
+    bwrap_or_skip,
+    by_task,
+    impl_task,
+    make_repo,
+    rule,
+    run_sweep,
+    tell,
+    turn,
+    write_corpus,
+)
+from wfbench.adapters.provider_script import ProviderScript
+from wfbench.adapters.scripted_provider import ScriptedProvider
+
+DUMP = "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' > environ.txt; cat environ.txt"
+AGENT_MARKS = (b"stream-json",)  # in the agent's argv (and bwrap's, which carries it)
+
+
+@attrs.define
+class Watch:
+    """What the host-side watcher saw while the sweep ran."""
+
+    agent_environs: list[bytes] = attrs.field(factory=list)
+    cmdline_hits: list[str] = attrs.field(factory=list)
+    stop: threading.Event = attrs.field(factory=threading.Event)
+
+
+def _scan(watch: Watch, key: bytes) -> None:
+    while not watch.stop.wait(0.1):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                if key in cmdline:
+                    watch.cmdline_hits.append(entry)
+                if any(mark in cmdline for mark in AGENT_MARKS):
+                    watch.agent_environs.append(Path(f"/proc/{entry}/environ").read_bytes())
+            except OSError:
+                continue
+
+
+@contextmanager
+def watching(key: str) -> Iterator[Watch]:
+    """Scan every process's argv (and agent processes' environment) until the block ends."""
+    watch = Watch()
+    thread = threading.Thread(target=_scan, args=(watch, key.encode()), daemon=True)
+    thread.start()
+    try:
+        yield watch
+    finally:
+        watch.stop.set()
+        thread.join(30)
+
+
+def _tool_results(provider: ScriptedProvider) -> list[str]:
+    """Every tool_result text the agent sent back to the model."""
+    texts = []
+    for request in provider.requests:
+        for message in request.body.get("messages", []) if isinstance(request.body, dict) else []:
+            for block in message.get("content", []) if isinstance(message.get("content"), list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    texts.append(json.dumps(block.get("content")))
+    return texts
+
+
+@pytest.mark.parametrize("agent", ["standin", "claude"])
+def test_a_bash_tool_reading_every_proc_environ_finds_the_dummy_token_never_the_key(tmp_path, agent):
+    """--base-url sweep under bwrap: the key is in no environ the tool sees, no argv, no request, no file."""
+    bwrap_or_skip()
+    if agent == "claude" and claude_binary() is None:
+        require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the real Claude Code CLI is not installed")
+    key = f"wfb-real-{uuid.uuid4().hex}{uuid.uuid4().hex}"
+    make_repo(tmp_path, base_files())
+    script = {"conversations": [rule("proc-env", turn(bash(DUMP)), turn(say="Read them."))]}
+    corpus = write_corpus(tmp_path, [impl_task("proc-env")], None)
+    out = tmp_path / "out"
+    env = {**os.environ, "WFBENCH_ANTHROPIC_API_KEY": key}
+    text = yaml.safe_dump(script, sort_keys=False)
+    with (
+        ScriptedProvider(ProviderScript.from_yaml(text, source="proc-env.yaml")) as provider,
+        watching(key) as seen,
+    ):
+        done = run_sweep(
+            corpus, out, "--agent", agent, "--arms", "baseline", "--base-url", provider.base_url,
+            "--outage-streak", "0", "--workers", "1", "--timeout", "120", env=env, timeout=600,
+        )  # fmt: skip
+    assert done.returncode == 0, tell(done)
+    row = by_task(out)["proc-env"]
+    assert row["session_ids"], row
+    # Positive controls: the requests came through the proxy, the tool read the agent's environment
+    # (which holds the proxy's dummy token), and the host watcher saw the agent process.
+    assert provider.requests
+    assert all(r.headers.get("accept-encoding") == "identity" for r in provider.requests)
+    results = _tool_results(provider)
+    assert any("PATH=" in result for result in results), results
+    assert any(b"ANTHROPIC_API_KEY=wfbench-proxy-" in environ for environ in seen.agent_environs)
+    if agent == "claude":  # the real CLI keeps its environment readable (the stand-in scrubs its own)
+        assert any("ANTHROPIC_API_KEY=wfbench-proxy-" in result for result in results), results
+        # the captured patch holds the dump too, the dummy redacted like every secret the agent holds
+        assert "ANTHROPIC_API_KEY=[REDACTED]" in (out / "proc-env-baseline-run0.patch").read_text()
+    # The key: nowhere.
+    assert not any(key in result for result in results)
+    assert not any(key in json.dumps(r.to_mapping()) for r in provider.requests)
+    assert not any(key.encode() in environ for environ in seen.agent_environs)
+    assert seen.cmdline_hits == []
+    leaks = [str(p) for p in out.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
+    assert leaks == []
+    assert key not in done.stdout + done.stderr
