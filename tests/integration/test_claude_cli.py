@@ -317,7 +317,9 @@ def test_a_bash_child_cannot_read_the_key_from_its_parent_agents_proc_environ(
             pytest.mark.xfail(
                 strict=True,
                 reason="known limitation: the real CLI keeps the key in its environment block, and a "
-                "same-user Bash child can read /proc/$PPID/environ (the stand-in scrubs its own)",
+                "same-user Bash child can read /proc/$PPID/environ (the stand-in scrubs its own); "
+                "hence the sweep gives the CLI only a key proxy's dummy token "
+                "(tests/integration/test_key_proxy_sweep.py)",
             )
         )
     command = "tr '\\0' '\\n' < /proc/$PPID/environ > parent-env.txt 2>&1; true"
