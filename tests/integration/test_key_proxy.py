@@ -344,3 +344,41 @@ def test_a_blank_key_is_an_input_error():
     """No key, no proxy."""
     with pytest.raises(InputError, match="blank"):
         KeyProxy("http://127.0.0.1:1", "  ")
+
+
+# ------------------------------------------------------------------ the composition root
+
+
+def test_a_scripted_run_talks_to_the_provider_through_a_proxy_that_stops_with_the_block(tmp_path):
+    """endpoint(): the agent gets the proxy and a dummy; an error in the sweep still stops the proxy."""
+    from wfbench.cli import bootstrap as boot
+
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    with pytest.raises(KeyboardInterrupt):  # noqa: PT012 - the block is the sweep being interrupted
+        with boot.endpoint(script_path=str(script), base_url=None, environ={}, warn=print) as ep:
+            assert ep.api_key.startswith("wfbench-proxy-")
+            assert ep.withheld == (boot.OFFLINE_KEY,)
+            status, _, body = post(ep.base_url, "/v1/messages", ask("Task write"), {"x-api-key": ep.api_key})
+            assert status == 200
+            assert b"Writing the file now" in body
+            assert post(ep.base_url, "/v1/messages", ask("x"), {"x-api-key": boot.OFFLINE_KEY})[0] == 403
+            raise KeyboardInterrupt
+    with pytest.raises(ConnectionRefusedError):
+        post(ep.base_url, "/v1/messages", ask("Task write"), {"x-api-key": ep.api_key})
+
+
+def test_a_base_url_run_hands_the_agent_a_dummy_and_the_upstream_the_key(recorder_for):
+    """--base-url + WFBENCH_ANTHROPIC_API_KEY: the key is only ``withheld``; the upstream gets it."""
+    from wfbench.cli import bootstrap as boot
+
+    recorder = recorder_for()
+    environ = {boot.API_KEY_ENV: REAL_KEY}
+    with boot.endpoint(script_path=None, base_url=recorder.base_url, environ=environ, warn=print) as ep:
+        assert REAL_KEY not in (ep.base_url, ep.api_key)
+        assert REAL_KEY not in repr(ep)
+        assert ep.withheld == (REAL_KEY,)
+        assert post(ep.base_url, "/v1/messages", ask("hi"), {"x-api-key": ep.api_key})[0] == 200
+    assert recorder.header(0, "x-api-key") == [REAL_KEY]
+    with pytest.raises(ConnectionRefusedError):
+        post(ep.base_url, "/v1/messages", ask("hi"), {"x-api-key": ep.api_key})
