@@ -530,3 +530,104 @@ def test_recomputation_uses_the_default_gate_for_the_arm() -> None:
 def test_run_status_enum_values_are_the_references() -> None:
     """complete and aborted, spelled as in promotion.json."""
     assert [status.value for status in RunStatus] == ["complete", "aborted"]
+
+
+def test_an_oracle_file_of_zero_bytes_is_fine() -> None:
+    """size 0 is a valid oracle file size."""
+    problems = problems_after(lambda raw: raw["selected_tasks"][0]["oracle_files"][0].update(size=0))
+
+    assert not mentions(problems, "malformed oracle_files")
+
+
+def test_evidence_that_expires_the_moment_it_is_generated_is_expired() -> None:
+    """expires == generated is expired even while now is before both (within the skew)."""
+    moment = NOW + dt.timedelta(minutes=1)
+
+    assert problems_after(_set_times(moment, moment)) == (
+        "promotion evidence has expired; re-run the paired suite",
+    )
+
+
+@pytest.mark.parametrize("decisions", [[1], ["promote"]])
+def test_decisions_that_are_not_objects_are_refused(decisions: Any) -> None:
+    """A list of non-objects is not a decision list."""
+    problems = problems_after(lambda raw: raw.update(decisions=decisions))
+
+    assert mentions(problems, "decisions must be a list of decision objects")
+
+
+@pytest.mark.parametrize("tasks", [[], "abc", None])
+def test_an_empty_or_non_list_task_list_has_no_gate_evidence(tasks: Any) -> None:
+    """tasks [] or a string: no per-task gate evidence."""
+    problems = problems_after(lambda raw: _decision(raw).update(tasks=tasks))
+
+    assert problems == ("decision for candidate_workflow has no per-task gate evidence",)
+
+
+def test_aggregate_problems_name_the_arm_and_task() -> None:
+    """The full problem says which decision, task and side is implausible."""
+    problems = problems_after(lambda raw: _row(raw)["candidate"].update(runs=-1))
+
+    assert (
+        "decision for candidate_workflow, task task-a: "
+        "candidate aggregate counts must be non-negative integers" in problems
+    )
+
+
+def test_consistent_counts_with_exclusions_are_not_called_inconsistent() -> None:
+    """runs = valid + excluded holds with an excluded run; only the recomputation objects."""
+
+    def mutate(raw: dict[str, Any]) -> None:
+        _row(raw)["candidate"].update(runs=4, excluded_runs=1)
+
+    problems = problems_after(mutate)
+
+    assert not mentions(problems, "counts are inconsistent")
+    assert mentions(
+        problems, "recomputed decision for candidate_workflow is insufficient_evidence, not promote"
+    )
+
+
+def _two_arm_fixture() -> tuple[dict[str, Any], ApplyExpectation]:
+    arms = ("candidate_workflow", "candidate_workflow_direct")
+    rows = []
+    for inc, cand in (("workflow", arms[0]), ("workflow_direct", arms[1])):
+        rows += runs("task-a", inc, same(3, cost_usd=1.0)) + runs("task-a", cand, same(3, cost_usd=0.5))
+    bindings = _bindings(("task-a",))
+    agg = table(rows)
+    decisions = [
+        evaluate_candidate(agg, candidate=arms[0], incumbent="workflow", model=MODEL),
+        evaluate_candidate(agg, candidate=arms[1], incumbent="workflow_direct", model=MODEL),
+    ]
+    evidence = PromotionEvidence.build(
+        decisions, policy=PromotionPolicy(), generated_at=NOW, bindings=bindings
+    )
+    raw = json.loads(json.dumps(evidence.to_mapping()))
+    return raw, ApplyExpectation(bindings=bindings, required_candidate_arms=arms)
+
+
+def test_a_problem_in_an_earlier_decision_is_not_lost() -> None:
+    """Two required arms: a keep on the first is reported even though the second is fine."""
+    raw, expected = _two_arm_fixture()
+    assert validate_for_apply(raw, expected=expected, now=NOW) == ()
+
+    raw["decisions"][0]["decision"] = "keep_incumbent"
+
+    assert validate_for_apply(raw, expected=expected, now=NOW) == (
+        "decision for candidate_workflow is keep_incumbent, not promote",
+    )
+
+
+def test_the_applier_recomputes_with_the_declared_gate_not_an_inferred_one() -> None:
+    """Implementation rows that also carry review metrics are still judged by the implementation gate."""
+    extra = {"review": {"review_weighted_f1": 0.5, "review_clean_control": False}}
+    rows = runs("task-a", "workflow", same(3, cost_usd=1.0, **extra))
+    rows += runs("task-a", ARM, same(3, cost_usd=0.5, **extra))
+    bindings = _bindings(("task-a",))
+    decision = evaluate_candidate(table(rows), candidate=ARM, incumbent="workflow", model=MODEL)
+    evidence = PromotionEvidence.build(
+        [decision], policy=PromotionPolicy(), generated_at=NOW, bindings=bindings
+    )
+    raw = json.loads(json.dumps(evidence.to_mapping()))
+
+    assert validate_for_apply(raw, expected=ApplyExpectation(bindings, (ARM,)), now=NOW) == ()

@@ -336,3 +336,43 @@ def test_aggregates_and_decisions_round_trip_through_their_mappings() -> None:
         assert decision_from_mapping(json.loads(json.dumps(decision.to_mapping()))) == decision
         for row in decision.tasks:
             assert aggregate_from_mapping(row.incumbent.to_mapping()) == row.incumbent
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("task", "", "decisions[0].tasks[0].task"),
+        ("class", 5, "decisions[0].tasks[0].class"),
+        ("candidate", [], "decisions[0].tasks[0].candidate"),
+        ("incumbent_metric", "1", "decisions[0].tasks[0].incumbent_metric"),
+        ("candidate_metric", "1", "decisions[0].tasks[0].candidate_metric"),
+        ("quality_floor_enforced", None, "decisions[0].tasks[0].quality_floor_enforced"),
+        ("skill_attributable_failure", None, "decisions[0].tasks[0].skill_attributable_failure"),
+    ],
+)
+def test_each_task_row_field_is_named_when_malformed(key: str, value: Any, field: str) -> None:
+    """Every field of an implementation task row is validated under its own name."""
+    with pytest.raises(InputError) as caught:
+        PromotionEvidence.from_mapping(_broken(("decisions", 0, "tasks", 0, key), value))
+
+    assert caught.value.field == field
+
+
+def test_a_lone_decision_is_read_under_its_own_name() -> None:
+    """decision_from_mapping names fields under ``decision`` by default."""
+    with pytest.raises(InputError) as caught:
+        decision_from_mapping({})
+
+    assert caught.value.field == "decision.gate"
+    with pytest.raises(InputError) as caught:
+        decision_from_mapping([])
+    assert caught.value.field == "decision"
+
+
+def test_the_policy_round_trips_whatever_the_decision_order() -> None:
+    """A review decision before an implementation one keeps both gates' thresholds."""
+    policy = PromotionPolicy(metric="duration_s", min_runs=2, review_min_improvement=0.05)
+    decisions = list(reversed(_decisions(policy)))
+    evidence = PromotionEvidence.build(decisions, policy=policy, generated_at=NOW)
+
+    assert PromotionEvidence.from_mapping(_json(evidence)).policy == policy

@@ -201,3 +201,11 @@ def test_one_run_is_the_smallest_accepted_minimum() -> None:
         check_candidate_arms([])
 
     assert caught.value.field == "arms"
+
+
+def test_an_unpaired_arm_error_names_the_arms_field() -> None:
+    """'unsupported candidate arm' is reported against --arms."""
+    with pytest.raises(InputError) as caught:
+        check_candidate_arms(["baseline"])
+
+    assert caught.value.field == "arms"

@@ -458,3 +458,35 @@ def test_the_review_task_row_has_exactly_the_documented_keys() -> None:
     assert decision.to_mapping()["gate"] == "review"
     assert decision.to_mapping()["ungated_tasks"] == []
     assert decision.gated_tasks == ("case-1",)
+
+
+@pytest.mark.parametrize("side", ["rev_a", "rev_b"])
+def test_either_arm_carrying_review_metrics_makes_a_review_pair(side: str) -> None:
+    """Gate inference looks at both the candidate's and the incumbent's aggregates."""
+    from tests.unit.promotion_fixtures import runs, same
+    from wfbench.domain.promotion import infer_gate
+
+    other = "rev_b" if side == "rev_a" else "rev_a"
+    agg = table(
+        review_runs("case-1", side), runs("case-1", other, same(3)), review_runs("case-1", "unrelated")
+    )
+
+    assert infer_gate(agg, candidate="rev_b", incumbent="rev_a") is GateKind.REVIEW
+    assert (
+        infer_gate(table(runs("case-1", "rev_a", same(3))), candidate="rev_b", incumbent="rev_a")
+        is GateKind.IMPLEMENTATION
+    )
+
+
+def test_evaluate_pair_passes_the_pinned_task_set_on() -> None:
+    """A pinned task without rows makes the pair insufficient through evaluate_pair too."""
+    rows = [
+        *review_runs("case-1", "rev_a", weighted_f1=0.6),
+        *review_runs("case-1", "rev_b", weighted_f1=0.8),
+    ]
+
+    decision = evaluate_pair(
+        table(rows), candidate="rev_b", incumbent="rev_a", model=MODEL, tasks=["case-1", "case-2"]
+    )
+
+    assert decision.kind is INSUFFICIENT

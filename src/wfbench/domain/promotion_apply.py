@@ -348,7 +348,6 @@ def _check_recomputed(
         model=expected.bindings.benchmark_model,
         policy=expected.policy,
         gate=gate,
-        tasks=[row["task"] for row in decision["tasks"]],
     )
     if recomputed.kind.value != "promote":
         return [f"recomputed decision for {arm} is {recomputed.kind.value}, not promote"]

@@ -219,7 +219,7 @@ def _str(raw: Mapping[str, Any], key: str, prefix: str = "") -> str:
     return value
 
 
-def _flag(raw: Mapping[str, Any], key: str, prefix: str = "") -> bool:
+def _flag(raw: Mapping[str, Any], key: str, prefix: str) -> bool:
     value = raw.get(key)
     if not isinstance(value, bool):
         raise InputError("must be true or false", field=f"{prefix}{key}")
