@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Latency the loopback key proxy adds: the same requests straight to the scripted provider and through it.
+
+Plain and streaming ``POST /v1/messages`` over a fresh ``http.client`` connection each (what an
+agent's first request pays), plus time to the first SSE byte for streams. Usage::
+
+    python bench/key_proxy_bench.py [--requests 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import time
+from urllib.parse import urlsplit
+
+from wfbench.adapters.key_proxy import KeyProxy
+from wfbench.adapters.provider_script import ProviderScript
+from wfbench.adapters.scripted_provider import ScriptedProvider
+
+SCRIPT = """
+conversations:
+  - when: ["bench"]
+    turns: [{say: "A reply of a few words.", usage: {input_tokens: 9, output_tokens: 9}}]
+"""
+
+
+def timed(base_url: str, key: str, *, stream: bool) -> tuple[float, float]:
+    """Seconds to the first body byte and to the last one."""
+    url = urlsplit(base_url)
+    body = json.dumps({"model": "m", "max_tokens": 9, "stream": stream,
+                       "messages": [{"role": "user", "content": "bench"}]})  # fmt: skip
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
+    connection.request("POST", "/v1/messages", body, {"x-api-key": key, "content-type": "application/json"})
+    response = connection.getresponse()
+    response.read1(1)
+    first = time.perf_counter() - started
+    response.read()
+    connection.close()
+    return first, time.perf_counter() - started
+
+
+def report(label: str, samples: list[tuple[float, float]]) -> None:
+    firsts = sorted(s[0] * 1000 for s in samples)
+    totals = sorted(s[1] * 1000 for s in samples)
+    p95 = totals[int(len(totals) * 0.95) - 1]
+    print(f"{label:<22} first byte median {statistics.median(firsts):6.2f} ms   "
+          f"total median {statistics.median(totals):6.2f} ms   p95 {p95:6.2f} ms")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200)
+    args = parser.parse_args()
+    with (
+        ScriptedProvider(ProviderScript.from_yaml(SCRIPT, source="bench"), keep_requests=False) as provider,
+        KeyProxy(provider.base_url, "sk-bench-real-key-0123456789") as proxy,
+    ):
+        for stream in (False, True):
+            kind = "stream" if stream else "plain"
+            direct = [timed(provider.base_url, "x", stream=stream) for _ in range(args.requests)]
+            through = [timed(proxy.base_url, proxy.dummy_token, stream=stream) for _ in range(args.requests)]
+            report(f"{kind} direct", direct)
+            report(f"{kind} via proxy", through)
+        print(f"forwarded {proxy.forwarded}, refused {proxy.refused}")
+
+
+if __name__ == "__main__":
+    main()
