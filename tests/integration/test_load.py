@@ -73,12 +73,12 @@ def test_the_leak_scan_finds_a_process_that_mentions_the_run_root(tmp_path: Path
     assert child.pid not in processes_mentioning(str(tmp_path))
 
 
-def _post_messages(base_url: str) -> None:
+def _post_messages(base_url: str, key: str = "k") -> None:
     body = {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "hello"}]}
     request = urllib.request.Request(
         base_url + "/v1/messages",
         data=json.dumps(body).encode(),
-        headers={"content-type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01"},
+        headers={"content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01"},
     )
     with urllib.request.urlopen(request, timeout=10) as reply:
         assert reply.status == 200
@@ -119,5 +119,5 @@ def test_the_sweeps_model_endpoint_keeps_no_request_in_memory(
     before = _live_recorded_requests()
     with opener(_script_file(tmp_path)) as entered:
         for _ in range(REQUESTS):
-            _post_messages(_url(entered))
+            _post_messages(_url(entered), getattr(entered, "api_key", "k"))  # the key proxy wants its token
         assert _live_recorded_requests() - before == kept
