@@ -52,7 +52,7 @@ def _base() -> dict[str, Any]:
 def root(tmp_path: Path) -> Path:
     (tmp_path / "repo").mkdir()
     (tmp_path / "oracle.py").write_text("def test_o():\n    pass\n")
-    (tmp_path / "labels.json").write_text("{}")
+    (tmp_path / "labels.json").write_text('{"schema_version": 1, "findings": []}')
     (tmp_path / "script.yaml").write_text("default: {say: hi}\n")
     return tmp_path
 

@@ -28,7 +28,8 @@ from wfbench.app.arms import (
     preset_arms,
 )
 from wfbench.domain.errors import InputError
-from wfbench.domain.oracle import OracleFileSpec
+from wfbench.domain.oracle import OracleFileSpec, OracleLimits
+from wfbench.domain.review_labels import parse_labels
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -190,14 +191,14 @@ def _task(raw: Any, index: int, root: str) -> TaskSpec:
         ref=_text(raw.get("ref", "HEAD"), "ref", locator=locator),
         prompt=_text(raw.get("prompt"), "prompt", locator=locator),
         verify=_text(raw.get("verify"), "verify", locator=locator),
-        oracle=_oracle(raw, kind, locator),
+        oracle=_oracle(raw, kind, locator, root),
         setup=_opt_text(raw.get("setup"), "setup", locator=locator),
         expensive=expensive,
         dependencies=_dependencies(raw.get("dependencies", []), locator),
     )
 
 
-def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str) -> OracleSpec:
+def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> OracleSpec:
     """Implementation tasks need ``oracle``; review tasks need ``labels`` (the oracle is optional)."""
     labels = raw.get("labels")
     spec = raw.get("oracle")
@@ -229,12 +230,38 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str) -> OracleSpec:
                 )
             )
     if labels is not None:
-        files.append(
-            OracleFileSpec(source=_text(labels, "labels", locator=locator), target=REVIEW_LABELS_TARGET)
-        )
+        source = _checked_labels(labels, root, locator)
+        files.append(OracleFileSpec(source=source, target=REVIEW_LABELS_TARGET))
     if not files:
         raise InputError("must name at least one file", locator=locator, field="oracle.files")
     return OracleSpec(command=command, files=tuple(files))
+
+
+def _checked_labels(raw: Any, root: str, locator: str) -> str:
+    """The labels path, after parsing the file with the scorer's parser.
+
+    Malformed labels would make every review cell of the task ``review-evidence-invalid`` at run
+    time, blaming the agent; they are the corpus's error. A file that is missing, a symlink,
+    outside the corpus directory or too large is left to binding, which refuses it by name.
+    """
+    source = _text(raw, "labels", locator=locator)
+    base = os.path.realpath(root)
+    path = os.path.join(base, os.path.normpath(source))
+    if os.path.isabs(source) or os.path.realpath(path) != path or not os.path.isfile(path):
+        return source
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(OracleLimits().max_file_bytes + 1)
+    except OSError:
+        return source
+    if len(data) > OracleLimits().max_file_bytes:
+        return source
+    try:
+        parse_labels(data)
+    except InputError as exc:
+        detail = f"{exc.field}: {exc.reason}" if exc.field else exc.reason
+        raise InputError(f"{source}: {detail}", locator=locator, field="labels") from None
+    return source
 
 
 def _dependencies(raw: Any, locator: str) -> tuple[Dependency, ...]:
