@@ -10,7 +10,8 @@
 
 Inputs are arbitrary bytes and text, arbitrary JSON/YAML documents, and near-valid documents with
 one field replaced by an arbitrary value. ``@example`` pins the inputs that once escaped (deep
-nesting, integers too large for a float, an unhashable ``stop_reason``). The JSONL reader is fed
+nesting, integers too large for a float, an unhashable ``stop_reason``); deeply nested YAML, which
+costs PyYAML ~2 s of CPU to refuse, is pinned by the bad-input matrix instead. The JSONL reader is fed
 through one real file in a module temporary directory (it is a file reader).
 """
 
@@ -243,7 +244,6 @@ def yaml_text(value: object) -> str:
 
 
 @given(st.text(max_size=200) | _script_docs.map(yaml_text) | documents.map(yaml_text))
-@example("[" * 5000)
 @example("default: {stop_reason: [end_turn]}")
 @example("default: {stop_reason: {a: 1}}")
 @example("? [a, b]\n: 1\n")
