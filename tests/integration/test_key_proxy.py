@@ -34,6 +34,7 @@ conversations:
         tools: [{name: Write, input: {file_path: "/workspace/a.txt", content: "naïve ✓\\n"}}]
         usage: {input_tokens: 1200, output_tokens: 80, cache_read_input_tokens: 44000}
   - {when: ["Task 529"], turns: [{status: 529}]}
+  - {when: ["Task cut"], turns: [{say: "a longer sentence to cut short", truncate_after_events: 3}]}
 """
 
 
@@ -183,6 +184,31 @@ def test_an_upstream_529_passes_through_with_its_body(provider, proxy):
     assert proxied[0] == direct[0] == 529
     assert proxied[2] == direct[2]
     assert json.loads(proxied[2])["error"]["type"] == "overloaded_error"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["content-length", "chunked-sse"])
+def test_a_reply_the_upstream_cuts_short_is_cut_short_for_the_agent_too(provider, proxy, stream):
+    """Half a JSON body or an SSE stream without its last chunk: the same partial bytes, the same error."""
+    body = ask("Task cut", stream=stream)
+    cuts = []
+    for base_url, key in ((provider.base_url, "x"), (proxy.base_url, proxy.dummy_token)):
+        with pytest.raises(http.client.IncompleteRead) as cut:  # not a hang, not a clean end
+            post(base_url, "/v1/messages", body, {"x-api-key": key})
+        cuts.append(cut.value.partial)
+    assert cuts[0] == cuts[1]
+    assert cuts[1]
+
+
+def test_a_close_delimited_reply_stays_close_delimited(recorder_for):
+    """No length and no chunks upstream: the agent reads to the end of the connection, byte for byte."""
+    recorder = recorder_for(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello, until the close")
+    with KeyProxy(recorder.base_url, REAL_KEY) as proxy:
+        status, headers, body = post(
+            proxy.base_url, "/v1/messages", ask("hi"), {"x-api-key": proxy.dummy_token}
+        )
+    assert (status, body) == (200, b"hello, until the close")
+    assert "content-length" not in headers
+    assert "transfer-encoding" not in headers
 
 
 # ------------------------------------------------------------------ the key

@@ -387,32 +387,48 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.readline(8)  # the CRLF after the chunk
 
     def _relay(self, response: http.client.HTTPResponse) -> None:
+        """The upstream's status, headers and body, framed as the upstream framed it.
+
+        A length stays a length, chunks stay chunks, a close-delimited body stays close-delimited;
+        a body the upstream cut short is cut short for the agent too (the connection closes
+        before the promised length or without the last chunk), so a truncated reply never
+        looks complete and never leaves the agent waiting.
+        """
         scrub = self.server.proxy.scrubber()
         self.send_response_only(response.status, response.reason)
-        dropped = HOP_BY_HOP | {"content-length"}
         for name, value in response.getheaders():
-            if name.lower() not in dropped:
+            if name.lower() not in HOP_BY_HOP | {"content-length"}:
                 self.send_header(name, scrub.text(value))
         bodiless = self.command == "HEAD" or response.status in (204, 304) or 100 <= response.status < 200
         length = response.getheader("content-length")
-        chunked = not bodiless and length is None and self.request_version != "HTTP/1.0"
+        chunked = bool(response.chunked) and not bodiless and self.request_version != "HTTP/1.0"
         if length is not None:
             self.send_header("Content-Length", length)
         elif chunked:
             self.send_header("Transfer-Encoding", "chunked")
         elif not bodiless:
-            self.close_connection = True  # HTTP/1.0 agent: the end of the body is the end of the connection
-        if response.will_close and not chunked and length is None:
-            self.close_connection = True
+            self.close_connection = True  # close-delimited: the end of the body is the end of the connection
         self.end_headers()
         if bodiless:
             return
-        while piece := response.read1(PIECE):
-            self._write(scrub.feed(piece), chunked=chunked)
-        self._write(scrub.finish(), chunked=chunked)
+        if not self._pump(response, scrub, chunked=chunked):
+            self.close_connection = True
+            return
         if chunked:
             self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _pump(self, response: http.client.HTTPResponse, scrub: Scrubber, *, chunked: bool) -> bool:
+        """Copy the body piece by piece as it arrives; False when the upstream cut it short."""
+        try:
+            while piece := response.read1(PIECE):
+                self._write(scrub.feed(piece), chunked=chunked)
+        except (OSError, http.client.HTTPException):  # reset, timeout, a chunked body cut mid-way
+            return False
+        if response.length:  # EOF before the promised Content-Length
+            return False
+        self._write(scrub.finish(), chunked=chunked)
+        return True
 
     def _write(self, data: bytes, *, chunked: bool) -> None:
         if data:
