@@ -6,8 +6,9 @@ random token made for this proxy. Every request that presents the dummy (``x-api
 the real key instead; a request without it, or with any other value, is refused (401 without,
 403 with a wrong one) and never forwarded, so another local process cannot use the proxy as an
 open relay. Bodies stream both ways unbuffered (SSE events reach the agent as they arrive);
-chunked request bodies are re-chunked upstream; a response without a length is re-chunked to
-the agent. Upstream errors (429, 529, ...) pass through with their bodies.
+chunked request bodies are re-chunked upstream; a response keeps the upstream's framing
+(length, chunks or close-delimited), and one the upstream cut short is cut short for the agent
+too. Upstream errors (429, 529, ...) pass through with their bodies.
 
 What the proxy changes besides the key: hop-by-hop headers are dropped, ``Host`` names the
 upstream and ``Accept-Encoding`` is ``identity`` so that every response byte can be scrubbed:
