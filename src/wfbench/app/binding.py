@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from wfbench.app.corpus import Corpus, TaskSpec
+from wfbench.app.corpus import Corpus, Dependency, TaskSpec
 from wfbench.domain.errors import InputError, WfbenchError
 from wfbench.domain.oracle import OracleBundle
 from wfbench.domain.ports import Workspaces
@@ -128,6 +128,25 @@ def bind_tasks(corpus: Corpus, tasks: Sequence[TaskSpec], *, workspaces: Workspa
     return tuple(bound)
 
 
+def dependency_source(snapshot: Snapshot, dependency: Dependency) -> str:
+    """The resolved host path of ``dependency``'s source in ``snapshot`` (what is mounted read-only).
+
+    A symlink is followed only when it resolves inside the snapshot, never into ``.git``.
+
+    Raises:
+        InputError: the source is missing at the bound commit or resolves outside the repository.
+    """
+    root = os.path.realpath(snapshot.path)
+    resolved = os.path.realpath(os.path.join(root, dependency.source))
+    inside = os.path.relpath(resolved, root)
+    if inside == "." or inside.startswith("..") or inside.split(os.sep)[0] == ".git":
+        raise InputError(f"{dependency.source} resolves outside the repository", field="dependencies")
+    if not os.path.exists(resolved):
+        reason = f"{dependency.source} does not exist at {snapshot.source_commit[:12]}"
+        raise InputError(reason, field="dependencies")
+    return resolved
+
+
 def prepare_snapshots(
     tasks: Sequence[BoundTask], *, workspaces: Workspaces, parent: str
 ) -> tuple[BoundTask, ...]:
@@ -145,6 +164,12 @@ def prepare_snapshots(
             except (WfbenchError, OSError) as exc:
                 built[key] = f"task preparation failed: {type(exc).__name__}: {exc}"
         result = built[key]
+        if not isinstance(result, str):
+            try:
+                for dependency in task.spec.dependencies:
+                    dependency_source(result, dependency)
+            except InputError as exc:
+                result = f"task preparation failed: {exc.message}"
         if isinstance(result, str):
             prepared.append(attrs.evolve(task, failure=result))
         else:

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from wfbench.app.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
-from wfbench.app.binding import BoundTask, sha256_text
+from wfbench.app.binding import BoundTask, dependency_source, sha256_text
 from wfbench.app.cell_checks import (
     CellContext,
     CellServices,
@@ -106,6 +106,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         _setup(ctx, spec.setup)
     if plan.overlay is not None:
         _apply_overlay(ctx, plan.overlay)
+    ctx.dependency_mounts = _dependency_mounts(ctx)
     head = checked_run(
         ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
     ).strip()
@@ -222,6 +223,7 @@ def _phase(
         mounts=mounts,
         timeout_s=ctx.settings.session_timeout_s,
         read_only_paths=_skill_paths(ctx.workspace, plan.arm),
+        dependencies=True,
     )
     review_dir_seen = ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy) if mounts else ""
     review_output = f"{review_dir_seen}/{REVIEW_FILE}" if mounts else ""
@@ -253,6 +255,39 @@ def _phase(
     return record, verdict.plan_document or ""
 
 
+def _dependency_mounts(ctx: CellContext) -> tuple[Mount, ...]:
+    """Each read-only dependency: the snapshot's copy of its source, mounted at ``<workspace>/<target>``.
+
+    The snapshot is the bound commit's tree, so every cell sees the digested content; a target
+    missing from the workspace gets an empty mount point (a directory or a file, like its source).
+    """
+    snapshot = ctx.task.snapshot
+    assert snapshot is not None
+    root = ctx.services.sandbox.workspace_path(ctx.policy(writable=False))
+    mounts: list[Mount] = []
+    for dependency in ctx.task.spec.dependencies:
+        host = dependency_source(snapshot, dependency)
+        _mount_point(ctx.workspace, dependency.target, directory=os.path.isdir(host))
+        mounts.append(Mount(host, f"{root}/{dependency.target}"))
+    return tuple(mounts)
+
+
+def _mount_point(workspace: str, target: str, *, directory: bool) -> None:
+    """Create ``target`` inside ``workspace`` if absent, never through a symlink."""
+    path = workspace
+    parts = target.split("/")
+    for index, part in enumerate(parts):
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise SandboxError(f"dependency target {target!r} passes through a symlink in the workspace")
+        if os.path.lexists(path):
+            continue
+        if index < len(parts) - 1 or directory:
+            os.mkdir(path, 0o755)
+        else:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
+
+
 def _skill_paths(workspace: str, arm: Arm) -> tuple[str, ...]:
     paths = (f".claude/skills/{skill}" for skill in arm.evaluated_skills)
     return tuple(
@@ -279,7 +314,7 @@ def _save_transcript(ctx: CellContext, plan: CellPlan, phase: Phase, record: Ses
 
 def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, str]:
     mounts = (Mount(review_dir, REVIEW_MOUNT),) if kind is TaskKind.REVIEW else ()
-    policy = ctx.policy(writable=False, mounts=mounts)
+    policy = ctx.policy(writable=False, mounts=mounts, dependencies=True)
     env: Mapping[str, str] = policy.env
     if mounts:
         env = {
@@ -302,7 +337,7 @@ def _oracle(ctx: CellContext, task: BoundTask) -> bool:
     """Stage the hidden oracle now (the agent has exited), run it, erase it; keep only pass/fail."""
     stage = ctx.services.workspaces.stage_oracle(task.oracle, os.path.join(ctx.scratch, "oracle"))
     try:
-        policy = ctx.policy(writable=False, mounts=(Mount(stage, ORACLE_MOUNT),))
+        policy = ctx.policy(writable=False, mounts=(Mount(stage, ORACLE_MOUNT),), dependencies=True)
         env = {**policy.env, "WFBENCH_ORACLE_ROOT": ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)}
         command = ["/bin/sh", "-c", task.spec.oracle.command]
         result = ctx.services.sandbox.run(command, policy=attrs.evolve(policy, env=env), cancel=ctx.cancel)

@@ -74,6 +74,8 @@ class CellContext:
     settings: RunSettings
     cancel: CancelToken
     transcripts: list[dict[str, object]] = attrs.field(factory=list)
+    #: The task's read-only dependencies, mounted for sessions, verify and the oracle.
+    dependency_mounts: tuple[Mount, ...] = ()
 
     def policy(
         self,
@@ -83,15 +85,16 @@ class CellContext:
         mounts: tuple[Mount, ...] = (),
         timeout_s: float | None = None,
         read_only_paths: tuple[str, ...] = (),
+        dependencies: bool = False,
     ) -> SandboxPolicy:
-        """A policy over this cell's workspace (network off unless asked)."""
+        """A policy over this cell's workspace (network off unless asked; with the dependencies if asked)."""
         return SandboxPolicy(
             workspace=self.workspace,
             workspace_writable=writable,
             network=network,
             timeout_s=timeout_s or self.settings.verify_timeout_s,
             env=dict(self.settings.command_env),
-            mounts=mounts,
+            mounts=mounts + (self.dependency_mounts if dependencies else ()),
             read_only_paths=read_only_paths,
         )
 
