@@ -29,6 +29,7 @@ COLUMNS = (
     "trial",
     "seed",
     "workers",
+    "kill_plan",
     "kill_at_s",
     "rows_before",
     "reported",
@@ -40,7 +41,7 @@ COLUMNS = (
 
 def _cells(t: Trial) -> tuple[str, ...]:
     return (
-        str(t.index), str(t.seed), str(t.workers), f"{t.kill_at_s:.2f}", str(t.rows_before),
+        str(t.index), str(t.seed), str(t.workers), t.plan, f"{t.kill_at_s:.2f}", str(t.rows_before),
         str(t.reported_before), str(t.rows_after), "yes" if t.equal_aggregates else "NO",
         str(len(t.leftovers)),
     )  # fmt: skip
@@ -48,6 +49,7 @@ def _cells(t: Trial) -> tuple[str, ...]:
 
 def _table(trials: list[Trial]) -> str:
     widths = [max(len(c), 7) for c in COLUMNS]
+    widths[COLUMNS.index("kill_plan")] = 17
     lines = [" ".join(c.rjust(w) for c, w in zip(COLUMNS, widths, strict=True)) + "  notes"]
     lines.append("-" * len(lines[0]))
     for t in trials:

@@ -86,6 +86,7 @@ class Trial:
     index: int
     seed: int
     workers: int
+    plan: str
     kill_at_s: float
     finished_before_kill: bool
     rows_before: int
@@ -180,14 +181,36 @@ def reference_run(root: Path, shape: Shape) -> Reference:
     return Reference(shape, wall, sweep_summary(out), tuple(row_times))
 
 
-def draw_kill_time(rng: random.Random, reference: Reference) -> float:
-    """A kill moment: one in four across the whole run (start-up and finish included), the rest
-    across the stretch where rows are written (from about one cell before the first row to the last)."""
+@attrs.frozen
+class KillPlan:
+    """When to kill: once ``after_rows`` rows were reported, ``delay_s`` later."""
+
+    after_rows: int
+    delay_s: float
+
+    def __str__(self) -> str:
+        return f"{self.after_rows} rows + {self.delay_s:.2f}s"
+
+
+def draw_kill(rng: random.Random, reference: Reference) -> KillPlan:
+    """A seeded kill moment across the sweep's duration, paced by the trial's own progress.
+
+    One in four is a time across the whole reference run (start-up, cells and the finish). The
+    rest pick a point uniformly along the row timeline: after ``k`` reported rows plus a fraction
+    of the reference's time between rows (or of its start-up, for ``k = 0``), so a slower machine
+    still kills mid-sweep instead of after the end.
+    """
     times = reference.row_times
     if len(times) < 2 or rng.random() < WHOLE_RUN_SHARE:
-        return rng.uniform(0.02, 0.98) * reference.wall_s
-    one_cell = (times[-1] - times[0]) / (len(times) - 1)
-    return rng.uniform(max(0.0, times[0] - one_cell), times[-1])
+        return KillPlan(0, rng.uniform(0.02, 0.98) * reference.wall_s)
+    position = rng.uniform(0, len(times))
+    rows, fraction = int(position), position - int(position)
+    gap = times[0] if rows == 0 else (times[-1] - times[0]) / (len(times) - 1)
+    return KillPlan(rows, fraction * gap)
+
+
+def _count_reported(path: Path) -> int:
+    return sum(1 for line in path.read_text(errors="replace").splitlines() if CELL_LINE.match(line))
 
 
 def _proc_tree(pid: int) -> set[tuple[int, str]]:
@@ -291,7 +314,7 @@ def check_results_file(path: Path) -> tuple[list[Row], list[str]]:
 
 def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Trial:
     """Start a sweep, SIGKILL its parent at a seeded moment, check the remains, resume, compare."""
-    kill_at = draw_kill_time(random.Random(seed), reference)
+    plan = draw_kill(random.Random(seed), reference)
     tmp, out = root / "tmp", root / "out"
     tmp.mkdir(parents=True)
     stdout_path = root / "killed.stdout"
@@ -301,8 +324,12 @@ def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Tr
             stderr=errors, stdin=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         started = time.monotonic()
-        while proc.poll() is None and time.monotonic() - started < kill_at:
+        while proc.poll() is None and _count_reported(stdout_path) < plan.after_rows:
+            time.sleep(0.02)
+        reached = time.monotonic()
+        while proc.poll() is None and time.monotonic() - reached < plan.delay_s:
             time.sleep(0.01)
+        kill_at = time.monotonic() - started
         tree = _proc_tree(proc.pid)
         finished = proc.poll() is not None
         if not finished:
@@ -331,8 +358,8 @@ def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Tr
     problems += [f"after resume: {p}" for p in found]
     equal = resumed.returncode == 0 and sweep_summary(out) == reference.summary
     return Trial(
-        index, seed, reference.shape.workers, round(kill_at, 2), finished, len(rows), len(reported),
-        len(after), equal, tuple(leftovers), tuple(problems),
+        index, seed, reference.shape.workers, str(plan), round(kill_at, 2), finished, len(rows),
+        len(reported), len(after), equal, tuple(leftovers), tuple(problems),
     )  # fmt: skip
 
 
@@ -378,7 +405,8 @@ def test_a_sweep_killed_at_random_moments_leaves_whole_rows_and_resumes_to_the_s
     shape = Shape(workers=3, runs=1, arms=CI_SHAPE_ARMS)
     trials = run_trials(tmp_path, count=_trial_count(), shape=shape, base_seed=20240601, measure_each=False)
     summary = "\n".join(
-        f"trial {t.index} seed {t.seed} w{t.workers} kill {t.kill_at_s}s rows {t.rows_before}->{t.rows_after}"
+        f"trial {t.index} seed {t.seed} w{t.workers} kill {t.plan} = {t.kill_at_s}s"
+        f" rows {t.rows_before}->{t.rows_after}"
         f" equal={t.equal_aggregates} leftovers={list(t.leftovers)} problems={list(t.problems)}"
         for t in trials
     )
@@ -409,6 +437,18 @@ def test_the_results_check_reports_a_torn_line_and_a_duplicate_cell(tmp_path):
     path.write_bytes(line + line)
     _, problems = check_results_file(path)
     assert problems == ["duplicate cell ('t', 'a', 0)"]
+
+
+def test_the_progress_parser_counts_finished_cell_lines_and_nothing_else():
+    """Negative control for "reported complete": detail lines and notes are not rows; every cell line is."""
+    stdout = (
+        "selected 4 task(s): a, b; arms: workflow\n"
+        "[fix-median][workflow][run 0] resolved=True quality=n/a in=1 out=1 cost=$0.1 error_kind=none\n"
+        "[fix-median][workflow][run 0] detail: resolved=False in a detail line\n"
+        "[add-mode][baseline][run 2] resolved=False quality=n/a in=n/a out=n/a cost=$n/a error_kind=x\n"
+        "[add-mode][baseline][run 3] resol"
+    )
+    assert _reported(stdout) == {("fix-median", "workflow", 0), ("add-mode", "baseline", 2)}
 
 
 def test_the_survivor_scan_finds_a_process_that_names_the_sweep_directory(tmp_path):
