@@ -376,3 +376,61 @@ def test_the_policy_round_trips_whatever_the_decision_order() -> None:
     evidence = PromotionEvidence.build(decisions, policy=policy, generated_at=NOW)
 
     assert PromotionEvidence.from_mapping(_json(evidence)).policy == policy
+
+
+def test_refusals_of_whole_documents_say_why() -> None:
+    """A naive time and a non-object each carry their own reason."""
+    with pytest.raises(InputError) as naive:
+        PromotionEvidence.build([], policy=PromotionPolicy(), generated_at=dt.datetime(2026, 1, 1))  # noqa: DTZ001
+    with pytest.raises(InputError) as not_object:
+        PromotionEvidence.from_mapping("{}")  # type: ignore[arg-type]
+
+    assert naive.value.reason == "must carry a timezone"
+    assert not_object.value.reason == "promotion evidence must be a JSON object"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("runs", True, "decisions[0].tasks[0].incumbent.runs"),
+        ("arm", "", "decisions[0].tasks[0].incumbent.arm"),
+        ("class", 5, "decisions[0].tasks[0].incumbent.class"),
+        ("error_kinds", [], "decisions[0].tasks[0].incumbent.error_kinds"),
+    ],
+)
+def test_each_aggregate_field_is_named_when_malformed(key: str, value: Any, field: str) -> None:
+    """Aggregates inside task rows are validated field by field."""
+    with pytest.raises(InputError) as caught:
+        PromotionEvidence.from_mapping(_broken(("decisions", 0, "tasks", 0, "incumbent", key), value))
+
+    assert caught.value.field == field
+
+
+def test_a_lone_aggregate_is_read_under_its_own_name() -> None:
+    """aggregate_from_mapping names fields under ``aggregate`` by default."""
+    with pytest.raises(InputError) as caught:
+        aggregate_from_mapping([])
+    assert caught.value.field == "aggregate"
+    with pytest.raises(InputError) as caught:
+        aggregate_from_mapping({"error_kinds": {}, "health_reasons": [], "runs": -1})
+    assert caught.value.field == "aggregate.runs"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("incumbent_arm", "", "decisions[0].incumbent_arm"),
+        ("metric", None, "decisions[0].metric"),
+        ("tasks", None, "decisions[0].tasks"),
+        ("surprise", 1, "decisions[0].surprise"),
+        ("metric_warning", KeyError, "decisions[0].metric_warning"),
+    ],
+)
+def test_decision_fields_are_named_and_unknown_or_missing_keys_refused(
+    key: str, value: Any, field: str
+) -> None:
+    """A decision object must be exactly what the gate wrote: no extra, no missing keys."""
+    with pytest.raises(InputError) as caught:
+        PromotionEvidence.from_mapping(_broken(("decisions", 0, key), value))
+
+    assert caught.value.field == field

@@ -490,3 +490,21 @@ def test_evaluate_pair_passes_the_pinned_task_set_on() -> None:
     )
 
     assert decision.kind is INSUFFICIENT
+
+
+def test_the_incumbents_clean_flag_wins_when_the_arms_disagree() -> None:
+    """Incumbent clean, candidate not: judged as a clean control (F1 may be null)."""
+    inc = dict(CLEAN, weighted_f1=None)
+    cand = dict(CLEAN, weighted_f1=None, clean_control=False)
+
+    decision = review_gate(defect_case(inc, cand))
+
+    assert decision.tasks[0].clean_control is True
+    assert not has(decision, "incomplete")
+
+
+def test_a_weighted_f1_lower_by_at_most_the_tolerance_is_not_a_regression() -> None:
+    """Float noise of 1e-9 is not a regression."""
+    decision = review_gate(defect_case({"weighted_f1": 0.5 + 1e-9}, {"weighted_f1": 0.5}))
+
+    assert not has(decision, "weighted review score regressed")

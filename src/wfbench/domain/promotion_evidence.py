@@ -188,7 +188,7 @@ class PromotionEvidence:
 
 def _agrees(built: Mapping[str, Any], raw: Mapping[str, Any], keys: Sequence[str], prefix: str = "") -> None:
     for key in keys:
-        if built.get(key) != raw.get(key):
+        if key not in built or key not in raw or built[key] != raw[key]:
             raise InputError("disagrees with the rest of the evidence", field=f"{prefix}{key}")
 
 
@@ -212,7 +212,7 @@ def _opt_str(raw: Mapping[str, Any], key: str, prefix: str = "") -> str | None:
     return value
 
 
-def _str(raw: Mapping[str, Any], key: str, prefix: str = "") -> str:
+def _str(raw: Mapping[str, Any], key: str, prefix: str) -> str:
     value = raw.get(key)
     if not isinstance(value, str) or not value:
         raise InputError("must be a non-empty string", field=f"{prefix}{key}")
@@ -226,7 +226,7 @@ def _flag(raw: Mapping[str, Any], key: str, prefix: str) -> bool:
     return value
 
 
-def _count(raw: Mapping[str, Any], key: str, prefix: str = "") -> int:
+def _count(raw: Mapping[str, Any], key: str, prefix: str) -> int:
     value = raw.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError("must be a non-negative integer", field=f"{prefix}{key}")
