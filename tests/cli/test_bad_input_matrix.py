@@ -2,8 +2,8 @@
 
 Every case in :data:`tests.cli.bad_input_cases.CASES` must exit 2 with exactly one
 ``wfbench: error:`` line naming the file, the id or line, and the field, print no traceback,
-create nothing but what the case allows, and never reach the model: ``wfbench run`` cases point
-``--base-url`` at a loopback sentinel that counts connections, and it must count none.
+create nothing but what the case allows, and never reach the model: every case gets its own
+loopback sentinel as ``--base-url`` (``wfbench run`` uses it) that counts connections: none allowed.
 
 The commands run concurrently (they are independent processes) in one module fixture; each
 parametrized test then checks one outcome. ``python -m tests.cli.test_bad_input_matrix --table``
@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -78,6 +78,8 @@ class Outcome:
     stdout: str
     stderr: str
     touched: tuple[str, ...]
+    #: Connections the case's model endpoint (a :class:`Sentinel`) received.
+    connections: int = 0
 
     @property
     def error_lines(self) -> list[str]:
@@ -131,16 +133,24 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, .
     return tuple(sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p)))
 
 
-def run_case(case: Case, directory: Path, env: Env) -> Outcome:
-    """Write the case's input under ``directory`` and run its ``wfbench`` command there."""
+def run_case(case: Case, directory: Path, repo: str) -> Outcome:
+    """Write the case's input under ``directory`` and run its ``wfbench`` command there.
+
+    The case's model endpoint is its own :class:`Sentinel`, so a session is pinned to its case.
+    """
     directory.mkdir(parents=True, exist_ok=True)
-    argv = case.build(directory, env)
-    before = tree(directory)
-    done = subprocess.run(
-        [*WFBENCH, *argv], cwd=directory, capture_output=True, text=True, timeout=TIMEOUT_S,
-        env={**os.environ, "WFBENCH_ANTHROPIC_API_KEY": API_KEY}, check=False,
-    )  # fmt: skip
-    return Outcome(done.returncode, done.stdout, done.stderr, changes(before, tree(directory)))
+    sentinel = Sentinel()
+    try:
+        argv = case.build(directory, Env(repo=repo, base_url=sentinel.url))
+        before = tree(directory)
+        done = subprocess.run(
+            [*WFBENCH, *argv], cwd=directory, capture_output=True, text=True, timeout=TIMEOUT_S,
+            env={**os.environ, "WFBENCH_ANTHROPIC_API_KEY": API_KEY}, check=False,
+        )  # fmt: skip
+    finally:
+        sentinel.close()
+    touched = changes(before, tree(directory))
+    return Outcome(done.returncode, done.stdout, done.stderr, touched, sentinel.connections)
 
 
 def make_repo(path: Path) -> str:
@@ -154,51 +164,25 @@ def make_repo(path: Path) -> str:
     return str(path)
 
 
-def gate_registered() -> bool:
-    """Whether this build has ``wfbench gate`` (issue 2's re-gating command)."""
-    done = subprocess.run([*WFBENCH, "gate", "--help"], capture_output=True, text=True, check=False)
-    return done.returncode == 0
-
-
-def run_all(cases: tuple[Case, ...], root: Path, env: Env) -> dict[str, Outcome]:
+def run_all(cases: tuple[Case, ...], root: Path, repo: str) -> dict[str, Outcome]:
     """Run every case concurrently; each in its own directory under ``root``."""
     with ThreadPoolExecutor(PARALLEL) as pool:
-        futures = {case.id: pool.submit(run_case, case, root / case.id, env) for case in cases}
+        futures = {case.id: pool.submit(run_case, case, root / case.id, repo) for case in cases}
         return {case_id: future.result() for case_id, future in futures.items()}
 
 
 @pytest.fixture(scope="module")
-def sentinel() -> Iterator[Sentinel]:
-    """The model endpoint every ``wfbench run`` case is pointed at."""
-    listener = Sentinel()
-    yield listener
-    listener.close()
-
-
-@pytest.fixture(scope="module")
-def has_gate() -> bool:
-    """``wfbench gate`` exists in this build."""
-    return gate_registered()
-
-
-@pytest.fixture(scope="module")
-def outcomes(
-    tmp_path_factory: pytest.TempPathFactory, sentinel: Sentinel, has_gate: bool
-) -> dict[str, Outcome]:
-    """Every case's outcome (gate cases only when ``wfbench gate`` exists)."""
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    """Every case's outcome."""
     root = tmp_path_factory.mktemp("bad-input")
-    env = Env(repo=make_repo(root / "_repo"), base_url=sentinel.url)
-    cases = tuple(c for c in CASES if has_gate or c.command != "gate")
-    return run_all(cases, root, env)
+    return run_all(CASES, root, make_repo(root / "_repo"))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_a_malformed_input_exits_2_with_one_line_naming_file_locator_and_field(
-    case: Case, outcomes: dict[str, Outcome], has_gate: bool
+    case: Case, outcomes: dict[str, Outcome]
 ) -> None:
     """One `wfbench: error:` line naming file, id/line and field; exit 2; no traceback."""
-    if case.command == "gate" and not has_gate:
-        pytest.skip("`wfbench gate` is not registered in this build yet (issue 2 §6)")
     outcome = outcomes[case.id]
     assert one_line_error_problems(outcome) == [], outcome.stderr
     missing = [name for name in case.names if name not in outcome.message]
@@ -207,26 +191,19 @@ def test_a_malformed_input_exits_2_with_one_line_naming_file_locator_and_field(
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_a_malformed_input_creates_nothing_and_starts_no_session(
-    case: Case, outcomes: dict[str, Outcome], sentinel: Sentinel, has_gate: bool
+    case: Case, outcomes: dict[str, Outcome]
 ) -> None:
     """Only the allowed files appear (never results.jsonl or transcripts); the model gets no request."""
-    if case.command == "gate" and not has_gate:
-        pytest.skip("`wfbench gate` is not registered in this build yet (issue 2 §6)")
     outcome = outcomes[case.id]
     assert set(outcome.touched) <= set(case.may_create), outcome.touched
-    assert sentinel.connections == 0
+    assert outcome.connections == 0
 
 
 def test_the_session_checks_see_a_session_when_the_input_is_valid(tmp_path: Path) -> None:
     """Negative control: a valid corpus reaches the sentinel and writes rows and transcripts."""
-    listener = Sentinel()
-    try:
-        env = Env(repo=make_repo(tmp_path / "_repo"), base_url=listener.url)
-        case = Case("valid", "run", "a valid corpus", run_with(corpus, "--arms", "baseline"), ())
-        outcome = run_case(case, tmp_path / "valid", env)
-    finally:
-        listener.close()
-    assert listener.connections >= 1, outcome.stderr
+    case = Case("valid", "run", "a valid corpus", run_with(corpus, "--arms", "baseline"), ())
+    outcome = run_case(case, tmp_path / "valid", make_repo(tmp_path / "_repo"))
+    assert outcome.connections >= 1, outcome.stderr
     assert f"{OUT}/{RESULTS}" in outcome.touched
     assert any(path.startswith(f"{OUT}/transcripts/") for path in outcome.touched)
     assert one_line_error_problems(outcome) != []
@@ -260,28 +237,21 @@ def test_every_case_is_listed_in_the_reliability_doc() -> None:
 
 def markdown_table() -> str:
     """Run every case and render the Bad input table (paths shown relative to the case directory)."""
-    sentinel = Sentinel()
-    try:
-        with tempfile.TemporaryDirectory(prefix="wfbench-bad-input-") as tmp:
-            root = Path(tmp)
-            env = Env(repo=make_repo(root / "_repo"), base_url=sentinel.url)
-            cases = tuple(c for c in CASES if gate_registered() or c.command != "gate")
-            results = run_all(cases, root, env)
-            lines = [
-                "| case | input | command | message (`wfbench: error: …`) | exit |",
-                "| --- | --- | --- | --- | --- |",
-            ]
-            for case in cases:
-                found = results[case.id]
-                shown = (found.message or found.stderr.strip().splitlines()[-1]).replace(
-                    str(root / case.id) + "/", ""
-                )
-                shown = shown.replace(env.repo, "REPO").replace("|", "\\|")
-                lines.append(
-                    f"| `{case.id}` | {case.what} | `wfbench {case.command}` | {shown} | {found.returncode} |"
-                )
-    finally:
-        sentinel.close()
+    lines = [
+        "| case | input | command | message (`wfbench: error: …`) | exit |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    with tempfile.TemporaryDirectory(prefix="wfbench-bad-input-") as tmp:
+        root = Path(tmp)
+        repo = make_repo(root / "_repo")
+        results = run_all(CASES, root, repo)
+        for case in CASES:
+            found = results[case.id]
+            shown = found.message or found.stderr.strip().splitlines()[-1]
+            shown = shown.replace(str(root / case.id) + "/", "").replace(repo, "REPO").replace("|", "\\|")
+            lines.append(
+                f"| `{case.id}` | {case.what} | `wfbench {case.command}` | {shown} | {found.returncode} |"
+            )
     return "\n".join(lines) + "\n"
 
 
