@@ -28,6 +28,13 @@ RESULTS = "results.jsonl"
 OUT = "out"
 
 
+#: The command each group of cases runs (the others run ``wfbench run``).
+COMMANDS = {
+    "corpus": "tasks check", "provider": "provider serve", "review": "review score",
+    "labels": "review score", "results": "gate", "report": "report",
+}  # fmt: skip
+
+
 @attrs.frozen
 class Env:
     """What every case may refer to: a git repository (branch ``main``) and the sentinel model URL."""
@@ -53,9 +60,8 @@ class Case:
 
     @property
     def command(self) -> str:
-        """``tasks check``, ``run``, ``provider serve``, ``review score`` or ``gate``."""
-        return {"corpus": "tasks check", "provider": "provider serve", "review": "review score",
-                "labels": "review score", "results": "gate"}.get(self.group, "run")  # fmt: skip
+        """``tasks check``, ``run``, ``provider serve``, ``review score``, ``gate`` or ``report``."""
+        return COMMANDS.get(self.group, "run")
 
 
 # --- writers ----------------------------------------------------------------------------------
@@ -200,7 +206,7 @@ def row(**fields: Any) -> str:
     return json.dumps(merged) + "\n"
 
 
-def gate(content: str | bytes | None, *, as_dir: bool = False) -> Build:
+def gate(content: str | bytes | None, *, as_dir: bool = False, command: str = "gate") -> Build:
     """``wfbench gate results.jsonl`` (or the directory holding it; ``None``: no results.jsonl)."""
 
     def argv(d: Path, env: Env) -> list[str]:
@@ -208,7 +214,7 @@ def gate(content: str | bytes | None, *, as_dir: bool = False) -> Build:
         (d / "sweep").mkdir()
         if content is not None:
             write(d / "sweep" / RESULTS, content)
-        return ["gate", "sweep" if as_dir else f"sweep/{RESULTS}"]
+        return [command, "sweep" if as_dir else f"sweep/{RESULTS}"]
 
     return argv
 
@@ -460,6 +466,8 @@ CASES: tuple[Case, ...] = (
       gate(b'{"task": "\xff"}\n'), (RESULTS, "line 1", "UTF-8")),
     C("results-dir-without-jsonl", "results", "a directory with no results.jsonl",
       gate(None, as_dir=True), ("sweep", RESULTS)),
+    C("report-invalid-json-line", "report", "`wfbench report` of a directory whose line 2 is not JSON",
+      gate(row() + "not json\n", as_dir=True, command="report"), (RESULTS, "line 2")),
     # results.jsonl read by `wfbench run --resume` (after binding, before any session)
     C("resume-run-wrong-type", "resume", '`--resume` directory with `"run": "1"`',
       resume(row(run="1")), (RESULTS, "line 1", "run"), RESUME_OUT),
