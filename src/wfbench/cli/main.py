@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Usage errors exit 2; a :class:`WfbenchError` is one line on stderr."""
     app = build_app()
     try:
-        app(args=argv, prog_name="wfbench")
+        code = app(args=argv, prog_name="wfbench", standalone_mode=False)
+    except typer.Abort:
+        sys.exit(130)
     except WfbenchError as exc:
         print(f"wfbench: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
@@ -56,3 +58,22 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
         )
         sys.exit(1)
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
+        print(f"wfbench: error: {_usage_message(exc)}", file=sys.stderr)
+        sys.exit(int(getattr(exc, "exit_code", 2)))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """A command-line usage error of the CLI framework (bad option, missing argument)."""
+    return callable(getattr(exc, "format_message", None)) and isinstance(getattr(exc, "exit_code", None), int)
+
+
+def _usage_message(exc: Exception) -> str:
+    """One line: the command, then what is wrong with its usage."""
+    ctx = getattr(exc, "ctx", None)
+    where = f"{ctx.command_path}: " if ctx is not None else ""
+    text: str = exc.format_message()  # type: ignore[attr-defined]
+    return where + " ".join(text.split())
