@@ -642,3 +642,59 @@ def test_the_decision_and_task_row_mappings_have_exactly_the_documented_keys() -
         ]
         == METRIC_WARNING
     )
+
+
+def test_the_incumbents_task_class_is_reported_when_both_arms_have_one() -> None:
+    """The task row's class is the incumbent's."""
+    decision = gate(pair("task-a", same(3, task_class="bugfix"), same(3, task_class="feature")))
+
+    assert decision.tasks[0].task_class == "bugfix"
+
+
+def test_a_task_missing_an_arm_does_not_stop_the_tasks_after_it() -> None:
+    """The first task (sorted) lacks the candidate; the next task is still judged."""
+    rows = runs("task-0", INC, same(3)) + pair("task-a", same(3, cost_usd=1.0), same(3, cost_usd=0.5))
+
+    decision = gate(rows)
+
+    assert [row.task for row in decision.tasks] == ["task-a"]
+    assert said(decision, "task-0: both workflow and candidate_workflow are required")
+
+
+def test_one_excluded_candidate_run_is_named_as_an_exclusion() -> None:
+    """I9's exclusion is itself a reason: zero exclusions are required (got 0/1)."""
+    cand = [*same(3), {"resolved": False, "error_kind": "session-error"}]
+
+    decision = gate(pair("task-a", same(3), cand))
+
+    assert said(decision, "task-a: promotion requires zero excluded runs in both paired arms (got 0/1)")
+
+
+def test_the_floor_applies_to_a_single_valid_candidate_run() -> None:
+    """One valid unresolved candidate run against a resolving incumbent fails the floor."""
+    decision = gate(pair("task-a", resolved_of(1, 1), resolved_of(0, 1)), policy=PromotionPolicy(min_runs=1))
+
+    assert has(decision, "oracle-backed quality floor (the incumbent resolves 1/1; got 0/1)")
+
+
+def test_a_candidate_with_only_excluded_rows_is_not_judged_by_the_floor_even_if_one_claims_resolved() -> None:
+    """The floor needs a valid candidate run; a resolved flag on an excluded row does not count as one."""
+    cand = same(3, resolved=True, error_kind="session-error")
+
+    decision = gate(pair("task-a", resolved_of(1, 3), cand))
+
+    assert not has(decision, "quality floor")
+
+
+def test_every_ungated_task_is_listed_in_the_one_reason() -> None:
+    """I18: both impossible tasks are named, comma-separated, in one reason."""
+    rows = pair("task-a", resolved_of(1, 3, cost_usd=1.0), resolved_of(3, 3, cost_usd=0.1))
+    for task in ("task-x", "task-y"):
+        rows += pair(task, resolved_of(0, 3, cost_usd=1.0), resolved_of(0, 3, cost_usd=1.0))
+
+    decision = gate(rows)
+
+    assert said(
+        decision,
+        "not gated on 2 task(s) neither arm resolved: task-x, task-y (evidence base: 1/3 paired tasks gated)",
+    )

@@ -3,6 +3,7 @@ skill-not-invoked counter-example wfbench's scored-run check exists for."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from tests.unit.promotion_fixtures import MODEL, review_row, review_runs, table
@@ -508,3 +509,25 @@ def test_a_weighted_f1_lower_by_at_most_the_tolerance_is_not_a_regression() -> N
     decision = review_gate(defect_case({"weighted_f1": 0.5 + 1e-9}, {"weighted_f1": 0.5}))
 
     assert not has(decision, "weighted review score regressed")
+
+
+def test_review_rows_report_the_incumbents_class_and_the_model() -> None:
+    """The task row's class is the incumbent's; the decision records the model."""
+    rows = [
+        attrs.evolve(row, task_class="security") for row in review_runs("case-1", "review", weighted_f1=0.6)
+    ]
+    rows += review_runs("case-1", "candidate_review", weighted_f1=0.8)
+
+    decision = review_gate(rows)
+
+    assert decision.tasks[0].task_class == "security"
+    assert decision.model == MODEL
+
+
+def test_a_review_case_missing_an_arm_does_not_stop_the_cases_after_it() -> None:
+    """The first case lacks the candidate; the next case is still judged."""
+    rows = review_runs("case-0", "review") + defect_case({"weighted_f1": 0.6}, {"weighted_f1": 0.8})
+
+    decision = review_gate(rows)
+
+    assert [row.task for row in decision.tasks] == ["case-1"]

@@ -38,8 +38,9 @@ def _improvement(inc_value: float | None, cand_value: float | None) -> float | N
 
 
 def _metric_value(agg: Aggregate, metric: str) -> float | None:
-    value = agg.value(metric)
-    return None if isinstance(value, bool) else value
+    """The aggregate's median of ``metric`` (one of PROMOTION_METRICS, all ``float | None``)."""
+    value: float | None = getattr(agg, metric)
+    return value
 
 
 def _implementation_task(
