@@ -497,3 +497,36 @@ def test_the_max_age_is_part_of_the_binding() -> None:
     binding = attrs.evolve(BINDING, max_age=timedelta(days=0))
 
     assert refusal(prior(), binding) == "first measured 1 days ago (at most 0 allowed)"
+
+
+# --- clean controls (no labels: precision, recall and weighted F1 are null by design) ----------
+
+
+def clean_control(**review: Any) -> Row:
+    """A valid review row of a clean-control case (approve, no findings): weighted F1 null."""
+    metrics = {"review_weighted_f1": None, "review_clean_control": True, "review_clean_pass": True}
+    return attrs.evolve(
+        prior(review_score={"weighted_f1": None, "clean_control": True}), review={**metrics, **review}
+    )
+
+
+def test_a_valid_clean_control_review_row_is_reusable_without_a_weighted_f1() -> None:
+    """A clean control has no weighted F1 by design; with valid evidence it is reusable."""
+    assert refusal(clean_control()) is None
+    assert refusal(clean_control(review_clean_pass=False)) is None  # a failed clean control is a measurement
+
+
+def test_a_null_weighted_f1_is_refused_unless_the_row_is_a_clean_control() -> None:
+    """Only review_clean_control true (not false, missing or truthy non-bool) excuses a null weighted F1."""
+    for value in (False, None, 1):
+        assert refusal(clean_control(review_clean_control=value)) == "no review weighted F1"
+    no_flag = attrs.evolve(clean_control(), review={"review_weighted_f1": None})
+    assert refusal(no_flag) == "no review weighted F1"
+
+
+def test_a_clean_control_row_still_needs_valid_evidence_an_artifact_and_a_score() -> None:
+    """The clean-control exception lifts only the weighted-F1 check."""
+    row = clean_control()
+    assert refusal(attrs.evolve(row, review_evidence_valid=False)) == "review evidence is not valid"
+    assert refusal(attrs.evolve(row, extra={**row.extra, "review_artifact": ""})) == "no review artifact"
+    assert refusal(attrs.evolve(row, extra={**row.extra, "review_score": None})) == "no review score"

@@ -11,7 +11,9 @@ negative* (``verify-failed``, ``oracle-failed``) is reusable like a resolved row
 reuses only clean rows, so its failed incumbent cells are re-rolled while its resolved ones are
 kept, which inflates the incumbent's resolution rate; reusing every valid measurement keeps the
 carried-forward sample unbiased. Evidence failures, excluded kinds and every other kind are
-never reused.
+never reused. Likewise a valid *clean-control* review row (``review_clean_control`` true) is
+reusable although its weighted F1 is null by design; the reference's non-null weighted-F1 rule
+would re-roll every clean control.
 
 Candidate arms are never reused, and :func:`keep_paid_canary` keeps at least one paid cell per
 arm so a sweep always observes fresh health for every incumbent.
@@ -152,7 +154,9 @@ def _outcome_refusal(row: Row, identity: ArmIdentity) -> str | None:
             return "no review artifact"
         if not isinstance(row.extra.get("review_score"), Mapping):
             return "no review score"
-        if row.review.get("review_weighted_f1") is None:
+        # A clean control (no labels) has no weighted F1 by design; it is still a measurement.
+        clean_control = row.review.get("review_clean_control") is True
+        if row.review.get("review_weighted_f1") is None and not clean_control:
             return "no review weighted F1"
     return None
 
