@@ -13,9 +13,11 @@ ends the session with an error result, never a traceback. See docs/standin-agent
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import socket
 import sys
 import time
@@ -59,6 +61,8 @@ BASH_ENV_KEYS = ("HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|ANTHROPIC|OPENAI", re.I)
 SKILL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 TOOL_OUTPUT_LIMIT = 30000
+#: Process groups of the Bash tool's commands (pgid = the bash pid), killed when the agent ends.
+TOOL_GROUPS: list[int] = []
 
 
 class SessionFailure(Exception):
@@ -414,7 +418,12 @@ class Tools:
         return "\n".join(f"{n:6}\t{line}" for n, line in enumerate(chosen, start))[:TOOL_OUTPUT_LIMIT]
 
     def bash(self, args: dict[str, Any]) -> str:
-        """Runs in this process group (so the session's kill reaches it), with a scrubbed environment."""
+        """Runs in its own process group, with a scrubbed environment.
+
+        A timeout kills the whole group (bash and every child it started); the agent kills every
+        tool group when it ends or is terminated (:func:`kill_tool_groups`), so the session's kill
+        still reaches them.
+        """
         timeout_s = min(float(args.get("timeout") or 120000), 600000) / 1000
         env = {k: v for k, v in os.environ.items() if k in BASH_ENV_KEYS and not SECRET_NAME.search(k)}
         import subprocess
@@ -428,11 +437,13 @@ class Tools:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                process_group=0,
             )
+            TOOL_GROUPS.append(proc.pid)
             try:
                 code = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                kill_group(proc.pid)
                 proc.wait()
                 raise ValueError(f"command timed out after {timeout_s:g} s") from None
             out.seek(0)
@@ -611,6 +622,25 @@ class Session:
         return 1 if is_error else 0
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL one process group (gone already is fine)."""
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_tool_groups() -> None:
+    """SIGKILL every Bash tool group this agent started (background children included)."""
+    while TOOL_GROUPS:
+        kill_group(TOOL_GROUPS.pop())
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    """On SIGTERM/SIGHUP/SIGINT: end the tool groups, then die of the same signal."""
+    kill_tool_groups()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 def hide_secrets_from_children() -> None:
     """Best effort: keep tool children from reading credentials out of this process.
 
@@ -639,6 +669,8 @@ def hide_secrets_from_children() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``wfbench-standin-agent``: prompt on stdin, events on stdout."""
     hide_secrets_from_children()
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, _terminated)
     opts = parse_args(list(sys.argv[1:] if argv is None else argv))
     prompt = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     try:
@@ -655,6 +687,8 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
         return 1
+    finally:
+        kill_tool_groups()  # a background child of a Bash call does not outlive the session
 
 
 if __name__ == "__main__":
