@@ -19,7 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -532,18 +532,20 @@ def _git_head(repo: Path) -> str:
     ).stdout
 
 
-def _hold(statement: str) -> subprocess.Popen[str]:
-    """A child process that runs ``statement`` (with ``stale`` imported), says READY and sleeps."""
-    code = textwrap.dedent(
-        f"""
-        import time
-        from wfbench.adapters import stale
-        {statement}
-        print("READY", flush=True)
-        time.sleep(60)
-        """
+def _child(code: str) -> subprocess.Popen[str]:
+    """A Python child running ``code`` after ``import time`` and ``from wfbench.adapters import stale``."""
+    prelude = "import time\nfrom wfbench.adapters import stale\n"
+    return subprocess.Popen(
+        [sys.executable, "-c", prelude + code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(Path(tempfile.gettempdir())),
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def _hold(statement: str) -> subprocess.Popen[str]:
+    """A child process that runs ``statement``, says READY and sleeps."""
+    proc = _child(f"{statement}\nprint('READY', flush=True)\ntime.sleep(60)\n")
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "READY"
     return proc
@@ -585,7 +587,6 @@ def test_a_tree_without_an_owner_file_is_never_touched(tmp_path):
 
 def test_temporary_files_of_the_sweep_land_in_its_scratch_tree_and_the_routing_is_undone(tmp_path):
     """Private git dirs and sandbox roots (tempfile) go under the scratch tree, which is removed at exit."""
-    import tempfile
 
     before = tempfile.gettempdir()
     with stale.sweep_scratch(note=print, parent=str(tmp_path)) as root:
@@ -650,8 +651,6 @@ def test_a_claim_is_released_so_the_same_directory_can_be_claimed_again(tmp_path
 
 def test_the_claim_routes_every_temp_dir_into_its_scratch_tree_from_the_start(tmp_path):
     """The bwrap preflight runs right after the claim: its root must already land in the owned tree."""
-    import tempfile
-
     out, parent = tmp_path / "out", tmp_path / "tmp"
     parent.mkdir()
     with stale.claim_out_dir(str(out), resume=False, note=print, scratch_parent=str(parent)) as claim:
@@ -681,3 +680,38 @@ def test_a_sweep_killed_during_its_preflight_leaves_nothing_the_next_start_does_
     assert list(parent.iterdir()) == []
     assert len(notes) == 1
     assert notes[0].startswith("removed the scratch tree of a killed sweep:")
+
+
+def test_a_sweep_killed_while_removing_its_scratch_tree_leaves_it_recognizable_as_stale(tmp_path):
+    """Regression (bench trial 3): a removal cut short must keep owner.lock, or the tree is never cleaned."""
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    holder = _child(
+        "import os, signal\n"
+        f"ctx = stale.sweep_scratch(note=print, parent={str(parent)!r}); root = ctx.__enter__()\n"
+        "open(os.path.join(root, 'tmp', 'work'), 'w').close()\n"
+        "real = stale.force_remove\n"
+        "def cut_short(path):\n"
+        "    real(path)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "stale.force_remove = cut_short\n"
+        "ctx.__exit__(None, None, None)\n"
+    )
+    holder.communicate(timeout=60)
+    assert holder.returncode == -signal.SIGKILL
+    (left,) = parent.iterdir()
+    notes: list[str] = []
+    with stale.sweep_scratch(note=notes.append, parent=str(parent)):
+        assert not left.exists()
+    assert notes == [f"removed the scratch tree of a killed sweep: {left}"]
+
+
+def test_an_empty_ownerless_scratch_dir_is_removed_only_when_it_is_old(tmp_path):
+    """Killed between unlinking owner.lock and rmdir: an old empty tree goes; a new one may be in creation."""
+    old = tmp_path / f"{stale.SCRATCH_PREFIX}old"
+    new = tmp_path / f"{stale.SCRATCH_PREFIX}new"
+    old.mkdir()
+    new.mkdir()
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    assert stale.remove_stale_scratch(str(tmp_path)) == ((str(old),), ())
+    assert new.is_dir()

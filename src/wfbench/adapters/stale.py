@@ -24,6 +24,7 @@ import errno
 import fcntl
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 
 from wfbench.adapters.sandbox_common import force_remove
@@ -44,6 +45,9 @@ OWNER_NAME = "owner.lock"
 SCRATCH_PREFIX = "wfbench-sweep-"
 RESULTS_NAME = "results.jsonl"
 TORN_NAME = "results.jsonl.torn"
+#: An empty, ownerless scratch dir this old is the remains of a removal cut short (a younger one
+#: may be a tree another sweep is creating right now).
+EMPTY_TREE_AGE_S = 60.0
 
 Note = Callable[[str], None]
 
@@ -205,7 +209,7 @@ def sweep_scratch(*, note: Note, parent: str | None = None) -> Iterator[str]:
         yield root
     finally:
         tempfile.tempdir = previous
-        leftover = force_remove(root)
+        leftover = _remove_tree(root)
         os.close(fd)
         if leftover:
             note(f"WARNING: cannot remove this sweep's scratch tree: {leftover}")
@@ -236,12 +240,48 @@ def remove_stale_scratch(parent: str) -> tuple[tuple[str, ...], tuple[str, ...]]
         try:
             fd = os.open(os.path.join(path, OWNER_NAME), os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:
-            continue  # no owner file: not a tree this mechanism created, or one being created
+            if _old_and_empty(path):  # its owner died between unlinking owner.lock and rmdir
+                problem = _rmdir(path)
+                (failed if problem else removed).append(problem or path)
+            continue  # otherwise: not a tree this mechanism created, or one being created
         try:
             if not _try_lock(fd):
                 continue  # a living sweep holds it
-            problem = force_remove(path)
+            problem = _remove_tree(path)
         finally:
             os.close(fd)
         (failed if problem else removed).append(problem or path)
     return tuple(removed), tuple(failed)
+
+
+def _remove_tree(root: str) -> str | None:
+    """Remove a scratch tree with its ``owner.lock`` last, so a removal cut short stays recognizable."""
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{root}: {exc}"
+    for name in sorted(names):
+        if name != OWNER_NAME and (problem := force_remove(os.path.join(root, name))):
+            return problem
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(root, OWNER_NAME))
+    return _rmdir(root)
+
+
+def _rmdir(path: str) -> str | None:
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: {exc}"
+    return None
+
+
+def _old_and_empty(path: str) -> bool:
+    try:
+        return not os.listdir(path) and time.time() - os.stat(path).st_mtime > EMPTY_TREE_AGE_S
+    except OSError:
+        return False
