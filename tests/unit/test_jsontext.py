@@ -96,6 +96,12 @@ def test_arbitrary_text_is_read_exactly_as_json_reads_it_or_refused_on_purpose(t
         ('"\\ud800\\u12"', "Invalid \\uXXXX escape", 1, 9),
         ('"\\n\\', "Unterminated string starting at", 1, 1),
         ('["ok", "\\t\x1f"]', "Invalid control character at", 1, 11),
+        ("[1", "Expecting ',' delimiter", 1, 3),
+        ('{"a": 1', "Expecting ',' delimiter", 1, 8),
+        ('{"a"', "Expecting ':' delimiter", 1, 5),
+        ("nul", "Expecting value", 1, 1),
+        ("[tru]", "Expecting value", 1, 2),
+        ("fals", "Expecting value", 1, 1),
         ("[1] x", "Extra data", 1, 5),
         ("01", "Extra data", 1, 2),
         ("\ufeff{}", "Unexpected UTF-8 BOM (decode using utf-8-sig)", 1, 1),
@@ -163,7 +169,12 @@ def test_nesting_is_accepted_up_to_the_limit_and_refused_beyond_it() -> None:
     """MAX_DEPTH levels parse; one more is a syntax error, not a RecursionError."""
     assert loads("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None
     assert _error("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)).msg.startswith("Nesting deeper than")
-    assert _error('{"a":' * (MAX_DEPTH + 1) + "1" + "}" * (MAX_DEPTH + 1)).colno == 5 * MAX_DEPTH + 1
+    assert _error("[" * (MAX_DEPTH + 1)).colno == MAX_DEPTH + 1
+    deep_object = _error('{"a":' * (MAX_DEPTH + 1) + "1" + "}" * (MAX_DEPTH + 1))
+    assert (deep_object.msg, deep_object.colno) == (
+        f"Nesting deeper than {MAX_DEPTH} levels",
+        5 * MAX_DEPTH + 1,
+    )
 
 
 @pytest.mark.parametrize(
