@@ -531,3 +531,16 @@ def test_a_review_case_missing_an_arm_does_not_stop_the_cases_after_it() -> None
     decision = review_gate(rows)
 
     assert [row.task for row in decision.tasks] == ["case-1"]
+
+
+@pytest.mark.parametrize("side", ["rev_a", "rev_b"])
+def test_evaluate_pair_infers_review_from_either_arm(side: str) -> None:
+    """evaluate_pair asks about both arms: review metrics on one side alone pick the review gate."""
+    from tests.unit.promotion_fixtures import runs, same
+
+    other = "rev_b" if side == "rev_a" else "rev_a"
+    agg = table(review_runs("case-1", side), runs("case-1", other, same(3)))
+
+    decision = evaluate_pair(agg, candidate="rev_b", incumbent="rev_a", model=MODEL)
+
+    assert decision.gate is GateKind.REVIEW
