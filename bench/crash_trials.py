@@ -81,10 +81,12 @@ def main() -> int:
     mid = [t for t in trials if 0 < t.rows_before < t.rows_after]
     before = sum(t.rows_before == 0 for t in trials)
     after = sum(t.finished_before_kill for t in trials)
+    reporting = sum(t.rows_before == t.rows_after and not t.finished_before_kill for t in trials)
     print(
         f"\n{len(trials)} trials (workers 1 and 3, --runs {args.runs}, {trials[0].rows_after} cells per"
-        f" sweep): {len(mid)} killed mid-sweep with rows on disk, {before} before the first row, {after}"
-        f" after the sweep finished; {len(trials) - len(failed)}/{len(trials)} clean;"
+        f" sweep): {len(mid)} killed mid-sweep with rows on disk, {before} before the first row,"
+        f" {reporting} after the last row (report phase), {after} after the sweep had exited;"
+        f" {len(trials) - len(failed)}/{len(trials)} clean;"
         f" wall {time.monotonic() - started:.0f} s"
     )
     if args.keep:
