@@ -133,6 +133,17 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, .
     return tuple(sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p)))
 
 
+def _case_env() -> dict[str, str]:
+    """The caller's environment with the case's key, and without ``CI``.
+
+    The run cases use ``--sandbox host-unsafe`` so they need no bubblewrap; that backend is
+    refused whenever ``CI`` is set (a test of its own pins that), which would hide the input
+    error under test behind the sandbox refusal.
+    """
+    env = {key: value for key, value in os.environ.items() if key != "CI"}
+    return env | {"WFBENCH_ANTHROPIC_API_KEY": API_KEY}
+
+
 def run_case(case: Case, directory: Path, repo: str) -> Outcome:
     """Write the case's input under ``directory`` and run its ``wfbench`` command there.
 
@@ -145,7 +156,7 @@ def run_case(case: Case, directory: Path, repo: str) -> Outcome:
         before = tree(directory)
         done = subprocess.run(
             [*WFBENCH, *argv], cwd=directory, capture_output=True, text=True, timeout=TIMEOUT_S,
-            env={**os.environ, "WFBENCH_ANTHROPIC_API_KEY": API_KEY}, check=False,
+            env=_case_env(), check=False,
         )  # fmt: skip
     finally:
         sentinel.close()
