@@ -45,8 +45,8 @@ def _fresh_cells(out: Path) -> int:
 def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_runs_candidates(
     demo_out, tmp_path
 ):
-    """--reuse-results: workflow and review rows are carried forward (with their transcripts), one
-    workflow cell stays paid, candidate and baseline cells run, and the decision is unchanged."""
+    """--reuse-results: workflow and review rows (clean controls too) are carried forward with their
+    transcripts, one cell per incumbent arm stays paid, candidates and baseline run, same decision."""
     prior, first = demo_out
     assert first.returncode == 0
     out = tmp_path / "again"
@@ -56,16 +56,32 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
         "reuse-results: keeping one paid workflow cell (add-mode run 0) so incumbent health is"
         " measured this sweep" in done.stdout
     )
-    assert f"reuse-results {prior}: 8 comparator cell(s) match this sweep; candidate arms always run" in (
+    assert (
+        "reuse-results: keeping one paid review cell (review-pr-41 run 0) so incumbent health is"
+        " measured this sweep" in done.stdout
+    )
+    assert f"reuse-results {prior}: 10 comparator cell(s) match this sweep; candidate arms always run" in (
         done.stdout
     )
     kept = rows(out)
     assert len(kept) == len(rows(prior)) == 24
     reused = [r for r in kept if r.get("reused")]
-    assert len(reused) == 8
-    assert {r["arm"] for r in reused} == {"workflow", "review"}
+    assert sorted((r["task"], r["arm"], r["run"]) for r in reused) == [
+        ("add-mode", "workflow", 1),
+        ("add-mode", "workflow", 2),
+        ("fix-median", "workflow", 0),
+        ("fix-median", "workflow", 1),
+        ("fix-median", "workflow", 2),
+        ("review-pr-41", "review", 1),
+        ("review-pr-41", "review", 2),
+        ("review-pr-42", "review", 0),
+        ("review-pr-42", "review", 1),
+        ("review-pr-42", "review", 2),
+    ]
+    assert all(r["review_clean_control"] is True for r in reused if r["task"] == "review-pr-42")
     assert row(out, "add-mode", "workflow", 0).get("reused") is not True
-    assert _fresh_cells(out) == 24 - 8 < _fresh_cells(prior)
+    assert row(out, "review-pr-41", "review", 0).get("reused") is not True
+    assert _fresh_cells(out) == 24 - 10 < _fresh_cells(prior)
     for r in reused:
         original = row(prior, r["task"], r["arm"], r["run"])
         assert r["reused_from_recorded_at"] == original["recorded_at"]
@@ -75,6 +91,9 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
             assert hashlib.sha256(data).hexdigest() == artifact["sha256"]
     assert all(not r.get("reused") for r in kept if r["arm"] in ("candidate_workflow", "baseline"))
     assert (out / "review-pr-41-review-run1.review.json").is_file()
+    assert (out / "review-pr-42-review-run0.review.json").read_bytes() == (
+        prior / "review-pr-42-review-run0.review.json"
+    ).read_bytes()
     assert (out / "fix-median-workflow-run2.patch").read_bytes() == (
         prior / "fix-median-workflow-run2.patch"
     ).read_bytes()
@@ -86,41 +105,57 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
 
 
 def test_an_artifact_that_drifted_since_it_was_recorded_sends_the_cell_to_a_paid_run(demo_out, tmp_path):
-    """A transcript whose bytes no longer match its row is not copied: the cell runs; nothing is left."""
+    """A transcript whose bytes no longer match its row is not copied: the cell runs; nothing is left.
+
+    With one review run per task, review-pr-41 run 0 is the paid canary, so the tampered transcript
+    is that of the only cell reuse would copy: the clean control review-pr-42 run 0.
+    """
     prior, _ = demo_out
     tampered = tmp_path / "prior"
     shutil.copytree(prior, tampered, ignore=shutil.ignore_patterns("demo-corpus"))
-    original = row(prior, "review-pr-41", "review", 0)
+    original = row(prior, "review-pr-42", "review", 0)
     transcript = tampered / original["transcript_artifacts"][0]["path"]
-    transcript.write_bytes(transcript.read_bytes().replace(b"review", b"REVIEW", 1))
+    before = transcript.read_bytes()
+    transcript.write_bytes(before.replace(b"review", b"REVIEW", 1))
+    assert transcript.read_bytes() != before
     out = tmp_path / "out"
     done = wfbench(
         "run", "--arms", "review", "--runs", "1", "--out", str(out), "--reuse-results", str(tampered)
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "[review-pr-41][review][run 0] comparator reuse failed (" in done.stdout
+    assert (
+        "reuse-results: keeping one paid review cell (review-pr-41 run 0) so incumbent health is"
+        " measured this sweep" in done.stdout
+    )
+    assert f"reuse-results {tampered}: 1 comparator cell(s) match this sweep" in done.stdout
+    assert "[review-pr-42][review][run 0] comparator reuse failed (" in done.stdout
     assert "drifted" in done.stdout
     assert "; running a paid cell" in done.stdout
+    assert "reused comparator" not in done.stdout
     assert not any(r.get("reused") for r in rows(out))
     assert _fresh_cells(out) == 2
     assert not list(out.rglob("*.reuse-tmp"))
 
 
 def test_a_changed_binding_reuses_nothing(demo_out, tmp_path):
-    """The same small sweep reuses the defect review row under the prior model and nothing under another.
+    """A small review sweep reuses the clean-control row under the prior model and nothing under another.
 
-    The clean control (no weighted F1) is never reusable, so with one run no canary is needed.
+    Both review rows are reusable under the prior model, so review-pr-41 run 0 (the arm's first cell)
+    stays paid as the canary; under another model nothing matches, so no canary is needed.
     """
     prior, _ = demo_out
     same = wfbench("run", "--arms", "review", "--runs", "1", "--out", str(tmp_path / "same"),
                    "--reuse-results", str(prior))  # fmt: skip
     assert same.returncode == 0, same.stderr[-2000:]
+    assert "keeping one paid review cell (review-pr-41 run 0)" in same.stdout
     assert "1 comparator cell(s) match" in same.stdout
-    assert [r["task"] for r in rows(tmp_path / "same") if r.get("reused")] == ["review-pr-41"]
+    assert [r["task"] for r in rows(tmp_path / "same") if r.get("reused")] == ["review-pr-42"]
+    assert _fresh_cells(tmp_path / "same") == 1
     other = wfbench("run", "--arms", "review", "--runs", "1", "--model", "claude-opus-4-1",
                     "--out", str(tmp_path / "other"), "--reuse-results", str(prior))  # fmt: skip
     assert other.returncode == 0, other.stderr[-2000:]
     assert "0 comparator cell(s) match" in other.stdout
+    assert "keeping one paid" not in other.stdout
     assert not any(r.get("reused") for r in rows(tmp_path / "other"))
     assert _fresh_cells(tmp_path / "other") == 2
 
