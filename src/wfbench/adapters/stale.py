@@ -8,8 +8,9 @@ half-written ``*.tmp`` report. The next run repairs what is safe to repair and r
   holder dies, however it dies), so two sweeps never append to one ``results.jsonl``. A fresh run
   into a directory that already holds rows is refused (``--resume`` continues it); a resume refuses
   duplicate cells, moves a torn last line (never a row that was reported complete: a row's
-  progress line is printed only after its fsync) to ``results.jsonl.torn`` and removes stale
-  ``*.tmp`` files.
+  progress line is printed only after its fsync) to ``results.jsonl.torn``, removes stale
+  ``*.tmp`` files and moves the rows a cancellation made to ``results.cancelled.jsonl``
+  (:mod:`wfbench.adapters.cancelled_rows`), so their cells run again.
 * :func:`sweep_scratch` (opened by the claim) creates the sweep's ``wfbench-sweep-*`` tree with
   a locked ``owner.lock`` inside and routes every :mod:`tempfile` directory of the run into it
   (work trees, private git dirs, sandbox roots, the bwrap preflight's root). It first removes
@@ -27,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 
+from wfbench.adapters import cancelled_rows
 from wfbench.adapters.sandbox_common import force_remove
 from wfbench.domain.errors import InputError
 
@@ -134,11 +136,14 @@ def claim_out_dir(
 def _prepare_out_dir(out_dir: str, *, resume: bool, note: Note) -> None:
     results = os.path.join(out_dir, RESULTS_NAME)
     if not resume:
-        if os.path.isfile(results) and os.path.getsize(results) > 0:
-            raise InputError(
-                f"already holds rows; continue that sweep with `--resume {out_dir}` or choose a new --out",
-                source=results,
-            )
+        for name in (RESULTS_NAME, cancelled_rows.CANCELLED_NAME, cancelled_rows.PENDING_NAME):
+            held = os.path.join(out_dir, name)
+            if os.path.isfile(held) and os.path.getsize(held) > 0:
+                raise InputError(
+                    f"already holds rows; continue that sweep with `--resume {out_dir}` or choose a new"
+                    " --out",
+                    source=held,
+                )
         return
     for name in sorted(os.listdir(out_dir)):
         path = os.path.join(out_dir, name)
@@ -148,6 +153,20 @@ def _prepare_out_dir(out_dir: str, *, resume: bool, note: Note) -> None:
     if os.path.isfile(results):
         _cut_torn_tail(results, note)
         _refuse_duplicate_cells(results)
+    _set_aside_cancelled_rows(out_dir, note)
+
+
+def _set_aside_cancelled_rows(out_dir: str, note: Note) -> None:
+    """Move the rows a cancellation made to ``results.cancelled.jsonl``: their cells run again."""
+    moved, notes = cancelled_rows.move_cancelled_rows(out_dir)
+    for text in notes:
+        note(text)
+    if moved:
+        side = os.path.join(out_dir, cancelled_rows.CANCELLED_NAME)
+        note(
+            f"resume: {moved} row(s) of cells the interruption cancelled are not evidence; moved them"
+            f" to {side} — their cells run again"
+        )
 
 
 def _cut_torn_tail(results: str, note: Note) -> None:

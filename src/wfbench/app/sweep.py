@@ -101,8 +101,6 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
             services.progress.note(f"[{task.spec.id}] {task.failure}")
     cells = plan_cells(prepared, config.arms, config.runs)
     done = {row.cell for row in services.store.rows()} if config.resume else set()
-    if done:
-        services.progress.note(f"resume: {len(done)} cell(s) already have a row")
     reuse = ReusePlan()
     if config.prior is not None:
         reuse = plan_reuse(
