@@ -166,3 +166,109 @@ def test_a_result_text_without_is_error_is_not_quoted():
     """Negative control: a successful result's text is not error detail."""
     verdict = classify_session([{**RESULT, "result": "fine"}], process=OK)
     assert verdict.error_detail is None
+
+
+# --- classify_session: details, durations, identities --------------------------------------------
+
+FAILED = ProcessOutcome(state=ProcessState.EXITED, returncode=1)
+
+
+def test_a_failed_process_without_events_names_the_process_the_missing_stream_and_both_tails():
+    """Detail: the process and its detail, the missing stream, then the last 2000 chars of each tail."""
+    process = ProcessOutcome(
+        state=ProcessState.EXITED,
+        returncode=1,
+        detail="boom",
+        stderr_tail="a" * 10 + "b" * 2000,
+        stdout_tail="out",
+    )
+    verdict = classify_session(None, process=process)
+    assert verdict.stream_error == "no event stream was captured"
+    assert verdict.error_detail == (
+        "agent process exited (returncode 1): boom; event stream: no event stream was captured; "
+        f"stderr tail: {'b' * 2000}; stdout tail: out"
+    )
+
+
+def test_a_failed_process_without_a_detail_gets_no_trailing_colon():
+    """The process reason ends at the return code when the process has no detail."""
+    verdict = classify_session([RESULT], process=FAILED)
+    assert verdict.error_detail == "agent process exited (returncode 1)"
+
+
+def test_the_stdout_tail_is_quoted_only_when_no_result_event_was_read():
+    """With a result event, stdout is the stream itself and is not repeated in the detail."""
+    process = ProcessOutcome(state=ProcessState.EXITED, returncode=1, stdout_tail="out")
+    assert "stdout tail" not in (classify_session([RESULT], process=process).error_detail or "")
+    assert "stdout tail: out" in (classify_session([], process=process).error_detail or "")
+
+
+def test_an_is_error_result_names_its_api_error_status():
+    """The API status of an errored result is part of the reason."""
+    verdict = classify_session([{**RESULT, "is_error": True, "api_error_status": 529}], process=OK)
+    assert verdict.error_detail == "result is_error (api_error_status 529)"
+
+
+def test_a_cancelled_session_says_so_first_and_keeps_the_result_text():
+    """Cancellation leads the detail; the errored result's text still follows."""
+    cancelled = ProcessOutcome(state=ProcessState.CANCELLED, returncode=None)
+    verdict = classify_session([{**RESULT, "is_error": True, "result": "stopped"}], process=cancelled)
+    assert verdict.error_detail == (
+        "the session was cancelled; agent process cancelled (returncode None); "
+        "result is_error; result: stopped"
+    )
+
+
+@pytest.mark.parametrize(
+    ("result", "wall_s", "duration"),
+    [({"duration_ms": 1234.56}, None, 1.235), ({}, 2.34567, 2.346), ({}, None, None)],
+)
+def test_durations_are_seconds_rounded_to_milliseconds(
+    result: dict[str, Any], wall_s: float | None, duration: object
+):
+    """The result's duration_ms wins; else the process wall time; both rounded to 3 decimals."""
+    process = ProcessOutcome(state=ProcessState.EXITED, returncode=0, wall_s=wall_s)
+    assert classify_session([{**RESULT, **result}], process=process).duration_s == duration
+
+
+@pytest.mark.parametrize(("raw", "session_id"), [("abc", "abc"), ("", None), (5, None)])
+def test_a_session_id_is_a_non_empty_string_or_unknown(raw: object, session_id: str | None):
+    """Empty strings and non-strings are not session ids."""
+    assert classify_session([{**RESULT, "session_id": raw}], process=OK).session_id == session_id
+
+
+def test_without_events_the_skill_evidence_is_unknown_not_false():
+    """No stream means the skill invocation cannot be judged at all (None)."""
+    assert classify_session(None, process=OK, expected_skill="plan").skill_invoked is None
+
+
+def test_a_given_stream_error_means_the_events_are_not_read():
+    """When decoding already failed, nothing is taken from the events (turns, session id)."""
+    verdict = classify_session(
+        [{**RESULT, "num_turns": 3, "session_id": "s"}], process=OK, stream_error="bad"
+    )
+    assert (verdict.num_turns, verdict.session_id, verdict.stream_error) == (None, None, "bad")
+
+
+def test_a_window_error_becomes_the_stream_error_text():
+    """The evidence-window reason is kept verbatim as the stream error."""
+    assert classify_session([], process=OK).stream_error == "the event stream is empty"
+
+
+@pytest.mark.parametrize(
+    ("usage", "detail"),
+    [
+        ("x", "result usage is not an object"),
+        ({"input_tokens": -1}, "result usage.input_tokens is not a non-negative integer: -1"),
+    ],
+)
+def test_a_malformed_result_usage_is_a_session_error_with_its_reason(usage: object, detail: str):
+    """Usage that is not an object or holds a negative count is named in the error detail."""
+    verdict = classify_session([{**RESULT, "usage": usage}], process=OK)
+    assert verdict.error_detail == detail
+
+
+def test_a_session_that_never_invoked_its_skill_names_the_skill():
+    """The skill-not-invoked detail names the expected skill."""
+    verdict = classify_session([RESULT], process=OK, expected_skill="plan")
+    assert verdict.error_detail == "parent event stream shows no successful plan invocation"
