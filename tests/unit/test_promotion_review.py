@@ -557,3 +557,11 @@ def test_evaluate_pair_infers_review_from_either_arm(side: str) -> None:
     decision = evaluate_pair(agg, candidate="rev_b", incumbent="rev_a", model=MODEL)
 
     assert decision.gate is GateKind.REVIEW
+
+
+def test_a_review_case_takes_the_candidates_class_when_the_incumbent_has_none() -> None:
+    """The class falls back to the candidate's."""
+    rows = [attrs.evolve(row, task_class=None) for row in review_runs("case-1", "review", weighted_f1=0.6)]
+    rows += [attrs.evolve(row, task_class="feature") for row in review_runs("case-1", "candidate_review")]
+
+    assert review_gate(rows).tasks[0].task_class == "feature"
