@@ -12,7 +12,7 @@ Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
   by then): its siblings' rows are kept and the breaker sees the failure.
 * A cell that never started has **no row**. Rows exist only for sessions that ran, so a
   cancelled sweep does not charge its health with cells it never tried, and ``--resume`` runs
-  exactly the missing cells.
+  exactly the missing cells (and those whose row a cancellation made: :mod:`wfbench.domain.resume`).
 * On a breaker trip, submission stops and the cells' cancel token is set; rows of cells that
   were already running are still persisted (the *overrun*, at most ``window - 1`` rows).
 * On cancellation (the ``cancel`` event set, e.g. by the caller's SIGINT/SIGTERM handler),
