@@ -94,13 +94,14 @@ def _median(values: Sequence[float]) -> float:
     return (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _is_number_type(kind: type) -> bool:
+    return issubclass(kind, int | float) and not issubclass(kind, bool)
 
 
 def _reduce(values: Sequence[Any], reducer: Callable[[Sequence[float]], float]) -> float | None:
     """``reducer`` over ``values``; ``None`` when there are none or any is not a number."""
-    if not values or not all(_is_number(value) for value in values):
+    # Each distinct type is checked once (not each value): the hot loop of aggregate().
+    if not values or not all(_is_number_type(kind) for kind in set(map(type, values))):
         return None
     return float(reducer(values))
 
