@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -61,16 +62,25 @@ def test_every_row_of_a_load_sweep_is_a_distinct_cell_of_the_plan(tmp_path: Path
     assert got == want
 
 
+def _seen_within(predicate: Callable[[], bool], seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_the_leak_scan_finds_a_process_that_mentions_the_run_root(tmp_path: Path):
     """Negative control: a live process whose command line names the root is reported as leaked."""
     marker = tmp_path / "marker"
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", str(marker)])
     try:
-        assert child.pid in processes_mentioning(str(tmp_path))
+        assert _seen_within(lambda: child.pid in processes_mentioning(str(tmp_path)))
     finally:
         child.kill()
         child.wait()
-    assert child.pid not in processes_mentioning(str(tmp_path))
+    assert _seen_within(lambda: child.pid not in processes_mentioning(str(tmp_path)))
 
 
 def _post_messages(base_url: str, key: str = "k") -> None:
