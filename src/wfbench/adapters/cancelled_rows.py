@@ -43,13 +43,11 @@ pending file makes the outcome depend only on which rename happened.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 
 import attrs
 
-from wfbench.adapters.jsonl_store import read_rows
+from wfbench.adapters.jsonl_store import fsync_dir, read_rows, write_bytes_atomic
 from wfbench.domain.errors import InputError
 from wfbench.domain.resume import is_cancellation_residue, split_for_resume
 
@@ -106,18 +104,18 @@ def plan_move(out_dir: str) -> Move | None:
 
 def stage(out_dir: str, move: Move) -> None:
     """Step 1: write ``results.cancelled.jsonl.pending`` (the next side file), atomically and durably."""
-    _write(os.path.join(out_dir, PENDING_NAME), move.side)
+    write_bytes_atomic(os.path.join(out_dir, PENDING_NAME), move.side)
 
 
 def commit(out_dir: str, move: Move) -> None:
     """Step 2, the commit point: replace ``results.jsonl`` by the kept lines, atomically and durably."""
-    _write(os.path.join(out_dir, RESULTS_NAME), move.results)
+    write_bytes_atomic(os.path.join(out_dir, RESULTS_NAME), move.results)
 
 
 def publish(out_dir: str) -> None:
     """Step 3: rename the pending side file over ``results.cancelled.jsonl`` and make it durable."""
     os.replace(os.path.join(out_dir, PENDING_NAME), os.path.join(out_dir, CANCELLED_NAME))
-    _fsync_dir(out_dir)
+    fsync_dir(out_dir)
 
 
 def recover(out_dir: str) -> str | None:
@@ -138,7 +136,7 @@ def recover(out_dir: str) -> str | None:
         side = os.path.join(out_dir, CANCELLED_NAME)
         return f"finished moving cancelled rows to {side} (a kill had interrupted it after its commit)"
     os.unlink(pending)
-    _fsync_dir(out_dir)
+    fsync_dir(out_dir)
     return f"discarded {pending}: the interrupted move had not committed; moving again"
 
 
@@ -180,27 +178,3 @@ def _read(path: str) -> bytes:
     return _terminated(data) if data else data
 
 
-def _write(path: str, data: bytes) -> None:
-    """Replace ``path`` by ``data``: temp file beside it, fsync, rename, fsync of the directory."""
-    directory, name = os.path.split(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(directory)
-
-
-def _fsync_dir(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
