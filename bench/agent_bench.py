@@ -28,8 +28,8 @@ from tests.fakes import DirectSandbox
 from wfbench.adapters.claude_cli import ClaudeCLI
 from wfbench.adapters.provider_script import ProviderScript
 from wfbench.adapters.scripted_provider import ScriptedProvider
-from wfbench.domain.sandboxing import SandboxPolicy
-from wfbench.domain.sessions import SessionRequest
+from wfbench.domain.session.records import SessionRequest
+from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 SCRIPT = {
     "conversations": [

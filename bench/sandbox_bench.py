@@ -33,7 +33,7 @@ from wfbench.adapters.git_snapshot import build_snapshot
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_bwrap import BwrapSandbox
 from wfbench.adapters.workspace import private_copy, remove_tree
-from wfbench.domain.sandboxing import SandboxPolicy
+from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 GIT_ENV = {
     "PATH": "/usr/bin:/bin",

@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from wfbench.app.scheduler import run_packed  # noqa: E402 - after the path set-up above
 from wfbench.domain.ports import CancelToken  # noqa: E402
-from wfbench.domain.rows import ErrorKind, Row  # noqa: E402
-from wfbench.domain.scheduling import Cell, longest_first, packed_window  # noqa: E402
+from wfbench.domain.results.rows import ErrorKind, Row  # noqa: E402
+from wfbench.domain.sweep.scheduling import Cell, longest_first, packed_window  # noqa: E402
 
 DEFAULT_DURATIONS = ROOT.parent / "shared" / "data" / "session_durations.json"
 FAIL_POSITIONS = (0, 4, 12)

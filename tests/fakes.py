@@ -10,7 +10,7 @@ import attrs
 from wfbench.adapters.process import run_managed
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
+from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
 
 
 @attrs.define

@@ -5,9 +5,9 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
-from wfbench.domain.review import Finding, Label, ReviewArtifact, ReviewLabels, Severity, Verdict
-from wfbench.domain.rows import ErrorKind, Row
-from wfbench.domain.sessions import SessionRecord, Usage
+from wfbench.domain.results.rows import ErrorKind, Row
+from wfbench.domain.review.scoring import Finding, Label, ReviewArtifact, ReviewLabels, Severity, Verdict
+from wfbench.domain.session.records import SessionRecord, Usage
 
 # --- rows ---------------------------------------------------------------------------------
 

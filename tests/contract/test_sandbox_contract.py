@@ -25,7 +25,7 @@ from wfbench.adapters.sandbox_bwrap import BwrapSandbox, python_runtime_paths
 from wfbench.adapters.sandbox_host import UnsafeHostSandbox
 from wfbench.domain.errors import SandboxUnavailable
 from wfbench.domain.ports import Sandbox
-from wfbench.domain.sandboxing import Mount, ProcessState, SandboxPolicy
+from wfbench.domain.workspace.sandbox import Mount, ProcessState, SandboxPolicy
 
 BACKENDS = ("bwrap", "host-unsafe")
 PATH = f"{os.path.dirname(os.path.realpath(sys.executable))}:/usr/bin:/bin"
@@ -408,7 +408,7 @@ def test_cancellation_ends_the_run(sandbox: Sandbox, workspace: Path, token: str
 
 _HARNESS = """
 import sys
-from wfbench.domain.sandboxing import SandboxPolicy
+from wfbench.domain.workspace.sandbox import SandboxPolicy
 import os
 backend, ws = sys.argv[1:3]
 script = os.environ["HARNESS_SCRIPT"]

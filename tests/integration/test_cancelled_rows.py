@@ -19,9 +19,9 @@ from wfbench.adapters import cancelled_rows, stale
 from wfbench.adapters.cancelled_rows import CANCELLED_NAME, PENDING_NAME, RESULTS_NAME
 from wfbench.adapters.jsonl_store import encode_row, read_rows
 from wfbench.domain.errors import InputError
-from wfbench.domain.resume import is_cancellation_residue
-from wfbench.domain.rows import Row
-from wfbench.domain.scheduling import Cell, failed_cell_row
+from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.resume import is_cancellation_residue
+from wfbench.domain.sweep.scheduling import Cell, failed_cell_row
 
 
 def _line(task: str, run: int, kind: str | None = None, **extra: object) -> bytes:

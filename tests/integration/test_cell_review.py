@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from wfbench.app.cell_review import LABELS_TARGET, grade_review
-from wfbench.domain.oracle import OracleBundle, OracleFile
+from wfbench.domain.workspace.oracle import OracleBundle, OracleFile
 
 KEY = "wfb-planted-0123456789abcdef0123456789abcdef"
 LABELS = {

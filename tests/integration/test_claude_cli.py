@@ -24,9 +24,9 @@ from wfbench.adapters.claude_cli import ClaudeCLI
 from wfbench.adapters.provider_script import ProviderScript
 from wfbench.adapters.scripted_provider import ScriptedProvider
 from wfbench.domain.errors import InputError
-from wfbench.domain.rows import ErrorKind
-from wfbench.domain.sandboxing import SandboxPolicy
-from wfbench.domain.sessions import SessionRecord, SessionRequest
+from wfbench.domain.results.rows import ErrorKind
+from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 FAKE_KEY = "sk-ant-api03-wfbench-FAKE-0123456789abcdef"
 SKILL_TEXT = "---\nname: plan\ndescription: Plan before coding.\n---\n\n# Plan\nWrite PLAN.md first.\n"

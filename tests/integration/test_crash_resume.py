@@ -33,7 +33,7 @@ from wfbench.adapters import stale
 from wfbench.adapters.jsonl_store import JsonlResultStore, encode_row, read_rows
 from wfbench.domain import aggregate
 from wfbench.domain.errors import InputError
-from wfbench.domain.rows import USAGE_FIELDS, Row
+from wfbench.domain.results.rows import USAGE_FIELDS, Row
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 REPO = Path(__file__).resolve().parents[2]

@@ -31,9 +31,9 @@ from wfbench.adapters.sandbox_bwrap import BwrapSandbox
 from wfbench.adapters.scripted_provider import ScriptedProvider
 from wfbench.adapters.workspace import private_copy
 from wfbench.domain.errors import SandboxUnavailable
-from wfbench.domain.oracle import OracleFileSpec
-from wfbench.domain.sandboxing import SandboxPolicy
-from wfbench.domain.sessions import SessionRecord, SessionRequest
+from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.workspace.oracle import OracleFileSpec
+from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 PY_BIN = os.path.dirname(os.path.realpath(sys.executable))
 PATH = f"{PY_BIN}:/usr/bin:/bin"

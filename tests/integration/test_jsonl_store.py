@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.strategies import rows as row_strategy
 from wfbench.adapters.jsonl_store import JsonlResultStore, read_rows, write_json_atomic, write_text_atomic
 from wfbench.domain.errors import InputError
-from wfbench.domain.rows import ErrorKind, Row
+from wfbench.domain.results.rows import ErrorKind, Row
 
 
 def _row(run: int, **extra: object) -> Row:

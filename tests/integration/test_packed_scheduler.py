@@ -12,8 +12,8 @@ import pytest
 
 from wfbench.app.scheduler import SweepOutcome, run_packed
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.rows import ErrorKind, Row
-from wfbench.domain.scheduling import Cell, canonical_order
+from wfbench.domain.results.rows import ErrorKind, Row
+from wfbench.domain.sweep.scheduling import Cell, canonical_order
 
 RunCell = Callable[[Cell, CancelToken], Row]
 

@@ -22,7 +22,7 @@ from tests.integration.sweep_kit import bwrap_or_skip, processes_with
 from wfbench.adapters import pids_cgroup, sandbox_bwrap
 from wfbench.adapters.pids_cgroup import PidsController, PidsUnavailable, find_pids_mount
 from wfbench.adapters.sandbox_bwrap import BwrapSandbox
-from wfbench.domain.sandboxing import SandboxPolicy
+from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 PY = os.path.realpath(sys.executable)
 FORK_LOOP = """

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from tests.integration.demo_run import bwrap_or_skip, rows, wfbench
-from tests.unit.promotion_fixtures import review_row
+from tests.unit.promotion.promotion_fixtures import review_row
 from wfbench.app.arms import preset_arms
 from wfbench.app.finish import FinishInput, promotion_evidence
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from tests.integration.demo_run import row, rows, wfbench
 from wfbench.app.reuse_plan import expected_durations
-from wfbench.domain.aggregation import aggregate
-from wfbench.domain.rows import Row
-from wfbench.domain.scheduling import Cell, longest_first
+from wfbench.domain.results.aggregation import aggregate
+from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.scheduling import Cell, longest_first
 
 TIMING = ("duration", "wall", "recorded_at", "generated_at", "expires_at")
 

@@ -19,9 +19,9 @@ from wfbench.adapters.workspace import (
     workspace_state,
 )
 from wfbench.domain.errors import InputError, SandboxError
-from wfbench.domain.oracle import OracleFileSpec, OracleLimits
 from wfbench.domain.ports import Workspaces
-from wfbench.domain.workspace_rules import Churn, PhaseBoundary, Snapshot, phase_verdict
+from wfbench.domain.workspace.oracle import OracleFileSpec, OracleLimits
+from wfbench.domain.workspace.rules import Churn, PhaseBoundary, Snapshot, phase_verdict
 
 ENV = {
     "PATH": "/usr/bin:/bin",

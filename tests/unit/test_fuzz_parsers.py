@@ -33,10 +33,10 @@ from wfbench.adapters.claude_cli import decode_events, redact_transcript
 from wfbench.adapters.jsonl_store import read_rows
 from wfbench.adapters.provider_script import TURN_KEYS, USAGE_KEYS, ProviderScript
 from wfbench.domain.errors import InputError, ReviewArtifactError
-from wfbench.domain.event_stream import ProcessOutcome, classify_session
-from wfbench.domain.review import parse_labels, parse_review_artifact
-from wfbench.domain.rows import ErrorKind
-from wfbench.domain.sandboxing import ProcessState
+from wfbench.domain.results.rows import ErrorKind
+from wfbench.domain.review.scoring import parse_labels, parse_review_artifact
+from wfbench.domain.session.event_stream import ProcessOutcome, classify_session
+from wfbench.domain.workspace.sandbox import ProcessState
 
 DEEP_JSON = b"[" * 100_000
 SECRET = "sk-fuzz-secret-0123456789"

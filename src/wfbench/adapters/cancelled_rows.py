@@ -1,6 +1,6 @@
 """``--resume``: move the rows a cancellation made out of ``results.jsonl``, crash-safely.
 
-Which rows move is the domain's rule (:func:`wfbench.domain.resume.split_for_resume`); this
+Which rows move is the domain's rule (:func:`wfbench.domain.sweep.resume.split_for_resume`); this
 module only moves bytes. A moved row is not lost: it ends, byte for byte, at the end of
 ``results.cancelled.jsonl`` beside ``results.jsonl`` (one line per row, in the same order), and
 its cell has no row any more, so the resumed sweep runs it again.
@@ -49,7 +49,7 @@ import attrs
 
 from wfbench.adapters.jsonl_store import fsync_dir, read_rows, write_bytes_atomic
 from wfbench.domain.errors import InputError
-from wfbench.domain.resume import is_cancellation_residue, split_for_resume
+from wfbench.domain.sweep.resume import is_cancellation_residue, split_for_resume
 
 __all__ = [
     "CANCELLED_NAME",

@@ -2,7 +2,7 @@
 
 Both run the same way (``-p --input-format text --output-format stream-json --verbose``, the
 prompt over stdin, never in argv) through the :class:`~wfbench.domain.ports.Sandbox` port, and
-both streams go through the same strict parser (:mod:`wfbench.domain.event_stream`).
+both streams go through the same strict parser (:mod:`wfbench.domain.session.event_stream`).
 
 What the adapter adds to the caller's :class:`SandboxPolicy` (``attrs.evolve``):
 
@@ -35,11 +35,11 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxError
-from wfbench.domain.event_stream import ProcessOutcome, SessionVerdict, classify_session
 from wfbench.domain.ports import CancelToken, Sandbox
 from wfbench.domain.redaction import REDACTED, contains_secret, redact_text
-from wfbench.domain.sandboxing import ExecResult, Mount, ProcessState, SandboxPolicy
-from wfbench.domain.sessions import SessionRecord, SessionRequest
+from wfbench.domain.session.event_stream import ProcessOutcome, SessionVerdict, classify_session
+from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.workspace.sandbox import ExecResult, Mount, ProcessState, SandboxPolicy
 
 CLAUDE_TARGET = "/opt/claude/claude"
 SHELL_PREFIX_TARGET = "/opt/claude/shell-prefix"

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import force_remove
 from wfbench.domain.errors import InputError, SandboxError
-from wfbench.domain.sandboxing import ExecResult
-from wfbench.domain.workspace_rules import COMMIT_RE, Snapshot
+from wfbench.domain.workspace.rules import COMMIT_RE, Snapshot
+from wfbench.domain.workspace.sandbox import ExecResult
 
 GIT = "/usr/bin/git"
 GIT_TIMEOUT_S = 600.0

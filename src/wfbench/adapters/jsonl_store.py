@@ -1,7 +1,7 @@
 """The JSONL result store: one row per line, appended whole, flushed and fsynced.
 
 ``results.jsonl`` is readable by ``jq`` and by the reference harness's tools: each line is one
-JSON object with the reference's field names (see :class:`wfbench.domain.rows.Row`). Reading
+JSON object with the reference's field names (see :class:`wfbench.domain.results.rows.Row`). Reading
 refuses a torn or invalid line with an :class:`InputError` naming the file, the line and the
 field; a row is never skipped silently. Fields wfbench does not model are kept verbatim.
 
@@ -21,7 +21,8 @@ from typing import Any
 import cattrs
 
 from wfbench.domain.errors import InputError
-from wfbench.domain.rows import Row
+from wfbench.domain.results.jsonl import parse_rows
+from wfbench.domain.results.rows import Row
 
 __all__ = ["JsonlResultStore", "read_rows", "write_json_atomic", "write_text_atomic"]
 
@@ -74,7 +75,7 @@ class JsonlResultStore:
         """
         if not self.path.exists():
             return ()
-        return _parse(self.path, self._converter)
+        return _parse(self.path)
 
     def _refuse_torn_tail(self, fd: int) -> None:
         size = os.fstat(fd).st_size
@@ -100,42 +101,15 @@ def read_rows(path: str | os.PathLike[str]) -> tuple[Row, ...]:
     source = Path(path)
     if not source.is_file():
         raise InputError("no such results file", source=str(source))
-    return _parse(source, make_converter())
+    return _parse(source)
 
 
-def _parse(path: Path, converter: cattrs.Converter) -> tuple[Row, ...]:
+def _parse(path: Path) -> tuple[Row, ...]:
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
-    rows: list[Row] = []
-    for number, raw_line in enumerate(data.split(b"\n"), start=1):
-        if not raw_line.strip():
-            continue
-        rows.append(_parse_line(raw_line, converter, source=str(path), locator=f"line {number}"))
-    return tuple(rows)
-
-
-def _parse_line(raw_line: bytes, converter: cattrs.Converter, *, source: str, locator: str) -> Row:
-    try:
-        value: Any = json.loads(raw_line.decode("utf-8"), parse_constant=_refuse_constant)
-    except UnicodeDecodeError:
-        raise InputError("is not valid UTF-8", source=source, locator=locator) from None
-    except ValueError as exc:
-        raise InputError(f"torn or invalid JSON: {exc}", source=source, locator=locator) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", source=source, locator=locator) from None
-    if not isinstance(value, dict):
-        raise InputError("a row must be a JSON object", source=source, locator=locator)
-    try:
-        row: Row = converter.structure(value, Row)
-    except InputError as exc:
-        raise exc.located(source=source, locator=locator) from None
-    return row
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    return parse_rows(data, source=str(path))
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:

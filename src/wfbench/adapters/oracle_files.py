@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 from wfbench.adapters.sandbox_common import force_remove
 from wfbench.domain.errors import InputError, SandboxError
-from wfbench.domain.oracle import (
+from wfbench.domain.workspace.oracle import (
     OracleBundle,
     OracleFile,
     OracleFileSpec,

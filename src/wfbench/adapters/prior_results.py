@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from wfbench.adapters.jsonl_store import JsonlResultStore
 from wfbench.domain.errors import InputError
-from wfbench.domain.rows import Row
+from wfbench.domain.results.rows import Row
 
 __all__ = ["PriorResultsDir"]
 

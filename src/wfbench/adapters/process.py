@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.sandboxing import ExecResult, ProcessState
+from wfbench.domain.workspace.sandbox import ExecResult, ProcessState
 
 TAIL_BYTES = 64 * 1024
 _POLL_S = 0.02

@@ -35,7 +35,7 @@ from wfbench.adapters.sandbox_common import (
 )
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
+from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
 
 #: System trees bound read-only at the same path (a host symlink such as ``/bin -> usr/bin``
 #: is recreated as the same symlink instead).

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import attrs
 
 from wfbench.domain.errors import SandboxError
-from wfbench.domain.sandboxing import SandboxPolicy
-from wfbench.domain.workspace_rules import mount_target_problem, relative_path_problem
+from wfbench.domain.workspace.rules import mount_target_problem, relative_path_problem
+from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 #: The user the command runs as inside bubblewrap (no capabilities, not root).
 SANDBOX_USER = "agent"

@@ -27,7 +27,7 @@ from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import check_policy, command_env, private_root
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
+from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
 
 SETPRIV = "/usr/bin/setpriv"
 #: Prefix for commands started by root: no capabilities at all (no DAC override), no new privileges.

@@ -22,9 +22,9 @@ from wfbench.adapters.git_snapshot import checked_git, run_git
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import force_remove
 from wfbench.domain.errors import SandboxError
-from wfbench.domain.oracle import OracleBundle, OracleFileSpec, OracleLimits
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.workspace_rules import (
+from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
+from wfbench.domain.workspace.rules import (
     COMMIT_RE,
     Churn,
     Patch,

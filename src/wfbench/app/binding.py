@@ -20,9 +20,9 @@ import attrs
 
 from wfbench.app.corpus import Corpus, Dependency, TaskSpec
 from wfbench.domain.errors import InputError, WfbenchError
-from wfbench.domain.oracle import OracleBundle
 from wfbench.domain.ports import Workspaces
-from wfbench.domain.workspace_rules import Snapshot
+from wfbench.domain.workspace.oracle import OracleBundle
+from wfbench.domain.workspace.rules import Snapshot
 
 
 def sha256_text(text: str) -> str:

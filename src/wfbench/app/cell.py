@@ -34,13 +34,13 @@ from wfbench.app.cell_checks import (
 )
 from wfbench.app.cell_review import grade_review
 from wfbench.domain.errors import SandboxError, WfbenchError
-from wfbench.domain.outcome import classify_outcome, sum_sessions
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
-from wfbench.domain.rows import ErrorKind, Row
-from wfbench.domain.sandboxing import Mount
-from wfbench.domain.sessions import SessionRecord, SessionRequest
-from wfbench.domain.workspace_rules import COMMIT_RE, PhaseBoundary, phase_verdict
+from wfbench.domain.results.rows import ErrorKind, Row
+from wfbench.domain.session.outcome import classify_outcome, sum_sessions
+from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.workspace.rules import COMMIT_RE, PhaseBoundary, phase_verdict
+from wfbench.domain.workspace.sandbox import Mount
 
 DETAIL_LIMIT = 2000
 PATCH_LIMIT = 300_000

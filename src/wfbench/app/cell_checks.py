@@ -13,7 +13,7 @@ import attrs
 from wfbench.app.binding import BoundTask
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken, Clock, ModelCLI, Sandbox, Workspaces
-from wfbench.domain.sandboxing import Mount, SandboxPolicy
+from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 #: Harness commands (git, setup, verify, oracle) get this long unless the settings say otherwise.
 COMMAND_TIMEOUT_S = 600.0

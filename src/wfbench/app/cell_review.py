@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError
-from wfbench.domain.oracle import OracleBundle
 from wfbench.domain.redaction import redact_text
+from wfbench.domain.workspace.oracle import OracleBundle
 
 MAX_ARTIFACT_BYTES = 256 * 1024
 LABELS_TARGET = "review-labels.json"
@@ -64,7 +64,12 @@ def grade_review(
     The copy is the artifact with ``secrets`` (and credential-shaped tokens) redacted; the score
     is taken from the artifact as written.
     """
-    from wfbench.domain.review import parse_labels, parse_review_artifact, review_oracle_passed, score_review
+    from wfbench.domain.review.scoring import (
+        parse_labels,
+        parse_review_artifact,
+        review_oracle_passed,
+        score_review,
+    )
 
     labels = next((f.data for f in oracle.files if f.target == LABELS_TARGET), None)
     if labels is None:

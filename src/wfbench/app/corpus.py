@@ -28,8 +28,8 @@ from wfbench.app.arms import (
     preset_arms,
 )
 from wfbench.domain.errors import InputError
-from wfbench.domain.oracle import OracleFileSpec, OracleLimits
-from wfbench.domain.review_labels import parse_labels
+from wfbench.domain.review.labels import parse_labels
+from wfbench.domain.workspace.oracle import OracleFileSpec, OracleLimits
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")

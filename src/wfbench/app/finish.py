@@ -19,12 +19,12 @@ from wfbench.app.binding import BoundTask
 from wfbench.app.corpus import Corpus
 from wfbench.app.report_html import render_report_html
 from wfbench.app.report_md import ReportContext, render_report_md
-from wfbench.domain.aggregation import aggregate
-from wfbench.domain.health import classify_sweep_health, unusable_arms
-from wfbench.domain.promotion import evaluate_pair
-from wfbench.domain.promotion_evidence import EvidenceBindings, PromotionEvidence, RunStatus
-from wfbench.domain.promotion_policy import DEFAULT_POLICY, PromotionPolicy
-from wfbench.domain.rows import Row
+from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
+from wfbench.domain.promotion.gates import evaluate_pair
+from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
+from wfbench.domain.results.aggregation import aggregate
+from wfbench.domain.results.health import classify_sweep_health, unusable_arms
+from wfbench.domain.results.rows import Row
 
 
 @attrs.frozen

@@ -17,18 +17,18 @@ from typing import Any
 
 import attrs
 
-from wfbench.domain.aggregation import AggregateTable, aggregate
 from wfbench.domain.ports import ResultStore
-from wfbench.domain.promotion import Decision, evaluate_pair
-from wfbench.domain.promotion_evidence import EvidenceBindings, PromotionEvidence, RunStatus
-from wfbench.domain.promotion_policy import (
+from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
+from wfbench.domain.promotion.gates import Decision, evaluate_pair
+from wfbench.domain.promotion.policy import (
     CANDIDATE_ARMS,
     DEFAULT_GATES,
     DEFAULT_POLICY,
     GateKind,
     PromotionPolicy,
 )
-from wfbench.domain.rows import ErrorKind, Row
+from wfbench.domain.results.aggregation import AggregateTable, aggregate
+from wfbench.domain.results.rows import ErrorKind, Row
 
 __all__ = ["GateResult", "derive_bindings", "regate", "regate_store", "resolve_model"]
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
 from wfbench.domain.redaction import redact_text
-from wfbench.domain.rows import ErrorKind, Row
+from wfbench.domain.results.rows import ErrorKind, Row
 
 DETAIL_LIMIT = 1200
 

@@ -12,8 +12,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wfbench.domain.aggregation import Aggregate, aggregate
-from wfbench.domain.rows import Row
+from wfbench.domain.results.aggregation import Aggregate, aggregate
+from wfbench.domain.results.rows import Row
 
 _CSS = (
     "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}"

@@ -16,9 +16,9 @@ from typing import Any
 
 import attrs
 
-from wfbench.domain.aggregation import Aggregate, AggregateTable, aggregate, savings
-from wfbench.domain.health import classify_sweep_health
-from wfbench.domain.rows import USAGE_FIELDS, ErrorKind, Row
+from wfbench.domain.results.aggregation import Aggregate, AggregateTable, aggregate, savings
+from wfbench.domain.results.health import classify_sweep_health
+from wfbench.domain.results.rows import USAGE_FIELDS, ErrorKind, Row
 
 __all__ = ["ReportContext", "render_report_md"]
 

@@ -1,8 +1,8 @@
 """``--reuse-results DIR``: carry a prior sweep's comparator cells forward (promotion.md §5).
 
 The domain decides which prior rows may stand in for a paid cell
-(:func:`~wfbench.domain.reuse.select_reusable_comparators`, fail-closed on every binding) and
-keeps one paid canary cell per incumbent arm (:func:`~wfbench.domain.reuse.keep_paid_canary`).
+(:func:`~wfbench.domain.sweep.reuse.select_reusable_comparators`, fail-closed on every binding) and
+keeps one paid canary cell per incumbent arm (:func:`~wfbench.domain.sweep.reuse.keep_paid_canary`).
 This module builds the bindings of *this* sweep (model, effort, backend, runtime digest, each
 task's digests, each arm's skill digest as the task's snapshot holds it), asks the domain, and
 materializes the chosen rows: their transcripts (size and sha256 re-checked on the copied
@@ -27,7 +27,8 @@ from wfbench.app.arms import Arm, TaskKind
 from wfbench.app.binding import BoundTask, sha256_text
 from wfbench.app.cell_checks import RunSettings, skill_digest
 from wfbench.domain.errors import WfbenchError
-from wfbench.domain.reuse import (
+from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.reuse import (
     ArmIdentity,
     CellKey,
     ReuseBinding,
@@ -36,7 +37,6 @@ from wfbench.domain.reuse import (
     select_reusable_comparators,
     stamp_reused,
 )
-from wfbench.domain.rows import Row
 
 #: ``(relative path, sha256 or None, size or None, required)``: one file a reused row names.
 ArtifactRef = tuple[str, str | None, int | None, bool]

@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 from wfbench.domain.errors import InputError, ReviewArtifactError
-from wfbench.domain.review import (
+from wfbench.domain.review.scoring import (
     MAX_ARTIFACT_BYTES,
     MSG_EMPTY,
     MSG_NEVER_WRITTEN,

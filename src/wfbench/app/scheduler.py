@@ -1,6 +1,6 @@
 """The packed scheduler: a bounded thread pool fed through a window, folded strictly in order.
 
-:func:`run_packed` is the effect shell around :mod:`wfbench.domain.scheduling`: the domain fold
+:func:`run_packed` is the effect shell around :mod:`wfbench.domain.sweep.scheduling`: the domain fold
 decides which cell to submit, which row to persist, when to stop and when to cancel; this module
 only runs cells on threads and performs those decisions. The calling thread submits, waits and
 folds; ``on_row`` is therefore always called on the calling thread, once per row, in
@@ -12,7 +12,7 @@ Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
   by then): its siblings' rows are kept and the breaker sees the failure.
 * A cell that never started has **no row**. Rows exist only for sessions that ran, so a
   cancelled sweep does not charge its health with cells it never tried, and ``--resume`` runs
-  exactly the missing cells (and those whose row a cancellation made: :mod:`wfbench.domain.resume`).
+  exactly the missing cells (and those whose row a cancellation made: :mod:`wfbench.domain.sweep.resume`).
 * On a breaker trip, submission stops and the cells' cancel token is set; rows of cells that
   were already running are still persisted (the *overrun*, at most ``window - 1`` rows).
 * On cancellation (the ``cancel`` event set, e.g. by the caller's SIGINT/SIGTERM handler),
@@ -36,8 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 import attrs
 
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.rows import Row
-from wfbench.domain.scheduling import (
+from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.scheduling import (
     DEFAULT_OUTAGE_STREAK,
     Action,
     Breaker,

@@ -25,8 +25,8 @@ from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
 from wfbench.app.scheduler import run_packed
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import CancelToken, ResultStore
-from wfbench.domain.rows import Row
-from wfbench.domain.scheduling import Cell, canonical_order, longest_first
+from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.scheduling import Cell, canonical_order, longest_first
 
 
 @attrs.frozen

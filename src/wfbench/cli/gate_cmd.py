@@ -19,8 +19,8 @@ from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
     from wfbench.app.gating import GateResult
-    from wfbench.domain.promotion_policy import PromotionPolicy
-    from wfbench.domain.rows import Row
+    from wfbench.domain.promotion.policy import PromotionPolicy
+    from wfbench.domain.results.rows import Row
 
 RESULTS_NAME = "results.jsonl"
 
@@ -108,7 +108,7 @@ def render_gate_text(result: GateResult, *, source: Path, written: Path | None) 
 
 
 def _policy(metric: str, min_runs: int, min_improvement: float, max_regression: float) -> PromotionPolicy:
-    from wfbench.domain.promotion_policy import PromotionPolicy
+    from wfbench.domain.promotion.policy import PromotionPolicy
 
     try:
         return PromotionPolicy(
@@ -131,7 +131,7 @@ def _load(target: Path) -> tuple[Path, tuple[Row, ...]]:
 def _regate(rows: tuple[Row, ...], policy: PromotionPolicy, pairs: dict[str, str] | None) -> GateResult:
     from wfbench.adapters.clock import SystemClock
     from wfbench.app.gating import regate
-    from wfbench.domain.promotion_policy import CANDIDATE_ARMS
+    from wfbench.domain.promotion.policy import CANDIDATE_ARMS
 
     return regate(rows, now=SystemClock().now(), policy=policy, pairs=pairs or CANDIDATE_ARMS)
 

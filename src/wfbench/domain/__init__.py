@@ -1,10 +1,38 @@
-"""wfbench's pure domain: rows, review scoring, aggregation, health, promotion and scheduling.
+"""wfbench's pure domain: rows, review scoring, aggregation, health, gates and promotion evidence.
 
 Other evaluation tools import this package to score, aggregate and gate rows they produced
 themselves; see ``docs/domain.md``. Nothing here performs I/O, reads a clock or logs.
+
+``__all__`` is the stable API. The subpackages hold the concepts (``results``, ``review``,
+``promotion``, ``session``, ``workspace``, ``sweep``); what they define beyond these names (the
+scheduler's fold, comparator reuse, sandbox policies...) stays importable from them but may
+change between releases.
 """
 
-from wfbench.domain.aggregation import (
+from wfbench.domain.errors import InputError, ReviewArtifactError, WfbenchError
+from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
+from wfbench.domain.promotion.decision import Decision, DecisionKind, ImplementationTask, ReviewTask
+from wfbench.domain.promotion.evidence import (
+    EVIDENCE_SCHEMA_VERSION,
+    EvidenceBindings,
+    PromotionEvidence,
+    RunStatus,
+    aggregate_from_mapping,
+    decision_from_mapping,
+)
+from wfbench.domain.promotion.gates import evaluate_pair, infer_gate
+from wfbench.domain.promotion.implementation_gate import evaluate_candidate
+from wfbench.domain.promotion.policy import (
+    CANDIDATE_ARMS,
+    DEFAULT_GATES,
+    DEFAULT_POLICY,
+    PROMOTION_METRICS,
+    GateKind,
+    PromotionPolicy,
+    check_candidate_arms,
+)
+from wfbench.domain.promotion.review_gate import evaluate_review_candidate
+from wfbench.domain.results.aggregation import (
     REVIEW_FLAG_METRICS,
     REVIEW_NUMERIC_METRICS,
     SAVINGS_FIELDS,
@@ -16,8 +44,7 @@ from wfbench.domain.aggregation import (
     saving_pct,
     savings,
 )
-from wfbench.domain.errors import InputError, ReviewArtifactError, WfbenchError
-from wfbench.domain.health import (
+from wfbench.domain.results.health import (
     ArmHealth,
     HealthCounters,
     HealthStatus,
@@ -26,70 +53,8 @@ from wfbench.domain.health import (
     count_health,
     unusable_arms,
 )
-from wfbench.domain.jsontext import JsonSyntaxError
-from wfbench.domain.outcome import (
-    CellOutcome,
-    SessionSum,
-    classify_outcome,
-    sum_sessions,
-)
-from wfbench.domain.promotion import (
-    Decision,
-    DecisionKind,
-    ImplementationTask,
-    ReviewTask,
-    evaluate_candidate,
-    evaluate_pair,
-    evaluate_review_candidate,
-    infer_gate,
-)
-from wfbench.domain.promotion_apply import ApplyExpectation, validate_for_apply
-from wfbench.domain.promotion_evidence import (
-    EVIDENCE_SCHEMA_VERSION,
-    EvidenceBindings,
-    PromotionEvidence,
-    RunStatus,
-    aggregate_from_mapping,
-    decision_from_mapping,
-)
-from wfbench.domain.promotion_policy import (
-    CANDIDATE_ARMS,
-    DEFAULT_GATES,
-    DEFAULT_POLICY,
-    PROMOTION_METRICS,
-    GateKind,
-    PromotionPolicy,
-    check_candidate_arms,
-)
-from wfbench.domain.reuse import (
-    EVIDENCE_MAX_AGE,
-    ArmIdentity,
-    ReuseBinding,
-    ReuseSelection,
-    TaskBinding,
-    is_reusable_comparator,
-    keep_paid_canary,
-    reuse_refusal,
-    select_reusable_comparators,
-    stamp_reused,
-)
-from wfbench.domain.review import (
-    SCORE_KEYS,
-    Category,
-    Finding,
-    Label,
-    ReviewArtifact,
-    ReviewLabels,
-    ReviewScore,
-    Severity,
-    Verdict,
-    parse_labels,
-    parse_review_artifact,
-    review_oracle_passed,
-    score_review,
-)
-from wfbench.domain.review_matching import match_findings
-from wfbench.domain.rows import (
+from wfbench.domain.results.jsonl import parse_rows
+from wfbench.domain.results.rows import (
     EVIDENCE_FAILURE_KINDS,
     EXCLUDED_KINDS,
     EXECUTION_FAILURE_KINDS,
@@ -98,26 +63,18 @@ from wfbench.domain.rows import (
     ErrorKind,
     Row,
 )
-from wfbench.domain.scheduling import (
-    DEFAULT_OUTAGE_STREAK,
-    Breaker,
-    Cell,
-    FoldState,
-    canonical_order,
-    fold,
-    longest_first,
-    packed_window,
-    start_fold,
-    step,
-)
+from wfbench.domain.review.artifact import Finding, ReviewArtifact, parse_review_artifact
+from wfbench.domain.review.fields import Category, Severity, Verdict
+from wfbench.domain.review.labels import Label, ReviewLabels, parse_labels
+from wfbench.domain.review.scoring import SCORE_KEYS, ReviewScore, review_oracle_passed, score_review
+from wfbench.domain.session.outcome import CellOutcome, classify_outcome
+from wfbench.domain.strict_json import JsonSyntaxError
 
 __all__ = [
     "CANDIDATE_ARMS",
     "DEFAULT_GATES",
-    "DEFAULT_OUTAGE_STREAK",
     "DEFAULT_POLICY",
     "EVIDENCE_FAILURE_KINDS",
-    "EVIDENCE_MAX_AGE",
     "EVIDENCE_SCHEMA_VERSION",
     "EXCLUDED_KINDS",
     "EXECUTION_FAILURE_KINDS",
@@ -132,17 +89,13 @@ __all__ = [
     "AggregateTable",
     "ApplyExpectation",
     "ArmHealth",
-    "ArmIdentity",
-    "Breaker",
     "Category",
-    "Cell",
     "CellOutcome",
     "Decision",
     "DecisionKind",
     "ErrorKind",
     "EvidenceBindings",
     "Finding",
-    "FoldState",
     "GateKind",
     "HealthCounters",
     "HealthStatus",
@@ -152,8 +105,6 @@ __all__ = [
     "Label",
     "PromotionEvidence",
     "PromotionPolicy",
-    "ReuseBinding",
-    "ReuseSelection",
     "ReviewArtifact",
     "ReviewArtifactError",
     "ReviewLabels",
@@ -162,14 +113,11 @@ __all__ = [
     "Row",
     "RunStatus",
     "Savings",
-    "SessionSum",
     "Severity",
-    "TaskBinding",
     "Verdict",
     "WfbenchError",
     "aggregate",
     "aggregate_from_mapping",
-    "canonical_order",
     "check_candidate_arms",
     "classify_health",
     "classify_outcome",
@@ -179,26 +127,15 @@ __all__ = [
     "evaluate_candidate",
     "evaluate_pair",
     "evaluate_review_candidate",
-    "fold",
     "infer_gate",
-    "is_reusable_comparator",
     "is_scored",
-    "keep_paid_canary",
-    "longest_first",
-    "match_findings",
-    "packed_window",
     "parse_labels",
     "parse_review_artifact",
-    "reuse_refusal",
+    "parse_rows",
     "review_oracle_passed",
     "saving_pct",
     "savings",
     "score_review",
-    "select_reusable_comparators",
-    "stamp_reused",
-    "start_fold",
-    "step",
-    "sum_sessions",
     "unusable_arms",
     "validate_for_apply",
 ]

@@ -47,7 +47,10 @@ class InputError(WfbenchError):
 
 
 class ReviewArtifactError(InputError):
-    """The agent's review artifact is unusable; ``reason`` is the one cause (reference §1.2-1.5)."""
+    """The agent's review artifact is unusable; ``reason`` is the one cause.
+
+    The causes are listed in ``docs/review-scoring.md``, "The artifact".
+    """
 
 
 class SandboxUnavailable(WfbenchError):

@@ -11,11 +11,11 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Protocol
 
-from wfbench.domain.oracle import OracleBundle, OracleFileSpec, OracleLimits
-from wfbench.domain.rows import Row
-from wfbench.domain.sandboxing import ExecResult, SandboxPolicy
-from wfbench.domain.sessions import SessionRecord, SessionRequest
-from wfbench.domain.workspace_rules import Churn, Patch, Snapshot, WorkspaceState
+from wfbench.domain.results.rows import Row
+from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
+from wfbench.domain.workspace.rules import Churn, Patch, Snapshot, WorkspaceState
+from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
 
 
 class CancelToken(Protocol):

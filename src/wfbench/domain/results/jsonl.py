@@ -1,0 +1,56 @@
+"""Rows from the bytes of a ``results.jsonl`` file (pure): one JSON object per line.
+
+Reading the file is the caller's job (the JSONL store, or ``Path(p).read_bytes()`` in another
+tool); decoding is here so every reader refuses the same things with the same message, naming
+the source, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wfbench.domain.errors import InputError
+from wfbench.domain.results.rows import Row
+
+__all__ = ["parse_row_line", "parse_rows"]
+
+
+def parse_rows(data: bytes, *, source: str = "results.jsonl") -> tuple[Row, ...]:
+    """Every row of a ``results.jsonl`` document, in order; blank lines are skipped.
+
+    Raises:
+        InputError: a line is torn, not JSON, not an object, or has an invalid field (names
+            ``source``, the line and the field).
+    """
+    rows: list[Row] = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        row = parse_row_line(line, source=source, number=number)
+        if row is not None:
+            rows.append(row)
+    return tuple(rows)
+
+
+def parse_row_line(line: bytes, *, source: str, number: int) -> Row | None:
+    """One line of a ``results.jsonl`` document as a row (None for a blank line). Raises InputError."""
+    if not line.strip():
+        return None
+    locator = f"line {number}"
+    try:
+        value: Any = json.loads(line.decode("utf-8"), parse_constant=_refuse_constant)
+    except UnicodeDecodeError:
+        raise InputError("is not valid UTF-8", source=source, locator=locator) from None
+    except ValueError as exc:
+        raise InputError(f"torn or invalid JSON: {exc}", source=source, locator=locator) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", source=source, locator=locator) from None
+    if not isinstance(value, dict):
+        raise InputError("a row must be a JSON object", source=source, locator=locator)
+    try:
+        return Row.from_mapping(value)
+    except InputError as exc:
+        raise exc.located(source=source, locator=locator) from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")

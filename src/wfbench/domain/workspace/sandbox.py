@@ -1,0 +1,73 @@
+"""Value objects of the Sandbox port: what a sandboxed command may touch, and what came back."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+
+class ProcessState(enum.StrEnum):
+    """Terminal state of a managed process."""
+
+    EXITED = "exited"
+    INPUT_FAILURE = "input-failure"
+    TIMEOUT = "timeout"
+    FORCED_KILL = "forced-kill"
+    CANCELLED = "cancelled"
+    SPAWN_FAILURE = "spawn-failure"
+    REAP_FAILURE = "reap-failure"
+
+
+@attrs.frozen
+class Mount:
+    """A host path made visible inside the sandbox at ``target`` (read-only unless ``writable``)."""
+
+    host: str
+    target: str
+    writable: bool = False
+
+
+@attrs.frozen
+class SandboxPolicy:
+    """What one sandboxed command may see and do.
+
+    ``workspace`` is the host path of the cell's private copy; inside bwrap it appears at
+    ``/workspace``. ``env`` is the *whole* environment of the command (an explicit allow-list,
+    nothing inherited). ``network`` keeps the host network (needed by agent sessions to reach
+    the loopback provider); verify and oracle runs have it off.
+    """
+
+    workspace: str
+    workspace_writable: bool
+    network: bool
+    timeout_s: float
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    mounts: tuple[Mount, ...] = ()
+    #: Paths inside the workspace that stay read-only even when it is writable (skill dirs).
+    read_only_paths: tuple[str, ...] = ()
+    #: Working directory relative to the workspace root ("" is the root).
+    cwd: str = ""
+    #: Bytes of stdout kept in full; past that only the overflow flag is set.
+    stdout_limit: int = 8 * 1024 * 1024
+
+
+@attrs.frozen
+class ExecResult:
+    """What a sandboxed command did. A failing command is a value, not an exception."""
+
+    state: ProcessState
+    returncode: int | None
+    stdout: bytes
+    stderr_tail: bytes
+    duration_s: float
+    stdout_overflow: bool = False
+    timed_out: bool = False
+    forced_kill: bool = False
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the command exited by itself with status 0."""
+        return self.state is ProcessState.EXITED and self.returncode == 0
