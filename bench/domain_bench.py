@@ -58,6 +58,7 @@ from wfbench.domain import (  # noqa: E402 - after the path set-up above
     parse_labels,
     parse_review_artifact,
     score_review,
+    strict_json,
 )
 
 MODEL = "bench-model"
@@ -338,6 +339,21 @@ def bench_review(name: str, shape: tuple[list[dict[str, Any]], list[dict[str, An
     return score_ms
 
 
+def bench_strict_json(repeats: int) -> None:
+    """Print strict_json.loads against json.loads on a 256 KiB array of numbers and a large artifact."""
+    numbers = json.dumps(list(range(0, 10**9, 21000)))[: 256 * 1024]
+    numbers = numbers[: numbers.rfind(",")] + "]"
+    big = worst_case(800)[0]
+    artifact = json.dumps({"schema_version": 1, "verdict": "comment", "findings": big})
+    for name, text in (("numbers", numbers), ("artifact", artifact)):
+        ours = median_ms(lambda text=text: strict_json.loads(text), repeats)  # type: ignore[misc]
+        theirs = median_ms(lambda text=text: json.loads(text), repeats)  # type: ignore[misc]
+        print(
+            f"  {name:<8} {len(text) / 1024:6.0f} KiB  strict_json.loads {ours:7.2f} ms  "
+            f"json.loads {theirs:7.2f} ms  (ratio {ours / theirs:4.1f})"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -364,6 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"review of {args.findings} findings against {args.findings} labels (target ≤ 50 ms per score):")
     bench_review("worst", worst_case(args.findings), args.review_repeats)
     bench_review("typical", typical_case(args.findings), args.review_repeats)
+    print("strict JSON decoding (the standard decoder with strict hooks) against plain json.loads:")
+    bench_strict_json(args.review_repeats)
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return 0

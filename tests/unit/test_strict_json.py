@@ -233,3 +233,35 @@ def _error_with(text: str, *, max_chars: int) -> JsonSyntaxError:
     with pytest.raises(JsonSyntaxError) as caught:
         loads(text, max_chars=max_chars)
     return caught.value
+
+
+def test_a_located_error_counts_only_the_newlines_before_it_including_one_at_the_very_start() -> None:
+    """Line and column of a refused token: a newline at offset 0 counts, newlines after the token do not."""
+    error = _error('\n{"a": 1, "a": 2}\n\n\n')
+    assert (error.lineno, error.colno, error.pos) == (2, 10, 10)
+    error = _error('\n\n  [NaN]\n\n')
+    assert (error.lineno, error.colno, error.pos) == (3, 4, 5)
+
+
+def test_exactly_max_depth_levels_pass_even_among_many_brackets() -> None:
+    """The depth walk (run when the text has more than MAX_DEPTH brackets) accepts MAX_DEPTH, refuses one more."""
+    siblings = ", []" * MAX_DEPTH
+    deepest = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert loads(f"[{deepest[1:-1]}{siblings}]") is not None
+    too_deep = _error(f"[{deepest}{siblings}]")
+    assert (too_deep.msg, too_deep.colno) == (f"Nesting deeper than {MAX_DEPTH} levels", MAX_DEPTH + 1)
+    nested_objects = '{"a":' * MAX_DEPTH + "1" + "}" * MAX_DEPTH
+    assert loads(f"[{nested_objects[5:-1]}, {siblings[2:]}]") is not None
+
+
+def test_only_the_overflowing_float_is_out_of_range() -> None:
+    """Finite floats before the overflowing one are not the error."""
+    error = _error('{"a": 0.5, "b": 2e3, "line": 1e400}')
+    assert (error.msg, error.colno) == ("Number out of range", 30)
+
+
+def test_an_integer_at_the_digit_limit_is_not_the_error() -> None:
+    """4300 digits are accepted, so a refused token after them is the one reported."""
+    digits = "9" * 4300
+    error = _error(f"[{digits}, -{digits}, NaN]")
+    assert (error.msg, error.colno) == ("Expecting value (NaN and Infinity are not JSON)", 2 * 4300 + 7)
