@@ -244,7 +244,7 @@ def test_a_located_error_counts_only_the_newlines_before_it_including_one_at_the
 
 
 def test_exactly_max_depth_levels_pass_even_among_many_brackets() -> None:
-    """The depth walk (run when the text has more than MAX_DEPTH brackets) accepts MAX_DEPTH, refuses one more."""
+    """The depth walk (run for texts of more than MAX_DEPTH brackets) accepts MAX_DEPTH, refuses one more."""
     siblings = ", []" * MAX_DEPTH
     deepest = "[" * MAX_DEPTH + "]" * MAX_DEPTH
     assert loads(f"[{deepest[1:-1]}{siblings}]") is not None

@@ -63,7 +63,8 @@ def test_the_default_source_is_results_jsonl_and_a_given_one_is_named() -> None:
     ],
 )
 def test_each_bad_line_has_one_message_naming_source_line_and_field(data: bytes, message: str) -> None:
-    assert refusal(line(ROW) + data + b"\n", source="r.jsonl").message == message.replace("line 1", "line 2", 1)
+    expected = message.replace("line 1", "line 2", 1)  # after one good row
+    assert refusal(line(ROW) + data + b"\n", source="r.jsonl").message == expected
 
 
 def test_the_field_of_a_bad_row_is_kept_on_the_error() -> None:
