@@ -19,7 +19,7 @@ from structlog.testing import capture_logs
 
 from tests.conftest import require_or_skip
 from tests.integration.sweep_kit import bwrap_or_skip, processes_with
-from wfbench.adapters import pids_cgroup, sandbox_bwrap
+from wfbench.adapters import command_limits, pids_cgroup
 from wfbench.adapters.pids_cgroup import PidsController, PidsUnavailable, find_pids_mount
 from wfbench.adapters.sandbox_bwrap import BwrapSandbox
 from wfbench.domain.workspace.sandbox import SandboxPolicy
@@ -133,7 +133,7 @@ def test_without_a_controller_the_sandbox_warns_once_and_still_runs(
         raise PidsUnavailable("no writable pids cgroup controller is mounted")
 
     monkeypatch.setattr(pids_cgroup, "detect", unavailable)
-    monkeypatch.setattr(sandbox_bwrap, "_warned_no_limit", type(sandbox_bwrap._warned_no_limit)())
+    monkeypatch.setattr(command_limits, "_warned", set())
     policy = SandboxPolicy(workspace=str(tmp_path), workspace_writable=True, network=False, timeout_s=30.0)
     with capture_logs() as logs:
         first, second = BwrapSandbox(), BwrapSandbox()

@@ -10,7 +10,7 @@ alternates, so ``git log --all`` and ``git show`` can reveal nothing but that tr
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import force_remove
@@ -58,8 +58,12 @@ def run_git(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     stdout_limit: int = 8 * 1024 * 1024,
+    preexec: Callable[[], None] | None = None,
 ) -> ExecResult:
-    """Run ``git <SAFE_CONFIG> args`` as a managed process; the result, whatever it is."""
+    """Run ``git <SAFE_CONFIG> args`` as a managed process; the result, whatever it is.
+
+    ``preexec`` runs in the child before exec (e.g. an ``RLIMIT_AS`` for a bounded capture).
+    """
     return run_managed(
         [GIT, *SAFE_CONFIG, *args],
         env=git_env(env),
@@ -67,6 +71,7 @@ def run_git(
         stdin=stdin,
         timeout_s=GIT_TIMEOUT_S,
         stdout_limit=stdout_limit,
+        preexec=preexec,
     )
 
 

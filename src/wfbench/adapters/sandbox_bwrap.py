@@ -15,13 +15,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import threading
 from collections.abc import Sequence
 
-import structlog
+import attrs
 
-from wfbench.adapters import pids_cgroup
-from wfbench.adapters.pids_cgroup import DEFAULT_PIDS_LIMIT, PidsController, PidsGroup, PidsUnavailable
+from wfbench.adapters.command_limits import DEFAULT_TMPFS_BYTES, CommandLimits, ResourceLimits
+from wfbench.adapters.pids_cgroup import DEFAULT_PIDS_LIMIT
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import (
     SANDBOX_GID,
@@ -56,18 +55,8 @@ ETC_ENTRIES = (
 #: Only commands that keep the network need name resolution.
 NETWORK_ETC_ENTRIES = ("/etc/resolv.conf",)
 PREFLIGHT_TIMEOUT_S = 10.0
-#: The private /tmp inside the sandbox (a per-run host directory bound there, never the host's /tmp).
+#: The private /tmp inside the sandbox (a per-run sized tmpfs, never the host's /tmp).
 SANDBOX_TMP = "/tmp"  # noqa: S108 - a path inside the sandbox's own mount namespace
-_warned_no_limit = threading.Event()
-
-
-def _warn_no_process_limit(reason: str) -> None:
-    """Log, once per process, that commands run without a process limit."""
-    if not _warned_no_limit.is_set():
-        _warned_no_limit.set()
-        structlog.get_logger("wfbench.sandbox").warning(
-            "sandbox.no_process_limit", backend="bwrap", reason=reason, unprotected=["fork bombs"]
-        )
 
 
 def python_runtime_paths() -> tuple[str, ...]:
@@ -98,6 +87,7 @@ def bwrap_argv(
     policy: SandboxPolicy,
     private: PrivateRoot,
     runtime_paths: Sequence[str] = (),
+    tmpfs_bytes: int = DEFAULT_TMPFS_BYTES,
 ) -> list[str]:
     """The full bwrap command line for ``argv`` under ``policy``. Pure apart from reading the host layout.
 
@@ -124,11 +114,15 @@ def bwrap_argv(
       ones); ``/etc/resolv.conf`` only with the network; the Python runtime and ``runtime_paths``
       read-only at the same path.
     * ``--ro-bind <private>/passwd /etc/passwd`` (and ``group``): names ``agent`` only.
-    * ``--proc /proc --dev /dev``: a fresh procfs for the PID namespace and a minimal ``/dev``.
-    * ``--bind <private>/home /home/agent`` and ``--bind <private>/tmp /tmp``: private, per run.
+    * ``--proc /proc --dev /dev``: a fresh procfs for the PID namespace and a minimal ``/dev``;
+      ``--size <tmpfs_bytes> --tmpfs /dev/shm`` then ``--remount-ro /dev``.
+    * ``--size <tmpfs_bytes> --tmpfs /home/agent`` and ``--size <tmpfs_bytes> --tmpfs /tmp``:
+      private, per run, bounded (their pages are charged to the command's memory cgroup).
     * ``--bind`` (or ``--ro-bind`` when the workspace is read-only) ``<workspace> /workspace``.
     * ``--ro-bind <workspace>/<p> /workspace/<p>`` for each of ``policy.read_only_paths``.
     * each declared mount, parents before children: ``--bind`` if writable else ``--ro-bind``.
+    * ``--remount-ro /``: the sandbox's own root tmpfs (where mount points were made) is
+      read-only, so nothing can fill it.
     * ``--chdir /workspace[/<cwd>]`` then ``--`` and the command.
     """
     args = [bwrap, "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
@@ -151,15 +145,27 @@ def bwrap_argv(
     for path in (*python_runtime_paths(), *runtime_paths):
         args += ["--ro-bind", path, path]
     args += ["--ro-bind", private.passwd, "/etc/passwd", "--ro-bind", private.group, "/etc/group"]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--bind", private.home, SANDBOX_HOME, "--bind", private.tmp, SANDBOX_TMP]
+    size = str(tmpfs_bytes)
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        size,
+        "--tmpfs",
+        "/dev/shm",  # noqa: S108 - inside the sandbox's own mount namespace
+        "--remount-ro",
+        "/dev",
+    ]
+    args += ["--size", size, "--tmpfs", SANDBOX_HOME, "--size", size, "--tmpfs", SANDBOX_TMP]
     args += ["--bind" if policy.workspace_writable else "--ro-bind", policy.workspace, SANDBOX_WORKSPACE]
     for rel in policy.read_only_paths:
         args += ["--ro-bind", os.path.join(policy.workspace, rel), f"{SANDBOX_WORKSPACE}/{rel}"]
     for mount in sorted(policy.mounts, key=lambda m: m.target.count("/")):
         args += ["--bind" if mount.writable else "--ro-bind", mount.host, mount.target]
     chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
-    return [*args, "--chdir", chdir, "--", *argv]
+    return [*args, "--remount-ro", "/", "--chdir", chdir, "--", *argv]
 
 
 class BwrapSandbox:
@@ -168,9 +174,9 @@ class BwrapSandbox:
     ``bwrap`` is the binary (default: ``bwrap`` on PATH); ``runtime_paths`` are extra host
     trees bound read-only at the same path (a toolchain outside ``/usr``); ``private_parent``
     is where per-run private roots are created (default: the system temporary directory);
-    ``pids_limit`` is the most processes (and threads) one command may hold at once, enforced by
-    a pids cgroup per command where the machine offers a writable one (``None``: no limit; see
-    :mod:`wfbench.adapters.pids_cgroup`).
+    ``limits`` are the per-command resource limits (processes, memory, open files, file size,
+    tmpfs size; see :mod:`wfbench.adapters.command_limits`). ``pids_limit`` is kept as a shorthand
+    for ``ResourceLimits(pids=...)`` when ``limits`` is not given (``None``: no process limit).
     """
 
     name = "bwrap"
@@ -182,42 +188,25 @@ class BwrapSandbox:
         runtime_paths: Sequence[str] = (),
         private_parent: str | None = None,
         pids_limit: int | None = DEFAULT_PIDS_LIMIT,
+        limits: ResourceLimits | None = None,
     ) -> None:
         self._bwrap = bwrap
         self._runtime_paths = tuple(os.path.realpath(p) for p in runtime_paths)
         self._private_parent = private_parent
-        self._pids_limit = pids_limit
-        self._pids: PidsController | str | None = None  # controller, or why there is none
-        self._pids_lock = threading.Lock()
+        self._limits = CommandLimits(limits or ResourceLimits(pids=pids_limit))
 
-    def _pids_controller(self) -> PidsController | str:
-        """The pids controller (detected once, stale groups removed), or why there is none."""
-        with self._pids_lock:
-            if self._pids is None:
-                if self._pids_limit is None:
-                    self._pids = "disabled (pids_limit=None)"
-                else:
-                    try:
-                        self._pids = pids_cgroup.detect(self._pids_limit)
-                    except PidsUnavailable as exc:
-                        self._pids = str(exc)
-                        _warn_no_process_limit(self._pids)
-            return self._pids
+    @property
+    def limits(self) -> ResourceLimits:
+        """The per-command resource limits this sandbox applies."""
+        return self._limits.limits
 
     def process_limit(self) -> str:
         """How commands are limited in process count, or ``NOT enforced: <why>`` (for ``wfbench doctor``)."""
-        found = self._pids_controller()
-        return found.describe() if isinstance(found, PidsController) else f"NOT enforced: {found}"
+        return self._limits.process_limit()
 
-    def _pids_group(self) -> PidsGroup | None:
-        found = self._pids_controller()
-        if not isinstance(found, PidsController):
-            return None
-        try:
-            return found.create()
-        except OSError as exc:
-            reason = f"cannot create the command's pids cgroup under {found.parent}: {exc}"
-            raise SandboxError(reason) from None
+    def describe_limits(self) -> tuple[str, ...]:
+        """Every resource limit as a ``name: how`` line (``wfbench doctor``)."""
+        return self._limits.describe()
 
     def _binary(self) -> str:
         found = shutil.which(self._bwrap or "bwrap")
@@ -248,7 +237,7 @@ class BwrapSandbox:
                 f"bubblewrap preflight failed ({result.state}, exit {result.returncode}): {detail}; "
                 "wfbench never falls back to the host (use a machine where user namespaces work)"
             )
-        self._pids_controller()  # detect the process limit now: warn early, remove stale groups
+        self._limits.detect()  # detect the cgroup controllers now: warn early, remove stale groups
 
     def workspace_path(self, policy: SandboxPolicy) -> str:  # noqa: ARG002 - the port's signature
         """``/workspace``."""
@@ -280,20 +269,31 @@ class BwrapSandbox:
         except SandboxUnavailable as exc:
             raise SandboxError(str(exc)) from exc
         with private_root(self._private_parent) as private:
-            full = bwrap_argv(binary, argv, policy=policy, private=private, runtime_paths=self._runtime_paths)
+            full = bwrap_argv(
+                binary,
+                argv,
+                policy=policy,
+                private=private,
+                runtime_paths=self._runtime_paths,
+                tmpfs_bytes=self.limits.tmpfs_bytes,
+            )
             chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
             env = command_env(policy, home=SANDBOX_HOME, tmp=SANDBOX_TMP, pwd=chdir)
-            group = self._pids_group()
+            limits = self._limits.start()
             try:
-                return run_managed(
+                result = run_managed(
                     full,
                     env=env,
                     timeout_s=policy.timeout_s,
                     stdin=stdin,
                     cancel=cancel,
                     stdout_limit=policy.stdout_limit,
-                    preexec=None if group is None else group.join,
+                    preexec=limits.preexec,
                 )
+                killed = limits.oom_kills()
             finally:
-                if group is not None:
-                    group.close()
+                limits.close()
+        if killed:
+            note = f"memory limit reached: the OOM killer ended {killed} process(es)"
+            result = attrs.evolve(result, detail=f"{result.detail}; {note}" if result.detail else note)
+        return result

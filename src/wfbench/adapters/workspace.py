@@ -1,10 +1,13 @@
 """A cell's private workspace: copy a snapshot, measure what changed, capture the patch, remove it.
 
-Churn and patch never run git with anything the agent controls: git gets a fresh, private
-``GIT_DIR`` (our config, no hooks), a private index, and reads objects from the snapshot
-template first and the workspace's own object store second (for commits made in the cell, such
-as a candidate overlay). The workspace's ``.git/config``, hooks and attributes-bound drivers are
-never consulted, so a planted ``core.fsmonitor`` or filter cannot run on the host
+Churn and patch never run git with anything the agent controls: git gets a fresh, private, bare
+``GIT_DIR`` (our config, no hooks, **no work tree**), an index written from a Python walk of the
+workspace (:mod:`wfbench.adapters.workspace_capture`: ignore rules not read, nested repositories
+and gitlinks never followed, over-limit and special files listed instead of read), and reads
+objects from the snapshot template first and, only for a base commit made in the cell (a
+candidate overlay), the workspace's own object store once it passed :func:`_own_store`. The
+workspace's ``.git/config``, hooks, ``.gitattributes`` and attribute-bound drivers are never
+consulted, so a planted ``core.fsmonitor`` or filter cannot run on the host
 (reference: sessions_sandbox.md §5.3-5.4).
 """
 
@@ -18,9 +21,11 @@ import tempfile
 from collections.abc import Iterator, Sequence
 
 from wfbench.adapters import git_snapshot, oracle_files
+from wfbench.adapters import workspace_capture as capture
 from wfbench.adapters.git_snapshot import checked_git, run_git
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import force_remove
+from wfbench.adapters.workspace_capture import CaptureError, Scan
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
@@ -122,34 +127,58 @@ def workspace_state(workspace: str, *, exclude: Sequence[str] = (".git",)) -> Wo
     return WorkspaceState(entries)
 
 
+def _own_store(workspace: str) -> str:
+    """The workspace's own object store, only when it is a plain tree git can read without stalling.
+
+    Needed only when the base commit was made inside the cell (a candidate overlay, a setup
+    commit). The agent could have rewritten it: alternates (a way to any host object store), a
+    FIFO, a symlink or a device anywhere under it are refused as the agent's doing.
+
+    Raises:
+        CaptureError: the store is missing or unsafe.
+    """
+    store = os.path.join(workspace, ".git", "objects")
+    for path in (os.path.join(workspace, ".git"), store):
+        if os.path.islink(path) or not os.path.isdir(path):
+            raise CaptureError(f"the workspace's {os.path.relpath(path, workspace)} is no longer a directory")
+    for name in ("alternates", "http-alternates"):
+        if os.path.lexists(os.path.join(store, "info", name)):
+            raise CaptureError(f"the workspace's object store has an {name} file (refused)")
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(store):
+        for name in dirnames + filenames:
+            count += 1
+            mode = os.lstat(os.path.join(dirpath, name)).st_mode
+            if count > MAX_STATE_ENTRIES or not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                raise CaptureError(f"the workspace's object store holds an unexpected entry: {name!r}")
+    return store
+
+
 @contextlib.contextmanager
-def _private_git(workspace: str, snapshot: Snapshot) -> Iterator[dict[str, str]]:
-    """Env for git over ``workspace`` with a private GIT_DIR and index (removed afterwards)."""
+def _indexed(workspace: str, snapshot: Snapshot, base: str) -> Iterator[tuple[dict[str, str], Scan]]:
+    """A private bare GIT_DIR (no work tree) whose index is the workspace as scanned; removed after."""
+    if not COMMIT_RE.match(base):
+        raise SandboxError(f"base commit is not a commit id: {base!r}")
     scratch = tempfile.mkdtemp(prefix="wfbench-git-")
     try:
         git_dir = os.path.join(scratch, "git")
         checked_git(["init", "--quiet", "--bare", "--template=", git_dir], "git init (private)")
         stores = [os.path.join(snapshot.path, ".git", "objects")]
-        own = os.path.join(workspace, ".git", "objects")
-        if os.path.isdir(own) and not os.path.islink(own) and not os.path.islink(os.path.dirname(own)):
-            stores.append(own)
-        yield {
+        if base != snapshot.commit:
+            stores.append(_own_store(workspace))
+        env = {
             "GIT_DIR": git_dir,
-            "GIT_WORK_TREE": workspace,
             "GIT_INDEX_FILE": os.path.join(scratch, "index"),
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(stores),
         }
+        try:
+            found = capture.scan(workspace, capture.Limits(), sha256=len(base) == 64)
+        except OSError as exc:
+            raise CaptureError(f"reading the workspace failed: {exc}") from None
+        capture.write_index(env, found, capture.base_entries(env, base), scratch)
+        yield env, found
     finally:
         force_remove(scratch)
-
-
-def _index_workspace(env: dict[str, str], base: str, exclude: Sequence[str]) -> list[str]:
-    if not COMMIT_RE.match(base):
-        raise SandboxError(f"base commit is not a commit id: {base!r}")
-    checked_git(["read-tree", base], "reading the base tree", env=env)
-    spec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
-    checked_git(["add", "--all", *spec], "indexing the workspace", env=env)
-    return spec
 
 
 def churn(
@@ -157,20 +186,29 @@ def churn(
 ) -> Churn:
     """Files, insertions and deletions of ``workspace`` against ``base_commit`` (default: the snapshot's).
 
-    Untracked files count (ignored ones do not, per the workspace's ``.gitignore``).
+    Every file counts, ignored ones too (no ignore rule is read); the paths
+    :mod:`~wfbench.adapters.workspace_capture` does not read are left out. ``exclude`` names
+    paths (literal, relative) left out of the count.
 
     Raises:
-        SandboxError: git failed (a harness failure: the row becomes ``infra-error``).
+        CaptureError: the workspace could not be captured (the agent's doing).
+        SandboxError: git failed.
     """
-    with _private_git(workspace, snapshot) as env:
-        base = base_commit or snapshot.commit
-        spec = _index_workspace(env, base, exclude)
-        out = checked_git(
-            ["diff", "--cached", "--shortstat", "--no-ext-diff", "--no-textconv", base, *spec],
-            "git diff",
-            env=env,
-        )
-    return parse_shortstat(out)
+    base = base_commit or snapshot.commit
+    with _indexed(workspace, snapshot, base) as (env, _found):
+        spec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
+        args = [
+            "diff",
+            "--cached",
+            "--shortstat",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            base,
+            *spec,
+        ]
+        out = capture.git(args, env, "git diff --shortstat")
+    return parse_shortstat(out.decode("utf-8", "replace"))
 
 
 def capture_patch(
@@ -183,20 +221,25 @@ def capture_patch(
 ) -> Patch:
     """The binary diff of ``workspace`` against the base, at most ``limit_bytes`` (``truncated`` past it).
 
+    ``Patch.skipped`` names what was not diffed (over-limit, special, nested repositories).
+
     Raises:
+        CaptureError: the workspace could not be captured (the agent's doing).
         SandboxError: git failed.
     """
     if limit_bytes <= 0:
         raise ValueError("limit_bytes must be positive")
-    with _private_git(workspace, snapshot) as env:
-        base = base_commit or snapshot.commit
-        spec = _index_workspace(env, base, exclude)
-        args = ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", base, *spec]
-        result = run_git(args, env=env, stdout_limit=limit_bytes)
+    base = base_commit or snapshot.commit
+    with _indexed(workspace, snapshot, base) as (env, found):
+        spec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
+        args = ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"]
+        args += ["--no-renames", base, *spec]
+        result = run_git([*capture.BOUNDED_GIT, *args], env=env, stdout_limit=limit_bytes,
+                         preexec=capture.limit_git_memory)  # fmt: skip
     if not result.ok:
         tail = result.stderr_tail.decode("utf-8", "replace").strip()[-300:]
         raise SandboxError(f"git diff for the patch failed ({result.state}): {tail or result.detail}")
-    return Patch(result.stdout[:limit_bytes], result.stdout_overflow)
+    return Patch(result.stdout[:limit_bytes], result.stdout_overflow, tuple(found.skipped))
 
 
 class GitWorkspaces:

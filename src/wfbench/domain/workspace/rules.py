@@ -51,11 +51,33 @@ class Churn:
 
 
 @attrs.frozen
+class SkippedPath:
+    """A workspace path churn and the patch did not read: named, with its size when it has one.
+
+    ``reason`` says why (over the per-file or total limit, a FIFO or device, a nested
+    repository or gitlink that is never followed).
+    """
+
+    path: str
+    reason: str
+    size: int | None = None
+
+    def describe(self) -> str:
+        """``big.bin (3221225472 bytes): over the per-file limit of 16777216 bytes``."""
+        size = "" if self.size is None else f" ({self.size} bytes)"
+        return f"{self.path}{size}: {self.reason}"
+
+
+@attrs.frozen
 class Patch:
-    """The workspace's diff against its starting commit, cut at a byte limit."""
+    """The workspace's diff against its starting commit, cut at a byte limit.
+
+    ``skipped`` lists the paths that were not diffed (see :class:`SkippedPath`).
+    """
 
     data: bytes
     truncated: bool
+    skipped: tuple[SkippedPath, ...] = ()
 
 
 class ChangeKind(enum.StrEnum):
