@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.review.scoring import Finding, Label, ReviewArtifact, ReviewLabels, Severity, Verdict
 from wfbench.domain.session.records import SessionRecord, Usage
+from wfbench.domain.statistics.samples import ArmRuns, PairedSamples, TaskPair
 
 # --- rows ---------------------------------------------------------------------------------
 
@@ -41,6 +42,7 @@ def rows(
         transcript_missing=draw(st.booleans()),
         reused=draw(st.booleans()),
     )
+
 
 # --- scheduling ---------------------------------------------------------------------------
 
@@ -273,3 +275,45 @@ def scripted_turns(draw: st.DrawFn) -> object:
         cache_creation_input_tokens=draw(_token_counts),
     )
     return Turn(say=draw(st.none() | st.text(max_size=40)), tools=tuple(tools), usage=usage)
+
+
+# --- paired statistics ----------------------------------------------------------------------
+
+_costs = st.sampled_from([0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]) | st.floats(min_value=0.01, max_value=10)
+
+
+_runs = st.lists(st.tuples(st.booleans(), _costs), min_size=1, max_size=4).map(
+    lambda runs: ArmRuns(tuple(r for r, _ in runs), tuple(c for _, c in runs))
+)
+
+
+def paired_sample_sets(*, min_tasks: int = 2, max_tasks: int = 8) -> st.SearchStrategy[PairedSamples]:
+    """Samples of one pair: 2–8 tasks, 1–4 runs per arm (the arms may differ), costs > 0."""
+    return st.lists(st.tuples(_runs, _runs), min_size=min_tasks, max_size=max_tasks).map(
+        lambda tasks: PairedSamples(
+            "candidate",
+            "incumbent",
+            "cost_usd",
+            tuple(TaskPair(f"task-{i:02d}", inc, cand) for i, (inc, cand) in enumerate(tasks)),
+        )
+    )
+
+
+def rows_of(samples: PairedSamples) -> list[Row]:
+    """The rows the samples came from (run numbers in order, cost as measured)."""
+    out = []
+    for pair in samples.tasks:
+        for arm, runs in ((samples.incumbent, pair.incumbent), (samples.candidate, pair.candidate)):
+            for index, (resolved, cost) in enumerate(zip(runs.resolved, runs.metric, strict=True)):
+                out.append(
+                    Row(
+                        task=pair.task,
+                        arm=arm,
+                        run=index,
+                        ok=True,
+                        resolved=resolved,
+                        error_kind=None if resolved else ErrorKind.ORACLE_FAILED,
+                        cost_usd=cost,
+                    )
+                )
+    return out

@@ -1,0 +1,1 @@
+"""Paired statistics per candidate → incumbent pair: effects, intervals, power and planning."""

@@ -1,0 +1,140 @@
+"""The seeded cluster bootstrap: reproducible to the bit, order-free, mirror-exact; the quantile
+rule, the expanded tail and the bootstrap p-value."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from wfbench.domain.statistics.resampling import (
+    bootstrap_means,
+    bootstrap_p_value,
+    expanded_tail,
+    percentile_interval,
+    quantile,
+)
+
+VALUES = [0.0, 1.0, 2.0, 4.0]
+
+
+def test_the_same_seed_gives_the_same_means_pinned_to_the_bit() -> None:
+    """random.Random(seed).random() is stable across Python versions; so is this sequence."""
+    assert bootstrap_means(VALUES, seed=7, resamples=5) == (1.0, 2.0, 2.5, 2.75, 3.5)
+
+
+def test_another_seed_gives_other_means() -> None:
+    assert bootstrap_means(VALUES, seed=8, resamples=50) != bootstrap_means(VALUES, seed=7, resamples=50)
+
+
+def test_the_means_are_sorted_and_as_many_as_the_resamples() -> None:
+    means = bootstrap_means(VALUES, seed=1, resamples=300)
+
+    assert len(means) == 300
+    assert list(means) == sorted(means)
+    assert min(VALUES) <= means[0]
+    assert means[-1] <= max(VALUES)
+
+
+def test_the_order_of_the_values_does_not_matter() -> None:
+    assert bootstrap_means([4.0, 0.0, 2.0, 1.0], seed=3, resamples=200) == bootstrap_means(
+        VALUES, seed=3, resamples=200
+    )
+
+
+def test_negated_values_give_exactly_the_mirrored_means() -> None:
+    values = [0.1, -0.3, 0.7, 0.7, 1 / 3]
+    means = bootstrap_means(values, seed=11, resamples=400)
+    mirrored = bootstrap_means([-v for v in values], seed=11, resamples=400)
+
+    assert mirrored == tuple(-m + 0.0 for m in reversed(means))
+
+
+def test_a_self_mirrored_sample_gets_a_symmetric_distribution() -> None:
+    means = bootstrap_means([-1.0, 1.0, -0.5, 0.5], seed=5, resamples=100)
+
+    assert len(means) == 200
+    assert means == tuple(-m + 0.0 for m in reversed(means))
+
+
+def test_a_single_value_resamples_to_itself() -> None:
+    assert set(bootstrap_means([0.25], seed=1, resamples=10)) == {0.25}
+
+
+def test_the_bootstrap_refuses_no_values_or_no_resamples() -> None:
+    with pytest.raises(ValueError, match="value"):
+        bootstrap_means([], seed=1, resamples=10)
+    with pytest.raises(ValueError, match="resample"):
+        bootstrap_means(VALUES, seed=1, resamples=0)
+
+
+@pytest.mark.parametrize(
+    ("p", "expected"),
+    [(0.0, 1.0), (0.25, 1.75), (0.5, 2.5), (0.9, 5.8), (1.0, 7.0)],
+)
+def test_quantiles_interpolate_linearly_type_7(p: float, expected: float) -> None:
+    assert quantile([1.0, 2.0, 3.0, 7.0], p) == pytest.approx(expected)
+
+
+def test_quantile_refuses_no_values_or_a_bad_level() -> None:
+    with pytest.raises(ValueError, match="no values"):
+        quantile([], 0.5)
+    with pytest.raises(ValueError, match="probability"):
+        quantile([1.0], 1.5)
+
+
+def test_the_upper_bound_mirrors_the_lower_bound_exactly() -> None:
+    ordered = sorted([0.1, 0.35, 0.2, 0.9, 0.6, 0.61, 0.33])
+    low, high = percentile_interval(ordered, 0.13)
+    mirror_low, mirror_high = percentile_interval(sorted(-v for v in ordered), 0.13)
+
+    assert (mirror_low, mirror_high) == (-high, -low)
+    assert low == quantile(ordered, 0.13)
+
+
+def test_the_expanded_tail_matches_hesterberg_s_formula() -> None:
+    """Φ(−√(n/(n−1))·t_{0.95, n−1}) at n = 8 (scipy: 0.021413680917346592)."""
+    assert expanded_tail(0.05, 8) == pytest.approx(0.021413680917346592, rel=1e-12)
+
+
+def test_the_expansion_vanishes_as_tasks_grow() -> None:
+    assert expanded_tail(0.05, 8) < expanded_tail(0.05, 100) < expanded_tail(0.05, 10_000) < 0.05
+    assert expanded_tail(0.05, 10_000) == pytest.approx(0.05, abs=2e-4)
+
+
+@pytest.mark.parametrize(("tail", "n"), [(0.05, 1), (0.0, 5), (0.5, 5)])
+def test_the_expanded_tail_refuses_one_cluster_or_a_bad_tail(tail: float, n: int) -> None:
+    with pytest.raises(ValueError, match="clusters|tail"):
+        expanded_tail(tail, n)
+
+
+def test_the_p_value_falls_as_the_means_move_above_zero() -> None:
+    around_zero = [x / 100 for x in range(-50, 50)]
+    above_zero = [x / 100 for x in range(-5, 95)]
+
+    assert bootstrap_p_value(above_zero, 10) < bootstrap_p_value(around_zero, 10)
+    assert bootstrap_p_value([-1.0, -0.5], 10) == 1.0
+
+
+def test_the_p_value_is_below_alpha_exactly_when_the_expanded_lower_bound_clears_zero() -> None:
+    """The test the interval makes, inverted: p < α ⟺ the one-sided bound at α is above 0."""
+    n = 12
+    for shift in (x / 40 for x in range(-10, 30)):
+        means = sorted(shift + (i - 500) / 1000 for i in range(1000))
+        low = quantile(means, expanded_tail(0.05, n))
+        p = bootstrap_p_value(means, n)
+        if abs(low) > 0.003:  # away from the interpolation step at zero
+            assert (p < 0.05) == (low > 0), shift
+
+
+def test_zero_counts_against_an_improvement() -> None:
+    """A mean of exactly 0 is no improvement: all-zero means give p = 1."""
+    assert bootstrap_p_value([0.0] * 50, 8) == 1.0
+    assert not math.isnan(bootstrap_p_value([0.1] * 50, 8))
+
+
+def test_the_p_value_refuses_no_means_or_one_cluster() -> None:
+    with pytest.raises(ValueError, match="no values"):
+        bootstrap_p_value([], 5)
+    with pytest.raises(ValueError, match="clusters"):
+        bootstrap_p_value([0.1], 1)
