@@ -216,7 +216,7 @@ def test_the_session_checks_see_a_session_when_the_input_is_valid(tmp_path: Path
     outcome = run_case(case, tmp_path / "valid", make_repo(tmp_path / "_repo"))
     assert outcome.connections >= 1, outcome.stderr
     assert f"{OUT}/{RESULTS}" in outcome.touched
-    assert any(path.startswith(f"{OUT}/transcripts/") for path in outcome.touched)
+    assert any(path.startswith(f"{OUT}/cells/") and "/transcripts/" in path for path in outcome.touched)
     assert one_line_error_problems(outcome) != []
 
 

@@ -58,3 +58,33 @@ def demo_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from wfbench.demo import materialize
 
     return Path(materialize(str(tmp_path_factory.mktemp("corpus") / "demo")))
+
+
+def legacy_copy(out: Path, dest: Path) -> Path:
+    """A copy of the sweep ``out`` in the legacy flat layout (before ``cells/<task>/<arm>/run-<i>/``).
+
+    Patches become ``<label>.patch``, review artifacts ``<label>.review.json`` and transcripts
+    ``transcripts/<label>-<phase>-<session>.jsonl`` in the sweep root; rows name those paths and
+    carry no ``patch_artifact``, as rows written before the per-cell layout did.
+    """
+    from wfbench.domain.sweep import layout
+
+    shutil.copytree(out, dest, ignore=shutil.ignore_patterns("cells", ".wfbench.lock"))
+    (dest / "transcripts").mkdir(exist_ok=True)
+    lines = []
+    for entry in rows(out):
+        task, arm, run = entry["task"], entry["arm"], entry["run"]
+        label = layout.legacy_label(task, arm, run)
+        patch = entry.pop("patch_artifact", None)
+        if patch:
+            shutil.copyfile(out / patch, dest / layout.legacy_patch_path(task, arm, run))
+        if entry.get("review_artifact"):
+            shutil.copyfile(out / entry["review_artifact"], dest / layout.legacy_review_path(task, arm, run))
+            entry["review_artifact"] = layout.legacy_review_path(task, arm, run)
+        for artifact in entry.get("transcript_artifacts") or []:
+            name = f"transcripts/{label}-{artifact['path'].rsplit('/', 1)[-1]}"
+            shutil.copyfile(out / artifact["path"], dest / name)
+            artifact["path"] = name
+        lines.append(json.dumps(entry) + "\n")
+    (dest / "results.jsonl").write_text("".join(lines))
+    return dest

@@ -39,7 +39,7 @@ def _grade(tmp_path: Path, evidence: str, secrets: tuple[str, ...]) -> tuple[dic
     out = tmp_path / "out"
     out.mkdir()
     oracle = OracleBundle((OracleFile.of(LABELS_TARGET, json.dumps(LABELS).encode()),))
-    grade = grade_review(str(src), oracle, str(out), "r-key-arm-run0", secrets=secrets)
+    grade = grade_review(str(src), oracle, str(out), "cells/r/arm/run-0/review.json", secrets=secrets)
     assert grade.evidence_valid
     assert grade.oracle_passed
     copy = out / str(grade.row_fields["review_artifact"])

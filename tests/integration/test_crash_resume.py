@@ -353,7 +353,7 @@ def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Tr
     removed = {m["path"] for m in REMOVED_SCRATCH.finditer(resumed.stdout)}
     leftovers += [f"scratch not removed at the next start: {p}" for p in sorted(stale_before - removed)]
     leftovers += [f"temp left after resume: {p}" for p in sorted(str(p) for p in tmp.iterdir())]
-    leftovers += [f"partial file left: {p}" for p in sorted(str(p) for p in out.glob("*.tmp"))]
+    leftovers += [f"partial file left: {p}" for p in sorted(str(p) for p in out.rglob("*.tmp"))]
     after, found = check_results_file(out / "results.jsonl")
     problems += [f"after resume: {p}" for p in found]
     equal = resumed.returncode == 0 and sweep_summary(out) == reference.summary
@@ -638,6 +638,27 @@ def test_resume_removes_partial_report_files_of_the_interrupted_sweep(tmp_path):
     assert not (tmp_path / "report.md.tmp").exists()
     assert (tmp_path / "report.md").read_text() == "kept"
     assert notes == [f"removed a partial file of the interrupted sweep: {tmp_path / 'report.md.tmp'}"]
+
+
+def test_resume_removes_partial_cell_artifacts_under_cells_but_never_through_a_symlink(tmp_path):
+    """A patch or transcript half-written at the kill (`cells/…/*.tmp`) is removed; whole files stay."""
+    cell = tmp_path / "cells" / "t" / "a" / "run-0"
+    (cell / "transcripts").mkdir(parents=True)
+    (cell / "patch.diff.tmp").write_text("half")
+    (cell / "transcripts" / "work-s1.jsonl.tmp").write_text("half")
+    (cell / "transcripts" / "work-s0.jsonl").write_text("kept")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "x.tmp").write_text("not ours")
+    os.symlink(outside, tmp_path / "cells" / "t" / "link")
+    notes: list[str] = []
+    with _claim(tmp_path, resume=True, note=notes.append):
+        pass
+    assert sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "cells").rglob("*") if p.is_file()) == [
+        "cells/t/a/run-0/transcripts/work-s0.jsonl"
+    ]
+    assert (outside / "x.tmp").read_text() == "not ours"
+    assert len(notes) == 2
 
 
 def test_a_claim_is_released_so_the_same_directory_can_be_claimed_again(tmp_path):

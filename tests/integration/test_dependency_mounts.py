@@ -62,7 +62,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
 
 
 def _patch(out: Path, task: str) -> str:
-    return (out / f"{task}-baseline-run0.patch").read_text()
+    return (out / f"cells/{task}/baseline/run-0/patch.diff").read_text()
 
 
 def test_a_cell_reads_its_dependencies_in_the_session_verify_and_oracle(

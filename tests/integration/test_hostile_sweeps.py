@@ -70,7 +70,7 @@ class Hostile:
 
     def patch(self, task: str) -> str:
         """The captured patch of ``task``'s cell (the evidence of what the agent saw)."""
-        return (self.out / f"{task}-workflow_direct-run0.patch").read_text(errors="replace")
+        return (self.out / f"cells/{task}/workflow_direct/run-0/patch.diff").read_text(errors="replace")
 
 
 @pytest.fixture(scope="module")
@@ -411,7 +411,7 @@ def test_a_stdout_flood_is_bounded_and_the_row_says_so(hostile):
 def test_a_100_mb_file_is_captured_as_a_bounded_patch(hostile):
     """The patch file is at most 300,000 bytes and the row says it was truncated."""
     row = by_task(hostile.out)["bigfile"]
-    patch = hostile.out / "bigfile-workflow_direct-run0.patch"
+    patch = hostile.out / "cells/bigfile/workflow_direct/run-0/patch.diff"
     assert 0 < patch.stat().st_size <= 300_000
     assert row["patch_truncated"] is True
     assert row["diff_files"] is not None
@@ -435,7 +435,8 @@ def test_a_forged_review_artifact_is_invalid_evidence_never_a_score(hostile, tas
     ), row
     assert row["review_score"] is None
     assert detail in row["review_evidence_detail"], row["review_evidence_detail"]
-    assert not (hostile.out / f"{task}-review-run0.review.json").exists()
+    assert not (hostile.out / f"cells/{task}/review/run-0/review.json").exists()
+    assert "review_artifact" not in row
 
 
 def _files_holding(out: Path, needle: str) -> list[str]:
@@ -452,10 +453,10 @@ def test_the_planted_api_key_appears_in_no_file_under_out(hostile):
     assert row["session_ids"]  # the key-printing session ran
     assert "[REDACTED]" in row["authored_test_output"]  # verify printed it; the row holds the marker
     assert "[REDACTED]" in hostile.patch("print-key")  # the agent wrote it into a file
-    transcripts = list((hostile.out / "transcripts").glob("print-key-*"))
+    transcripts = list((hostile.out / "cells/print-key").rglob("transcripts/*.jsonl"))
     assert transcripts
     assert "[REDACTED]" in transcripts[0].read_text()  # it said and echoed it
-    leaks = [name for name in _files_holding(hostile.out, hostile.key) if not name.endswith(".review.json")]
+    leaks = [name for name in _files_holding(hostile.out, hostile.key) if not name.endswith("review.json")]
     assert leaks == []
 
 

@@ -128,7 +128,8 @@ def test_a_bash_tool_reading_every_proc_environ_finds_the_dummy_token_never_the_
     if agent == "claude":  # the real CLI keeps its environment readable (the stand-in scrubs its own)
         assert any("ANTHROPIC_API_KEY=wfbench-proxy-" in result for result in results), results
         # the captured patch holds the dump too, the dummy redacted like every secret the agent holds
-        assert "ANTHROPIC_API_KEY=[REDACTED]" in (out / "proc-env-baseline-run0.patch").read_text()
+        patch = out / "cells/proc-env/baseline/run-0/patch.diff"
+        assert "ANTHROPIC_API_KEY=[REDACTED]" in patch.read_text()
     # The key: nowhere.
     assert not any(key in result for result in results)
     assert not any(key in json.dumps(r.to_mapping()) for r in provider.requests)

@@ -43,30 +43,49 @@ def test_a_directory_is_refused_when_it_is_the_output_or_has_no_regular_results(
 
 
 def test_checked_artifacts_are_copied_and_a_missing_optional_one_is_skipped(prior, tmp_path):
-    """Transcripts (size and sha256 re-checked) land under the same relative path; an absent patch is fine."""
+    """Transcripts (size and sha256 re-checked) land at their destination path; an absent patch is fine."""
     dest = tmp_path / "out"
     dest.mkdir()
     PriorResultsDir(str(prior)).copy_artifacts(
         [
-            ("transcripts/a.jsonl", _sha(b"event-1\n"), 8, True),
-            ("r.review.json", None, None, True),
-            ("r.patch", None, None, False),
+            ("transcripts/a.jsonl", "cells/t/a/run-0/transcripts/a.jsonl", _sha(b"event-1\n"), 8, True),
+            ("r.review.json", "r.review.json", None, None, True),
+            ("r.patch", "cells/t/a/run-0/patch.diff", None, None, False),
         ],  # fmt: skip
         str(dest),
     )
-    assert (dest / "transcripts" / "a.jsonl").read_bytes() == b"event-1\n"
+    assert (dest / "cells/t/a/run-0/transcripts/a.jsonl").read_bytes() == b"event-1\n"
     assert (dest / "r.review.json").read_text() == "{}"
-    assert not (dest / "r.patch").exists()
+    assert not (dest / "cells/t/a/run-0/patch.diff").exists()
+
+
+def test_the_first_present_source_of_a_destination_is_copied(prior, tmp_path):
+    """Several candidate sources for one destination (new layout, then legacy): the first present wins."""
+    (prior / "cells/t/a/run-0").mkdir(parents=True)
+    (prior / "cells/t/a/run-0/patch.diff").write_text("new")
+    (prior / "t-a-run0.patch").write_text("legacy")
+    dest = tmp_path / "out"
+    refs = [
+        ("missing.patch", "cells/t/a/run-0/patch.diff", None, None, False),
+        ("t-a-run0.patch", "cells/t/a/run-0/patch.diff", None, None, False),
+        ("cells/t/a/run-0/patch.diff", "cells/t/a/run-0/patch.diff", None, None, False),
+    ]
+    PriorResultsDir(str(prior)).copy_artifacts(refs, str(dest))
+    assert (dest / "cells/t/a/run-0/patch.diff").read_text() == "legacy"
+    PriorResultsDir(str(prior)).copy_artifacts(refs[::-1], str(dest))
+    assert (dest / "cells/t/a/run-0/patch.diff").read_text() == "new"
 
 
 @pytest.mark.parametrize(
     ("entry", "error"),
     [
-        (("transcripts/a.jsonl", _sha(b"event-1\n"), 9, True), "drifted: 8 bytes, 9 recorded"),
-        (("transcripts/a.jsonl", _sha(b"other"), 8, True), "drifted: its sha256 differs"),
-        (("transcripts/missing.jsonl", None, None, True), "missing"),
-        (("../escape", None, None, True), "unsafe artifact path"),
-        (("/etc/passwd", None, None, True), "unsafe artifact path"),
+        (("transcripts/a.jsonl", "transcripts/a.jsonl", _sha(b"event-1\n"), 9, True), "drifted: 8 bytes, 9 recorded"),
+        (("transcripts/a.jsonl", "transcripts/a.jsonl", _sha(b"other"), 8, True), "drifted: its sha256 differs"),
+        (("transcripts/missing.jsonl", "transcripts/missing.jsonl", None, None, True), "missing"),
+        (("../escape", "escape", None, None, True), "unsafe artifact path"),
+        (("/etc/passwd", "passwd", None, None, True), "unsafe artifact path"),
+        (("transcripts/a.jsonl", "../escape", None, None, True), "unsafe artifact path"),
+        (("transcripts/a.jsonl", "/tmp/escape", None, None, True), "unsafe artifact path"),
     ],
 )
 def test_a_drifted_missing_or_unsafe_artifact_fails_the_whole_copy_and_leaves_nothing(
@@ -76,7 +95,7 @@ def test_a_drifted_missing_or_unsafe_artifact_fails_the_whole_copy_and_leaves_no
     dest = tmp_path / "out"
     dest.mkdir()
     with pytest.raises((ValueError, OSError), match=error):
-        PriorResultsDir(str(prior)).copy_artifacts([("r.review.json", None, None, True), entry], str(dest))
+        PriorResultsDir(str(prior)).copy_artifacts([("r.review.json", "r.review.json", None, None, True), entry], str(dest))
     assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == []
 
 
@@ -87,6 +106,6 @@ def test_an_artifact_reached_through_a_symlink_is_refused(prior, tmp_path):
     dest = tmp_path / "out"
     dest.mkdir()
     with pytest.raises(ValueError, match="not a regular file"):
-        PriorResultsDir(str(prior)).copy_artifacts([("link.review.json", None, None, True)], str(dest))
+        PriorResultsDir(str(prior)).copy_artifacts([("link.review.json", "x.review.json", None, None, True)], str(dest))
     with pytest.raises(ValueError, match="leaves"):
-        PriorResultsDir(str(prior)).copy_artifacts([("etc/hostname", None, None, True)], str(dest))
+        PriorResultsDir(str(prior)).copy_artifacts([("etc/hostname", "hostname", None, None, True)], str(dest))

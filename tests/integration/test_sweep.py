@@ -41,7 +41,7 @@ def test_each_review_task_is_scored_against_its_own_labels(demo_out):
     out, _ = demo_out
     defect, clean = row(out, "review-pr-41", "review"), row(out, "review-pr-42", "review")
     assert (defect["review_true_positives"], defect["review_false_positives"]) == (1, 0)
-    assert defect["review_artifact"] == "review-pr-41-review-run0.review.json"
+    assert defect["review_artifact"] == "cells/review-pr-41/review/run-0/review.json"
     assert clean["review_clean_pass"] is True
     assert clean["resolved"] is True
 

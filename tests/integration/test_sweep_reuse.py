@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.integration.demo_run import row, rows, wfbench
+from tests.integration.demo_run import legacy_copy, row, rows, wfbench
 from wfbench.app.reuse_plan import expected_durations
 from wfbench.domain.results.aggregation import aggregate
 from wfbench.domain.results.rows import Row
@@ -90,12 +90,12 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
             data = (out / artifact["path"]).read_bytes()
             assert hashlib.sha256(data).hexdigest() == artifact["sha256"]
     assert all(not r.get("reused") for r in kept if r["arm"] in ("candidate_workflow", "baseline"))
-    assert (out / "review-pr-41-review-run1.review.json").is_file()
-    assert (out / "review-pr-42-review-run0.review.json").read_bytes() == (
-        prior / "review-pr-42-review-run0.review.json"
+    assert (out / "cells/review-pr-41/review/run-1/review.json").is_file()
+    assert (out / "cells/review-pr-42/review/run-0/review.json").read_bytes() == (
+        prior / "cells/review-pr-42/review/run-0/review.json"
     ).read_bytes()
-    assert (out / "fix-median-workflow-run2.patch").read_bytes() == (
-        prior / "fix-median-workflow-run2.patch"
+    assert (out / "cells/fix-median/workflow/run-2/patch.diff").read_bytes() == (
+        prior / "cells/fix-median/workflow/run-2/patch.diff"
     ).read_bytes()
     assert [d["decision"] for d in _decisions(out / "promotion.json")] == ["promote"]
     fresh = [(r["task"], r["arm"], r["run"]) for r in kept if not r.get("reused")]
@@ -135,6 +135,41 @@ def test_an_artifact_that_drifted_since_it_was_recorded_sends_the_cell_to_a_paid
     assert not any(r.get("reused") for r in rows(out))
     assert _fresh_cells(out) == 2
     assert not list(out.rglob("*.reuse-tmp"))
+
+
+def test_a_prior_sweep_in_the_legacy_flat_layout_is_reused_into_the_cell_directories(
+    demo_out, tmp_path
+):
+    """Reuse reads a pre-`cells/` sweep (flat patches, reviews, transcripts) and writes the new layout.
+
+    The reused rows name their files under ``cells/<task>/<arm>/run-<i>/``, the bytes are the prior
+    ones (transcripts re-checked by sha256), and nothing lands flat in the new sweep's root.
+    """
+    prior = legacy_copy(demo_out[0], tmp_path / "legacy")
+    assert (prior / "review-pr-42-review-run0.review.json").is_file()
+    assert not (prior / "cells").exists()
+    out = tmp_path / "out"
+    done = wfbench("run", "--out", str(out), "--workers", "3", "--reuse-results", str(prior))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    reused = [r for r in rows(out) if r.get("reused")]
+    assert len(reused) == 10
+    for r in reused:
+        own = f"cells/{r['task']}/{r['arm']}/run-{r['run']}/"
+        for artifact in r["transcript_artifacts"]:
+            assert artifact["path"].startswith(own + "transcripts/")
+            assert hashlib.sha256((out / artifact["path"]).read_bytes()).hexdigest() == artifact["sha256"]
+        if r["arm"] == "review":
+            assert r["review_artifact"] == own + "review.json"
+            legacy = prior / row(prior, r["task"], r["arm"], r["run"])["review_artifact"]
+            assert (out / r["review_artifact"]).read_bytes() == legacy.read_bytes()
+        else:
+            assert (out / own / "patch.diff").read_bytes() == (
+                prior / f"{r['task']}-{r['arm']}-run{r['run']}.patch"
+            ).read_bytes()
+    assert not list(out.glob("*.patch"))
+    assert not list(out.glob("*.review.json"))
+    assert not (out / "transcripts").exists()
+    assert [d["decision"] for d in _decisions(out / "promotion.json")] == ["promote"]
 
 
 def test_a_changed_binding_reuses_nothing(demo_out, tmp_path):
@@ -190,6 +225,31 @@ def test_a_resumed_sweep_ends_with_the_same_aggregates_and_decisions_as_an_unint
     )
     assert _aggregates(out) == _aggregates(prior)
     assert _untimed(_decisions(out / "promotion.json")) == _untimed(_decisions(prior / "promotion.json"))
+
+
+def test_an_interrupted_sweep_in_the_legacy_layout_resumes_with_the_same_aggregates(
+    demo_out, tmp_path
+):
+    """--resume of a pre-`cells/` sweep keeps its flat artifacts; the missing cells write under cells/."""
+    prior, _ = demo_out
+    out = legacy_copy(prior, tmp_path / "interrupted")
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    (out / "results.jsonl").write_text("".join(lines[:16]))
+    (out / "promotion.json").unlink()
+    (out / "wfbench.log").unlink()
+    done = wfbench("run", "--resume", str(out), "--workers", "3")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert _fresh_cells(out) == 24 - 16
+    assert _aggregates(out) == _aggregates(prior)
+    assert _untimed(_decisions(out / "promotion.json")) == _untimed(_decisions(prior / "promotion.json"))
+    resumed = rows(out)[16:]
+    assert all(
+        a["path"].startswith(f"cells/{r['task']}/{r['arm']}/run-{r['run']}/transcripts/")
+        for r in resumed
+        for a in r["transcript_artifacts"]
+    )
+    kept = rows(out)[:16]
+    assert all(a["path"].startswith("transcripts/") for r in kept for a in r["transcript_artifacts"])
 
 
 def test_wfbench_gate_of_the_demo_results_gives_the_decisions_of_its_promotion_json(demo_out, tmp_path):

@@ -66,23 +66,32 @@ class PriorResultsDir:
         return self._rows
 
     def copy_artifacts(
-        self, artifacts: Sequence[tuple[str, str | None, int | None, bool]], dest_dir: str
+        self, artifacts: Sequence[tuple[str, str, str | None, int | None, bool]], dest_dir: str
     ) -> None:
-        """Copy ``(relative path, sha256, size, required)`` entries into ``dest_dir``, all or nothing.
+        """Copy ``(source, destination, sha256, size, required)`` entries, all or nothing.
+
+        ``source`` is relative to this directory, ``destination`` to ``dest_dir`` (the two differ
+        when a legacy flat layout is relocated into ``cells/``). An absent optional source is
+        skipped; when several sources name one destination, the first present one is copied.
 
         Raises:
             ValueError: an unsafe path, a drifted size or sha256.
             OSError: a required file is missing or unreadable, or a copy failed.
         """
         staged: list[tuple[str, str]] = []
+        done: set[str] = set()
         try:
-            for rel, sha256, size, required in artifacts:
+            for rel, dest, sha256, size, required in artifacts:
+                _check_relative(dest)
+                if dest in done:
+                    continue
                 source = self._source(rel)
                 if source is None:
                     if required:
                         raise FileNotFoundError(f"{rel} is missing from {self.path}")
                     continue
-                target = os.path.join(dest_dir, rel)
+                done.add(dest)
+                target = os.path.join(dest_dir, dest)
                 os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
                 tmp = f"{target}.reuse-tmp"
                 staged.append((tmp, target))
@@ -97,9 +106,7 @@ class PriorResultsDir:
 
     def _source(self, rel: str) -> str | None:
         """The file ``rel`` names inside the directory, or ``None`` when absent (ValueError when unsafe)."""
-        norm = os.path.normpath(rel)
-        if os.path.isabs(rel) or norm.startswith("..") or "\x00" in rel or norm in (".", ""):
-            raise ValueError(f"unsafe artifact path {rel!r}")
+        norm = _check_relative(rel)
         path = os.path.join(self.path, norm)
         parent = os.path.realpath(os.path.dirname(path))
         if parent != self.path and not parent.startswith(self.path + os.sep):
@@ -111,6 +118,14 @@ class PriorResultsDir:
         if not stat.S_ISREG(mode):
             raise ValueError(f"artifact {rel!r} is not a regular file")
         return path
+
+
+def _check_relative(rel: str) -> str:
+    """``rel`` normalized; ValueError when it is absolute, empty or climbs out of its root."""
+    norm = os.path.normpath(rel)
+    if os.path.isabs(rel) or norm.startswith("..") or "\x00" in rel or norm in (".", ""):
+        raise ValueError(f"unsafe artifact path {rel!r}")
+    return norm
 
 
 def _copy_checked(source: str, target: str, rel: str, sha256: str | None, size: int | None) -> None:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from wfbench.adapters import cancelled_rows
 from wfbench.adapters.sandbox_common import force_remove
 from wfbench.domain.errors import InputError
+from wfbench.domain.sweep.layout import CELLS_DIR
 
 __all__ = [
     "LOCK_NAME",
@@ -145,15 +146,24 @@ def _prepare_out_dir(out_dir: str, *, resume: bool, note: Note) -> None:
                     source=held,
                 )
         return
-    for name in sorted(os.listdir(out_dir)):
-        path = os.path.join(out_dir, name)
-        if name.endswith(".tmp") and os.path.isfile(path) and not os.path.islink(path):
-            os.unlink(path)
-            note(f"removed a partial file of the interrupted sweep: {path}")
+    for path in _partial_files(out_dir):
+        os.unlink(path)
+        note(f"removed a partial file of the interrupted sweep: {path}")
     if os.path.isfile(results):
         _cut_torn_tail(results, note)
         _refuse_duplicate_cells(results)
     _set_aside_cancelled_rows(out_dir, note)
+
+
+def _partial_files(out_dir: str) -> list[str]:
+    """``*.tmp`` regular files in ``out_dir`` and anywhere under its ``cells/`` (never through a symlink)."""
+    found = [os.path.join(out_dir, name) for name in sorted(os.listdir(out_dir))]
+    cells = os.path.join(out_dir, CELLS_DIR)
+    if os.path.isdir(cells) and not os.path.islink(cells):
+        for dirpath, dirnames, filenames in os.walk(cells):
+            dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+            found += [os.path.join(dirpath, name) for name in sorted(filenames)]
+    return [p for p in found if p.endswith(".tmp") and os.path.isfile(p) and not os.path.islink(p)]
 
 
 def _set_aside_cancelled_rows(out_dir: str, note: Note) -> None:

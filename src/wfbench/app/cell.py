@@ -14,6 +14,7 @@ Anything else propagates: a harness bug is never averaged into the evidence.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -39,6 +40,7 @@ from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.session.outcome import classify_outcome, sum_sessions
 from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.sweep import layout
 from wfbench.domain.workspace.rules import COMMIT_RE, PhaseBoundary, phase_verdict
 from wfbench.domain.workspace.sandbox import Mount
 
@@ -73,8 +75,12 @@ class CellPlan:
 
     @property
     def label(self) -> str:
-        """``<task>-<arm>-run<i>``: names the cell's artifacts."""
+        """``<task>-<arm>-run<i>``: names the cell's sessions and scratch directory."""
         return _SAFE.sub("_", f"{self.task.spec.id}-{self.arm.name}-run{self.run}")
+
+    def artifact(self, name: str) -> str:
+        """The relative path of one of the cell's artifacts: ``cells/<task>/<arm>/run-<i>/<name>``."""
+        return layout.cell_file(self.task.spec.id, self.arm.name, self.run, name)
 
 
 def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, cancel: CancelToken) -> Row:
@@ -134,7 +140,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
             os.path.join(review_dir, REVIEW_FILE),
             plan.task.oracle,
             ctx.settings.out_dir,
-            plan.label,
+            plan.artifact(layout.REVIEW_NAME),
             secrets=ctx.settings.redacted(),
         )
         review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
@@ -298,18 +304,32 @@ def _skill_paths(workspace: str, arm: Arm) -> tuple[str, ...]:
 
 
 def _save_transcript(ctx: CellContext, plan: CellPlan, phase: Phase, record: SessionRecord) -> None:
+    """Write the session's transcript into the cell's ``transcripts/`` and rewrite its ``index.json``."""
     if not record.transcript:
         return
-    directory = os.path.join(ctx.settings.out_dir, "transcripts")
-    os.makedirs(directory, mode=0o700, exist_ok=True)
     session = _SAFE.sub("_", record.session_id or "unknown")[:128]
-    name = f"{plan.label}-{phase.name}-{session}.jsonl"
-    with open(os.path.join(directory, name), "wb") as handle:
-        handle.write(record.transcript)
+    rel = plan.artifact(f"{layout.TRANSCRIPTS_DIR}/{phase.name}-{session}.jsonl")
+    _write_artifact(ctx, rel, record.transcript)
     ctx.transcripts.append(
-        {"path": f"transcripts/{name}", "sha256": record.transcript_sha256, "bytes": len(record.transcript),
+        {"path": rel, "sha256": record.transcript_sha256, "bytes": len(record.transcript),
          "source": "parent-captured-stream-json"}
     )  # fmt: skip
+    ctx.transcript_index.append(
+        {"phase": phase.name, "role": phase.role.value, "session_id": record.session_id, "path": rel,
+         "ok": record.ok, "error_kind": None if record.error_kind is None else record.error_kind.value}
+    )  # fmt: skip
+    index = json.dumps({"transcripts": ctx.transcript_index}, indent=2).encode() + b"\n"
+    _write_artifact(ctx, plan.artifact(f"{layout.TRANSCRIPTS_DIR}/{layout.TRANSCRIPT_INDEX_NAME}"), index)
+
+
+def _write_artifact(ctx: CellContext, rel: str, data: bytes) -> None:
+    """Write one of the cell's artifacts (``rel`` under the sweep directory), replacing it whole."""
+    path = os.path.join(ctx.settings.out_dir, rel)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
 
 
 def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, str]:
@@ -358,9 +378,10 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str) -> dict[str, A
     data = patch.data
     for form in secret_forms(ctx.settings.redacted()):  # the agent may have written a secret
         data = data.replace(form.encode(), REDACTED.encode())
-    with open(os.path.join(ctx.settings.out_dir, f"{plan.label}.patch"), "wb") as handle:
-        handle.write(data)
+    rel = plan.artifact(layout.PATCH_NAME)
+    _write_artifact(ctx, rel, data)
     return {
+        "patch_artifact": rel,
         "diff_files": churn.files,
         "diff_insertions": churn.insertions,
         "diff_deletions": churn.deletions,

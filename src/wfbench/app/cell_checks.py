@@ -74,6 +74,8 @@ class CellContext:
     settings: RunSettings
     cancel: CancelToken
     transcripts: list[dict[str, object]] = attrs.field(factory=list)
+    #: ``transcripts/index.json`` of the cell: which transcript is which phase, and how it ended.
+    transcript_index: list[dict[str, object]] = attrs.field(factory=list)
     #: The task's read-only dependencies, mounted for sessions, verify and the oracle.
     dependency_mounts: tuple[Mount, ...] = ()
 

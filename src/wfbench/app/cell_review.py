@@ -57,12 +57,13 @@ def read_artifact(path: str) -> bytes:
 
 
 def grade_review(
-    path: str, oracle: OracleBundle, out_dir: str, label: str, secrets: Iterable[str] = ()
+    path: str, oracle: OracleBundle, out_dir: str, name: str, secrets: Iterable[str] = ()
 ) -> ReviewGrade:
-    """Score the artifact at ``path`` against the labels in ``oracle``; copy it beside the results.
+    """Score the artifact at ``path`` against the labels in ``oracle``; copy it to ``out_dir/name``.
 
-    The copy is the artifact with ``secrets`` (and credential-shaped tokens) redacted; the score
-    is taken from the artifact as written.
+    ``name`` is the copy's path relative to ``out_dir`` (the cell's ``review.json``). The copy is
+    the artifact with ``secrets`` (and credential-shaped tokens) redacted; the score is taken
+    from the artifact as written.
     """
     from wfbench.domain.review.scoring import (
         parse_labels,
@@ -81,9 +82,10 @@ def grade_review(
     except InputError as exc:
         fields: dict[str, Any] = {"review_score": None, "review_evidence_detail": exc.reason}
         return ReviewGrade(False, False, "review artifact unusable", fields)
-    name = f"{label}.review.json"
     scrubbed = redact_text(data.decode("utf-8", "replace"), tuple(secrets))
-    with open(os.path.join(out_dir, name), "wb") as handle:
+    target = os.path.join(out_dir, name)
+    os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+    with open(target, "wb") as handle:
         handle.write(scrubbed.encode("utf-8"))
     passed = review_oracle_passed(score)
     fields = {**score.row_fields(), "review_score": score.to_mapping(), "review_artifact": name}

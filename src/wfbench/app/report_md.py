@@ -168,8 +168,8 @@ def _footers(rows: Sequence[Row], table: AggregateTable) -> list[str]:
             "verified (skill_invoked=null) — see transcript_missing in results.jsonl."
         )
     lines.append(
-        "Session ids for every run are in results.jsonl — open the matching transcript under "
-        "transcripts/ to see what the agent did."
+        "Session ids for every run are in results.jsonl — each cell's transcripts, patch and review "
+        "artifact are under cells/<task>/<arm>/run-<i>/ (see the row's transcript_artifacts)."
     )
     return lines
 

@@ -16,7 +16,6 @@ The prior rows' durations also give the scheduler its longest-expected-first ord
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
@@ -28,6 +27,7 @@ from wfbench.app.binding import BoundTask, sha256_text
 from wfbench.app.cell_checks import RunSettings, skill_digest
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep import layout
 from wfbench.domain.sweep.reuse import (
     ArmIdentity,
     CellKey,
@@ -38,10 +38,8 @@ from wfbench.domain.sweep.reuse import (
     stamp_reused,
 )
 
-#: ``(relative path, sha256 or None, size or None, required)``: one file a reused row names.
-ArtifactRef = tuple[str, str | None, int | None, bool]
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
-_ARTIFACT_NAME = re.compile(r"[A-Za-z0-9._-]{1,255}")
+#: ``(path in the prior sweep, path in this sweep, sha256 or None, size or None, required)``.
+ArtifactRef = tuple[str, str, str | None, int | None, bool]
 
 
 class PriorResults(Protocol):
@@ -55,7 +53,9 @@ class PriorResults(Protocol):
         """Every row of its ``results.jsonl``."""
 
     def copy_artifacts(self, artifacts: Sequence[ArtifactRef], dest_dir: str) -> None:
-        """Copy every artifact into ``dest_dir``, all or nothing.
+        """Copy every artifact to its destination path under ``dest_dir``, all or nothing.
+
+        An optional artifact is skipped when absent; the first present source of a destination wins.
 
         Raises:
             OSError, ValueError: a required file is missing or unsafe, or its bytes drifted from
@@ -133,19 +133,48 @@ def expected_durations(rows: Iterable[Row]) -> dict[tuple[str, str], float]:
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
-def artifacts_of(row: Row) -> list[ArtifactRef]:
-    """The files a reusable row names: transcripts (checked), its review artifact, its patch (if any)."""
-    refs: list[ArtifactRef] = [
-        (str(entry["path"]), str(entry["sha256"]), int(entry["bytes"]), True)
-        for entry in row.extra.get("transcript_artifacts") or ()
-    ]
+def artifacts_of(row: Row) -> tuple[Row, list[ArtifactRef]]:
+    """The files a reusable row names, relocated into this sweep's cell directory, and the row naming them.
+
+    Transcripts (size and sha256 checked on copy) and the review artifact are required; the
+    patch is copied when present. A prior sweep in the legacy flat layout is read from its flat
+    paths and written to ``cells/<task>/<arm>/run-<i>/``, so the new sweep has one layout.
+
+    Raises:
+        ValueError: a path the row names is not one of its own cell's files.
+    """
+    task, arm, run = row.cell
+    refs: list[ArtifactRef] = []
+    moved: list[dict[str, object]] = []
+    for entry in row.extra.get("transcript_artifacts") or ():
+        source = str(entry["path"])
+        dest = _relocated_transcript(source, task, arm, run)
+        refs.append((source, dest, str(entry["sha256"]), int(entry["bytes"]), True))
+        moved.append({**entry, "path": dest})
+    extra: dict[str, object] = {**row.extra, "transcript_artifacts": moved}
     review = row.extra.get("review_artifact")
     if review:
-        if not isinstance(review, str) or not _ARTIFACT_NAME.fullmatch(review) or review.startswith("."):
+        if not isinstance(review, str) or not layout.is_cell_artifact_path(review, task, arm, run):
             raise ValueError(f"unsafe review artifact name {review!r}")
-        refs.append((review, None, None, True))
-    refs.append((_SAFE.sub("_", f"{row.task}-{row.arm}-run{row.run}") + ".patch", None, None, False))
-    return refs
+        extra["review_artifact"] = layout.cell_file(task, arm, run, layout.REVIEW_NAME)
+        refs.append((review, str(extra["review_artifact"]), None, None, True))
+    own_patch = layout.cell_file(task, arm, run, layout.PATCH_NAME)
+    for source in layout.patch_candidates(task, arm, run, row.extra.get("patch_artifact")):
+        refs.append((source, own_patch, None, None, False))
+    if row.extra.get("patch_artifact"):
+        extra["patch_artifact"] = own_patch
+    return attrs.evolve(row, extra=extra), refs
+
+
+def _relocated_transcript(source: str, task: str, arm: str, run: int) -> str:
+    """``source`` (either layout) as a path in the cell's ``transcripts/`` (legacy label prefix dropped)."""
+    if not layout.is_cell_artifact_path(source, task, arm, run, transcript=True):
+        raise ValueError(f"unsafe transcript path {source!r}")
+    name = source.rsplit("/", 1)[-1]
+    prefix = layout.legacy_label(task, arm, run) + "-"
+    if name.startswith(prefix) and len(name) > len(prefix):
+        name = name[len(prefix) :]
+    return layout.cell_file(task, arm, run, f"{layout.TRANSCRIPTS_DIR}/{name}")
 
 
 def plan_reuse(
@@ -177,10 +206,11 @@ def plan_reuse(
     rows: list[Row] = []
     for (task, arm, run), row in kept.items():
         try:
-            prior.copy_artifacts(artifacts_of(row), settings.out_dir)
+            relocated, refs = artifacts_of(row)
+            prior.copy_artifacts(refs, settings.out_dir)
         except (OSError, ValueError, WfbenchError) as exc:
             note(f"[{task}][{arm}][run {run}] comparator reuse failed ({exc}); running a paid cell")
             continue
-        rows.append(stamp_reused(row, now=now))
+        rows.append(stamp_reused(relocated, now=now))
         note(f"[{task}][{arm}][run {run}] reused comparator")
     return ReusePlan(rows=tuple(rows), canaries=canaries, durations=expected_durations(prior_rows))

@@ -427,6 +427,9 @@ def test_each_task_binding_digest_must_match(field: str) -> None:
         lambda a: {**a, "bytes": True},
         lambda a: {**a, "bytes": 1.0},
         lambda a: {**a, "path": "elsewhere/x.jsonl"},
+        lambda a: {**a, "path": "cells/task0/review/run-1/transcripts/x.jsonl"},
+        lambda a: {**a, "path": "cells/task0/workflow/run-0/transcripts/x.jsonl"},
+        lambda a: {**a, "path": "cells/task0/review/run-0/x.jsonl"},
         lambda a: {**a, "path": "transcripts/../x"},
         lambda a: {**a, "path": "transcripts/" + "x" * 201},
         lambda a: {**a, "path": None},
@@ -438,6 +441,12 @@ def test_a_malformed_transcript_artifact_entry_is_not_reusable(mutate: Any) -> N
     row = prior(transcript_artifacts=[dict(ARTIFACT), mutate(dict(ARTIFACT))])
 
     assert refusal(row) == "malformed transcript artifact entry"
+
+
+def test_a_transcript_in_the_rows_own_cell_directory_is_reusable() -> None:
+    """The current layout (cells/<task>/<arm>/run-<i>/transcripts/) and the legacy flat one both pass."""
+    own = {**ARTIFACT, "path": "cells/task0/review/run-0/transcripts/review-s1.jsonl"}
+    assert refusal(prior(transcript_artifacts=[own, dict(ARTIFACT)])) is None
 
 
 def test_transcript_artifact_limits_are_inclusive() -> None:

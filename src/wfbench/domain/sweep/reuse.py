@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from wfbench.domain.results.rows import ErrorKind, Row
+from wfbench.domain.sweep.layout import is_cell_artifact_path
 
 __all__ = [
     "EVIDENCE_MAX_AGE",
@@ -56,7 +57,6 @@ TRANSCRIPT_SOURCE = "parent-captured-stream-json"
 MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_TRANSCRIPT_PATH = re.compile(r"transcripts/[A-Za-z0-9._-]{1,200}")
 _ARTIFACT_KEYS = frozenset({"path", "sha256", "bytes", "source"})
 
 #: ``(task, arm, run)``: one cell of a sweep.
@@ -236,7 +236,7 @@ def _artifact_refusal(row: Row) -> str | None:
             or not isinstance(size, int)
             or not 0 <= size <= MAX_TRANSCRIPT_BYTES
             or not isinstance(entry["path"], str)
-            or not _TRANSCRIPT_PATH.fullmatch(entry["path"])
+            or not is_cell_artifact_path(entry["path"], row.task, row.arm, row.run, transcript=True)
         ):
             return "malformed transcript artifact entry"
     return None
