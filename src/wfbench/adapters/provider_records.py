@@ -25,6 +25,7 @@ class ReplySource(enum.StrEnum):
 
     SCRIPTED = "scripted"  # a turn of the matched rule
     EXHAUSTED = "exhausted"  # the rule matched but has no turn this far: an empty end_turn
+    COMPACTION = "compaction"  # an agent's context-compaction request: the summary, no script turn
     DEFAULT = "default"  # no rule matched (the request is *unmatched*)
     COUNT_TOKENS = "count-tokens"
     NOT_FOUND = "not-found"
@@ -41,10 +42,24 @@ class Selection:
     turn_index: int
 
 
-def select_turn(script: ProviderScript, body: Mapping[str, Any], protocol: Protocol) -> Selection:
-    """Choose the reply from the request alone: first matching rule, turn = assistant turns so far."""
+def select_turn(
+    script: ProviderScript,
+    body: Mapping[str, Any],
+    protocol: Protocol,
+    headers: Mapping[str, str] | None = None,
+) -> Selection:
+    """Choose the reply from the request alone: first matching rule, turn = assistant turns so far.
+
+    A compaction request (Codex, :func:`~wfbench.adapters.provider_wire.is_compaction`) is
+    answered with the script's ``compaction`` summary plus a marker of the turn reached, and
+    never consumes a scripted turn: the request after it resumes at that turn.
+    """
     text = wire.user_text(body, protocol)
     index = wire.assistant_turns(body, protocol)
+    matched = next((rule for rule, c in enumerate(script.conversations) if c.matches(text)), None)
+    if protocol is Protocol.OPENAI_RESPONSES and wire.is_compaction(body, headers):
+        summary = "\n\n".join(part for part in (script.compaction.say, wire.compaction_marker(index)) if part)
+        return Selection(attrs.evolve(script.compaction, say=summary), ReplySource.COMPACTION, matched, index)
     for rule, conversation in enumerate(script.conversations):
         if conversation.matches(text):
             if index < len(conversation.turns):

@@ -61,10 +61,21 @@ class ScriptedUsage:
 
 @attrs.frozen
 class ToolCall:
-    """One tool request the model makes: a tool name and its JSON input (a mapping)."""
+    """One tool request the model makes: a tool name and its JSON input (a mapping).
+
+    ``text`` set makes it a *custom* tool call whose input is free text (Codex's ``apply_patch``
+    is such a tool): a ``custom_tool_call`` item on OpenAI Responses; on Anthropic Messages a
+    ``tool_use`` whose input is ``{"input": text}``. ``input`` is then empty.
+    """
 
     name: str
     input: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+    text: str | None = None
+
+    @property
+    def custom(self) -> bool:
+        """True for a custom (free-text) tool call."""
+        return self.text is not None
 
 
 @attrs.frozen
@@ -98,6 +109,8 @@ class Turn:
 
 EMPTY_END_TURN = Turn()
 DEFAULT_TURN = Turn(say="Nothing is scripted for this prompt.")
+#: The reply to an agent's context-compaction request (Codex): a summary, usage not reported.
+DEFAULT_COMPACTION = Turn(say="Summary of the work so far: continue with the next step of the task.")
 
 
 @attrs.frozen
@@ -119,6 +132,8 @@ class ProviderScript:
     conversations: tuple[Conversation, ...] = ()
     default: Turn = DEFAULT_TURN
     source: str = "<script>"
+    #: What a compaction request is answered with (its ``say`` is the summary; see the docs).
+    compaction: Turn = DEFAULT_COMPACTION
 
     @classmethod
     def from_mapping(cls, raw: object, *, source: str = "<script>") -> ProviderScript:
@@ -127,17 +142,20 @@ class ProviderScript:
             raw = {}
         if not isinstance(raw, Mapping):
             raise InputError("the script must be a mapping with `conversations`", source=source)
-        _refuse_unknown(raw, {"default", "conversations"}, source=source, locator="")
+        _refuse_unknown(raw, {"default", "conversations", "compaction"}, source=source, locator="")
         default = DEFAULT_TURN
         if "default" in raw:
             default = _turn(raw["default"], source=source, locator="default")
+        compaction = DEFAULT_COMPACTION
+        if "compaction" in raw:
+            compaction = _compaction(raw["compaction"], source=source)
         rules = raw.get("conversations", [])
         if not isinstance(rules, list):
             raise InputError("must be a list", source=source, field="conversations")
         conversations = tuple(
             _conversation(rule, source=source, index=index) for index, rule in enumerate(rules)
         )
-        return cls(conversations=conversations, default=default, source=source)
+        return cls(conversations=conversations, default=default, source=source, compaction=compaction)
 
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "<script>") -> ProviderScript:
@@ -249,20 +267,35 @@ def _turn(raw: object, *, source: str, locator: str) -> Turn:
     )
 
 
+def _compaction(raw: object, *, source: str) -> Turn:
+    """The compaction reply: a turn of ``say`` and ``usage`` only (a summary is text, never a tool)."""
+    if isinstance(raw, Mapping):
+        _refuse_unknown(raw, {"say", "usage"}, source=source, locator="compaction")
+    return _turn(raw, source=source, locator="compaction")
+
+
 def _tools(raw: object, bad: Any) -> tuple[ToolCall, ...]:
     if not isinstance(raw, list):
-        raise bad("tools", "must be a list of {name, input}")
+        raise bad("tools", "must be a list of {name, input} or {name, text}")
     calls = []
     for number, tool in enumerate(raw):
         field = f"tools[{number}]"
         if not isinstance(tool, Mapping):
-            raise bad(field, "must be a mapping with `name` and `input`")
-        unknown = sorted(str(key) for key in tool if key not in {"name", "input"})
+            raise bad(field, "must be a mapping with `name` and `input` (or `text`)")
+        unknown = sorted(str(key) for key in tool if key not in {"name", "input", "text"})
         if unknown:
-            raise bad(f"{field}.{unknown[0]}", "unknown key (allowed: input, name)")
+            raise bad(f"{field}.{unknown[0]}", "unknown key (allowed: input, name, text)")
         name = tool.get("name")
         if not isinstance(name, str) or not name:
             raise bad(f"{field}.name", "must be a non-empty string")
+        if "text" in tool:
+            text = tool["text"]
+            if "input" in tool:
+                raise bad(f"{field}.text", "cannot be combined with `input` (text makes a custom tool call)")
+            if not isinstance(text, str):
+                raise bad(f"{field}.text", "must be a string (the custom tool's free-text input)")
+            calls.append(ToolCall(name=name, text=text))
+            continue
         tool_input = tool.get("input", {})
         if not isinstance(tool_input, Mapping):
             raise bad(f"{field}.input", "must be a mapping")

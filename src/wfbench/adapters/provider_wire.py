@@ -1,8 +1,13 @@
-"""Wire formats of the scripted provider: reading requests, building replies, error bodies.
+"""Wire formats of the scripted provider: reading requests, and the Anthropic Messages replies.
 
 Pure functions over parsed JSON (dicts), shared by :mod:`wfbench.adapters.scripted_provider`.
-Two protocols are spoken: Anthropic Messages (plain JSON and SSE events) and OpenAI Responses
-(plain JSON and SSE events). Usage fields a script leaves out are absent here, never 0.
+Reading a request (user text, turn number, workspace, placeholders, compaction) serves both
+protocols; the OpenAI Responses replies live in :mod:`wfbench.adapters.provider_responses`.
+Usage fields a script leaves out are absent on the Messages wire, never 0.
+
+Agents put their own text into user messages (Claude Code's ``<system-reminder>``, Codex's
+AGENTS.md block, ``<environment_context>``, injected ``<skill>`` bodies, compaction prompts and
+summaries): :data:`HARNESS_PREFIXES` keeps it out of the text rules match on.
 """
 
 from __future__ import annotations
@@ -24,9 +29,29 @@ WORKSPACE_PLACEHOLDER = "{workspace}"
 REVIEW_OUTPUT_PLACEHOLDER = "{review_output}"
 DEFAULT_REVIEW_OUTPUT = "/review-output/review-output.json"
 SYSTEM_REMINDER = "<system-reminder>"
+#: ``{exec_session_id}``: the session id of the last command Codex left running (see ``exec_session_of``).
+EXEC_SESSION_PLACEHOLDER = "{exec_session_id}"
+#: Codex's compaction prompt (the request's last user message) and the summary message after it.
+COMPACTION_PROMPT = "You are performing a CONTEXT CHECKPOINT COMPACTION"
+COMPACTION_SUMMARY = "Another language model started to solve this problem"
+#: A user text part that opens with one of these was put there by the agent's harness, not the user.
+HARNESS_PREFIXES = (
+    SYSTEM_REMINDER,  # Claude Code
+    "<environment_context>",  # Codex: cwd, shell, date
+    "# AGENTS.md instructions for ",  # Codex: the AGENTS.md block
+    "<user_instructions>",  # Codex (older): the AGENTS.md block
+    "<skill>",  # Codex: a $skill mention's injected body
+    COMPACTION_PROMPT,
+    COMPACTION_SUMMARY,
+)
+#: The marker a compaction summary carries so the conversation resumes at the right turn.
+_COMPACTED = re.compile(r"\[wfbench compaction: (\d{1,6}) assistant turns?\]")
+_EXEC_SESSION = re.compile(r"Process running with session ID (\d{1,12})")
 _WORKDIR = re.compile(r"(?:primary |current )?working directory\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
+_CWD = re.compile(r"<cwd>(/[^<>\n]*)</cwd>")
 _REVIEW_OUTPUT = re.compile(r"review output file\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
 _ASSISTANT_ITEM_TYPES = frozenset({"function_call", "reasoning", "custom_tool_call"})
+_TOOL_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
 
 Event = tuple[str, dict[str, Any]]
 
@@ -61,6 +86,8 @@ class ReplyContext:
     turn: int
     seed: str
     review_output: str = DEFAULT_REVIEW_OUTPUT
+    #: The session id of the last command the agent reported as still running (Codex), if any.
+    exec_session: int | None = None
 
     @classmethod
     def from_request(cls, body: Mapping[str, Any], protocol: Protocol) -> ReplyContext:
@@ -73,7 +100,12 @@ class ReplyContext:
             turn=assistant_turns(body, protocol),
             seed=hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12],
             review_output=review_output_of(body, protocol),
+            exec_session=exec_session_of(body, protocol),
         )
+
+    def expand(self, value: Any) -> Any:
+        """A tool input with every placeholder this request can fill replaced."""
+        return expand_workspace(value, self.workspace, self.review_output, self.exec_session)
 
     def tool_id(self, prefix: str, index: int) -> str:
         """A tool-call id unique within the conversation and stable across runs."""
@@ -104,12 +136,18 @@ def _messages(body: Mapping[str, Any], protocol: Protocol) -> list[Mapping[str, 
     return [item for item in items if isinstance(item, Mapping)]
 
 
+def is_harness_text(part: str) -> bool:
+    """True for a user text part the agent's own harness wrote (see :data:`HARNESS_PREFIXES`)."""
+    return part.lstrip().startswith(HARNESS_PREFIXES)
+
+
 def user_text(body: Mapping[str, Any], protocol: Protocol) -> str:
     """The text the user authored: text blocks of user messages, joined by newlines.
 
-    Tool results, the system prompt (``system``, ``instructions``) and text blocks that open
-    with ``<system-reminder>`` (context Claude Code injects into user messages) are excluded, so
-    a rule cannot match on text the model or the agent's own harness put into the conversation.
+    Tool results, the system prompt (``system``, ``instructions``, Codex's ``developer``
+    messages) and text parts the agent's harness injected into user messages
+    (:data:`HARNESS_PREFIXES`) are excluded, so a rule cannot match on text the model or the
+    agent's own harness put into the conversation.
     """
     text_types = frozenset({"text", "input_text"})
     parts = [
@@ -117,25 +155,99 @@ def user_text(body: Mapping[str, Any], protocol: Protocol) -> str:
         for message in _messages(body, protocol)
         if message.get("role") == "user"
         for part in _text_parts(message.get("content"), text_types)
-        if not part.lstrip().startswith(SYSTEM_REMINDER)
+        if not is_harness_text(part)
     ]
     return "\n".join(parts)
 
 
+def _is_assistant(item: Mapping[str, Any]) -> bool:
+    return item.get("role") == "assistant" or item.get("type") in _ASSISTANT_ITEM_TYPES
+
+
+def _compacted_turns(item: Mapping[str, Any]) -> int | None:
+    """The turn count a compaction summary this provider wrote carries, or None."""
+    if item.get("role") != "user":
+        return None
+    for part in _text_parts(item.get("content"), frozenset({"text", "input_text"})):
+        found = _COMPACTED.search(part) if part.lstrip().startswith(COMPACTION_SUMMARY) else None
+        if found:
+            return int(found.group(1))
+    return None
+
+
 def assistant_turns(body: Mapping[str, Any], protocol: Protocol) -> int:
-    """How many assistant turns the request already holds (a run of assistant items is one turn)."""
+    """How many assistant turns the request already holds (a run of assistant items is one turn).
+
+    After a compaction the history restarts from the summary this provider wrote: its marker
+    says how many turns came before, and the turns after it are added, so the script resumes
+    where it was instead of starting over.
+    """
     turns = 0
     in_run = False
     for item in _messages(body, protocol):
-        is_assistant = item.get("role") == "assistant" or item.get("type") in _ASSISTANT_ITEM_TYPES
+        compacted = _compacted_turns(item)
+        if compacted is not None:
+            turns, in_run = compacted, False
+            continue
+        is_assistant = _is_assistant(item)
         if is_assistant and not in_run:
             turns += 1
         in_run = is_assistant
     return turns
 
 
+def is_compaction(body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> bool:
+    """True for an agent's context-compaction request (Codex), not a turn of the conversation.
+
+    Codex marks it in ``x-codex-turn-metadata`` (``request_kind: compaction``) and ends the
+    input with its compaction prompt as a user message; either is enough.
+    """
+    metadata = (headers or {}).get("x-codex-turn-metadata", "")
+    if metadata:
+        try:
+            decoded = json.loads(metadata)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, Mapping) and decoded.get("request_kind") == "compaction":
+            return True
+    items = _messages(body, Protocol.OPENAI_RESPONSES)
+    if not items or items[-1].get("role") != "user":
+        return False
+    parts = list(_text_parts(items[-1].get("content"), frozenset({"text", "input_text"})))
+    return bool(parts) and parts[0].lstrip().startswith(COMPACTION_PROMPT)
+
+
+def compaction_marker(turns: int) -> str:
+    """The marker a compaction summary ends with (read back by :func:`assistant_turns`)."""
+    return f"[wfbench compaction: {turns} assistant turns]"
+
+
+def exec_session_of(body: Mapping[str, Any], protocol: Protocol) -> int | None:
+    """The session id in the last tool output that reports a command still running, or None.
+
+    Codex answers an ``exec_command`` that outlives its ``yield_time_ms`` with
+    ``Process running with session ID N`` (N random); a script polls it with ``write_stdin``
+    and ``session_id: "{exec_session_id}"``.
+    """
+    found: int | None = None
+    for item in _messages(body, protocol):
+        if item.get("type") not in _TOOL_OUTPUT_TYPES:
+            continue
+        output = item.get("output")
+        texts = [output] if isinstance(output, str) else list(_text_parts(output, frozenset({"input_text"})))
+        for text in texts:
+            matches = _EXEC_SESSION.findall(text)
+            if matches:
+                found = int(matches[-1])
+    return found
+
+
 def workspace_of(body: Mapping[str, Any], protocol: Protocol) -> str:
-    """The working directory the agent states (``Working directory: /path``), else ``/workspace``."""
+    """The working directory the agent states, else ``/workspace``.
+
+    Claude Code and the stand-in say ``… working directory: /path``; Codex states
+    ``<cwd>/path</cwd>`` in its environment context.
+    """
     system = body.get("instructions" if protocol is Protocol.OPENAI_RESPONSES else "system")
     texts = [*_text_parts(system, frozenset({"text", "input_text"}))]
     for message in _messages(body, protocol):
@@ -144,6 +256,9 @@ def workspace_of(body: Mapping[str, Any], protocol: Protocol) -> str:
         found = _WORKDIR.search(text)
         if found:
             return found.group(1).rstrip(".,;:")
+        cwd = _CWD.search(text)
+        if cwd:
+            return cwd.group(1).strip()
     return DEFAULT_WORKSPACE
 
 
@@ -159,15 +274,32 @@ def review_output_of(body: Mapping[str, Any], protocol: Protocol) -> str:
     return DEFAULT_REVIEW_OUTPUT
 
 
-def expand_workspace(value: Any, workspace: str, review_output: str = DEFAULT_REVIEW_OUTPUT) -> Any:
-    """Replace ``{workspace}`` and ``{review_output}`` in every string of a tool input (keys untouched)."""
+def expand_workspace(
+    value: Any,
+    workspace: str,
+    review_output: str = DEFAULT_REVIEW_OUTPUT,
+    exec_session: int | None = None,
+) -> Any:
+    """Replace the placeholders in every string of a tool input (keys untouched).
+
+    ``{workspace}`` and ``{review_output}`` always; ``{exec_session_id}`` when the request holds
+    a running command's session id — a value that is exactly the placeholder becomes the integer
+    (``write_stdin`` wants a number), one that contains it gets the digits.
+    """
     if isinstance(value, str):
+        if exec_session is not None and value == EXEC_SESSION_PLACEHOLDER:
+            return exec_session
         expanded = value.replace(WORKSPACE_PLACEHOLDER, workspace)
-        return expanded.replace(REVIEW_OUTPUT_PLACEHOLDER, review_output)
+        expanded = expanded.replace(REVIEW_OUTPUT_PLACEHOLDER, review_output)
+        if exec_session is not None:
+            expanded = expanded.replace(EXEC_SESSION_PLACEHOLDER, str(exec_session))
+        return expanded
     if isinstance(value, Mapping):
-        return {key: expand_workspace(item, workspace, review_output) for key, item in value.items()}
+        return {
+            key: expand_workspace(item, workspace, review_output, exec_session) for key, item in value.items()
+        }
     if isinstance(value, list):
-        return [expand_workspace(item, workspace, review_output) for item in value]
+        return [expand_workspace(item, workspace, review_output, exec_session) for item in value]
     return value
 
 
@@ -180,18 +312,18 @@ def anthropic_usage(turn: Turn) -> Any:
 
 
 def anthropic_content(turn: Turn, ctx: ReplyContext) -> list[dict[str, Any]]:
-    """Content blocks: a text block when ``say`` is scripted, then one tool_use per tool."""
+    """Content blocks: a text block when ``say`` is scripted, then one tool_use per tool.
+
+    A custom (free-text) tool call has no Messages form of its own: its text is the tool_use's
+    ``input`` field.
+    """
     blocks: list[dict[str, Any]] = []
     if turn.say is not None:
         blocks.append({"type": "text", "text": turn.say})
     for index, tool in enumerate(turn.tools):
+        tool_input = {"input": ctx.expand(tool.text)} if tool.text is not None else ctx.expand(tool.input)
         blocks.append(
-            {
-                "type": "tool_use",
-                "id": ctx.tool_id("toolu", index),
-                "name": tool.name,
-                "input": expand_workspace(tool.input, ctx.workspace, ctx.review_output),
-            }
+            {"type": "tool_use", "id": ctx.tool_id("toolu", index), "name": tool.name, "input": tool_input}
         )
     return blocks
 
@@ -210,7 +342,8 @@ def anthropic_message(turn: Turn, ctx: ReplyContext) -> dict[str, Any]:
     }
 
 
-def _halves(text: str) -> list[str]:
+def halves(text: str) -> list[str]:
+    """A text in two streamed pieces (one piece when it is too short to split)."""
     middle = len(text) // 2
     return [part for part in (text[:middle], text[middle:]) if part] or [""]
 
@@ -226,11 +359,11 @@ def anthropic_events(turn: Turn, ctx: ReplyContext) -> list[Event]:
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
             opening: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": part} for part in _halves(block["text"])]
+            deltas = [{"type": "text_delta", "text": part} for part in halves(block["text"])]
         else:
             opening = {**block, "input": {}}
             payload = json.dumps(block["input"], separators=(",", ":"))
-            deltas = [{"type": "input_json_delta", "partial_json": part} for part in _halves(payload)]
+            deltas = [{"type": "input_json_delta", "partial_json": part} for part in halves(payload)]
         events.append(
             ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening})
         )
@@ -267,155 +400,3 @@ def anthropic_error(status: int, message: str = "") -> dict[str, Any]:
     """An error body in the Anthropic shape: ``{type: error, error: {type, message}}``."""
     kind = _ANTHROPIC_ERRORS.get(status, "invalid_request_error" if status < 500 else "api_error")
     return {"type": "error", "error": {"type": kind, "message": message or f"scripted {kind} ({status})"}}
-
-
-# --------------------------------------------------------------------------- OpenAI Responses
-
-
-def openai_usage(turn: Turn) -> Any:
-    """Responses usage: ``input_tokens`` is the whole input; cache fields only when scripted."""
-    if turn.raw_usage is not None:
-        return turn.raw_usage
-    usage = turn.usage
-    wire: dict[str, Any] = {}
-    if usage.input_tokens is not None:
-        cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-        wire["input_tokens"] = usage.input_tokens + cached
-    details: dict[str, int] = {}
-    if usage.cache_read_input_tokens is not None:
-        details["cached_tokens"] = usage.cache_read_input_tokens
-    if usage.cache_creation_input_tokens is not None:
-        details["cache_write_tokens"] = usage.cache_creation_input_tokens
-    if details:
-        wire["input_tokens_details"] = details
-    if usage.output_tokens is not None:
-        wire["output_tokens"] = usage.output_tokens
-    if "input_tokens" in wire and "output_tokens" in wire:
-        wire["total_tokens"] = wire["input_tokens"] + wire["output_tokens"]
-    return wire
-
-
-def openai_output(turn: Turn, ctx: ReplyContext) -> list[dict[str, Any]]:
-    """Output items: a message item when ``say`` is scripted, then one function_call per tool."""
-    items: list[dict[str, Any]] = []
-    if turn.say is not None:
-        items.append(
-            {
-                "id": f"msg_{ctx.seed}_{ctx.turn:02d}",
-                "type": "message",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": turn.say, "annotations": []}],
-            }
-        )
-    for index, tool in enumerate(turn.tools):
-        arguments = expand_workspace(tool.input, ctx.workspace, ctx.review_output)
-        items.append(
-            {
-                "id": ctx.tool_id("fc", index),
-                "type": "function_call",
-                "status": "completed",
-                "call_id": ctx.tool_id("call", index),
-                "name": tool.name,
-                "arguments": json.dumps(arguments, separators=(",", ":")),
-            }
-        )
-    return items
-
-
-def openai_response(turn: Turn, ctx: ReplyContext, *, created_at: int) -> dict[str, Any]:
-    """The plain-JSON Responses reply (``status`` incomplete when the stop reason is max_tokens)."""
-    incomplete = turn.effective_stop_reason == "max_tokens"
-    return {
-        "id": f"resp_{ctx.seed}_{ctx.turn:02d}",
-        "object": "response",
-        "created_at": created_at,
-        "status": "incomplete" if incomplete else "completed",
-        "error": None,
-        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
-        "instructions": None,
-        "model": ctx.model,
-        "output": openai_output(turn, ctx),
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": openai_usage(turn),
-    }
-
-
-def openai_events(turn: Turn, ctx: ReplyContext, *, created_at: int) -> list[Event]:
-    """The SSE event sequence of a streamed Responses reply, numbered by ``sequence_number``."""
-    final = openai_response(turn, ctx, created_at=created_at)
-    running = {**final, "status": "in_progress", "output": [], "usage": None}
-    raw: list[dict[str, Any]] = [
-        {"type": "response.created", "response": running},
-        {"type": "response.in_progress", "response": running},
-    ]
-    for position, item in enumerate(final["output"]):
-        raw.extend(_openai_item_events(position, item))
-    raw.append({"type": "response.completed", "response": final})
-    return [(event["type"], {**event, "sequence_number": number}) for number, event in enumerate(raw)]
-
-
-def _openai_item_events(position: int, item: dict[str, Any]) -> list[dict[str, Any]]:
-    at = {"output_index": position, "item_id": item["id"]}
-    if item["type"] == "function_call":
-        arguments = item["arguments"]
-        return [
-            {
-                "type": "response.output_item.added",
-                "output_index": position,
-                "item": {**item, "status": "in_progress", "arguments": ""},
-            },
-            *(
-                {"type": "response.function_call_arguments.delta", **at, "delta": part}
-                for part in _halves(arguments)
-            ),
-            {"type": "response.function_call_arguments.done", **at, "arguments": arguments},
-            {"type": "response.output_item.done", "output_index": position, "item": item},
-        ]
-    part = item["content"][0]
-    text = part["text"]
-    at_part = {**at, "content_index": 0}
-    return [
-        {
-            "type": "response.output_item.added",
-            "output_index": position,
-            "item": {**item, "status": "in_progress", "content": []},
-        },
-        {"type": "response.content_part.added", **at_part, "part": {**part, "text": ""}},
-        *(
-            {"type": "response.output_text.delta", **at_part, "delta": piece, "logprobs": []}
-            for piece in _halves(text)
-        ),
-        {"type": "response.output_text.done", **at_part, "text": text, "logprobs": []},
-        {"type": "response.content_part.done", **at_part, "part": part},
-        {"type": "response.output_item.done", "output_index": position, "item": item},
-    ]
-
-
-_OPENAI_ERRORS = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    403: ("invalid_request_error", "unsupported_country_region_territory"),
-    404: ("invalid_request_error", "not_found"),
-    429: ("requests", "rate_limit_exceeded"),
-    500: ("server_error", None),
-    503: ("server_error", "overloaded"),
-    529: ("server_error", "overloaded"),
-}
-
-
-def openai_error(status: int, message: str = "") -> dict[str, Any]:
-    """An error body in the OpenAI shape: ``{error: {message, type, param, code}}``."""
-    kind, code = _OPENAI_ERRORS.get(
-        status, ("invalid_request_error" if status < 500 else "server_error", None)
-    )
-    return {
-        "error": {
-            "message": message or f"scripted {kind} ({status})",
-            "type": kind,
-            "param": None,
-            "code": code,
-        }
-    }

@@ -2,7 +2,8 @@
 
 It speaks Anthropic Messages (``POST /v1/messages``, streaming SSE and plain JSON, plus
 ``/v1/messages/count_tokens``) and OpenAI Responses (``POST /v1/responses``, streaming and
-plain). What it says comes from a :class:`~wfbench.adapters.provider_script.ProviderScript`.
+plain; :mod:`wfbench.adapters.provider_responses`). What it says comes from a
+:class:`~wfbench.adapters.provider_script.ProviderScript`.
 
 The reply is chosen from the request alone (the first rule whose ``when`` strings all occur in
 the user text; turn i answers a request that already holds i assistant turns), so concurrent
@@ -25,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from wfbench.adapters import provider_responses as responses
 from wfbench.adapters import provider_wire as wire
 from wfbench.adapters.provider_records import (
     RecordedRequest,
@@ -246,7 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._record(body, protocol, ReplySource.COUNT_TOKENS, None, None, stream=False)
             self._send_json(HTTPStatus.OK, wire.count_tokens_reply(body))
         else:
-            selection = select_turn(self.server.provider.script, body, protocol)
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            selection = select_turn(self.server.provider.script, body, protocol, headers)
             self._record(
                 body, protocol, selection.source, selection.rule, selection.turn_index, stream=stream
             )
@@ -267,20 +270,20 @@ class _Handler(BaseHTTPRequestHandler):
             events = (
                 wire.anthropic_events(turn, ctx)
                 if protocol is Protocol.ANTHROPIC
-                else wire.openai_events(turn, ctx, created_at=created)
+                else responses.openai_events(turn, ctx, created_at=created)
             )
             self._send_events(events, turn)
         else:
             reply = (
                 wire.anthropic_message(turn, ctx)
                 if protocol is Protocol.ANTHROPIC
-                else wire.openai_response(turn, ctx, created_at=int(time.time()))
+                else responses.openai_response(turn, ctx, created_at=int(time.time()))
             )
             self._send_json(HTTPStatus.OK, reply, turn=turn)
 
     def _send_error(self, protocol: Protocol, status: int, message: str = "") -> None:
         body = (
-            wire.openai_error(status, message)
+            responses.openai_error(status, message)
             if protocol is Protocol.OPENAI_RESPONSES
             else wire.anthropic_error(status, message)
         )
