@@ -40,3 +40,16 @@ def claude_binary() -> str | None:
         if path and os.access(path, os.X_OK):
             return path
     return None
+
+
+def codex_binary() -> str | None:
+    """The real Codex CLI: $WFBENCH_CODEX_BIN, the project's cache install, or PATH."""
+    candidates = [
+        os.environ.get("WFBENCH_CODEX_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/codex/node_modules/.bin/codex"),
+        shutil.which("codex") or "",
+    ]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None

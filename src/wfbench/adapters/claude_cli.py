@@ -75,7 +75,14 @@ SHELL_PREFIX_SCRIPT = """#!/bin/sh
 exec /usr/bin/env -i HOME="$HOME" PATH="$PATH" TMPDIR="${TMPDIR:-/tmp}" LANG="${LANG:-C.UTF-8}" \\
   TERM=dumb /bin/bash -c "$1"
 """
-__all__ = ["ClaudeCLI", "build_argv", "decode_events", "redact_transcript"]
+__all__ = [
+    "ClaudeCLI",
+    "build_argv",
+    "check_base_url",
+    "decode_events",
+    "record_from_verdict",
+    "redact_transcript",
+]
 
 
 @attrs.frozen
@@ -207,12 +214,13 @@ class ClaudeCLI:
             events, process=process, stream_error=stream_error, expected_skill=request.expected_skill
         )
         transcript, truncated = redact_transcript(result.stdout, secrets, limit=self.transcript_limit)
-        return _to_record(verdict, transcript, truncated or result.stdout_overflow, secrets)
+        return record_from_verdict(verdict, transcript, truncated or result.stdout_overflow, secrets)
 
 
-def _to_record(
+def record_from_verdict(
     verdict: SessionVerdict, transcript: bytes, truncated: bool, secrets: Sequence[str]
 ) -> SessionRecord:
+    """The record of a parsed session: the verdict, the redacted transcript, details redacted again."""
     detail = redact_text(verdict.error_detail, secrets) if verdict.error_detail is not None else None
     return SessionRecord(
         ok=verdict.ok,
@@ -264,7 +272,7 @@ def session_env(request: SessionRequest, base: Mapping[str, str]) -> dict[str, s
         InputError: no usable ``ANTHROPIC_BASE_URL``, or a blank secret.
     """
     env = {**DEFAULT_ENV, **base, **dict.fromkeys(MODEL_SLOTS, request.model), **request.env}
-    _check_base_url(env.get("ANTHROPIC_BASE_URL", ""))
+    check_base_url(env.get("ANTHROPIC_BASE_URL", ""))
     for name, value in request.secrets.items():
         if not value.strip():
             raise InputError("secret is blank", field=name)
@@ -272,12 +280,17 @@ def session_env(request: SessionRequest, base: Mapping[str, str]) -> dict[str, s
     return env
 
 
-def _check_base_url(url: str) -> None:
+def check_base_url(url: str, field: str = "ANTHROPIC_BASE_URL") -> None:
+    """Refuse a model endpoint that is not a plain http(s) URL with a host name.
+
+    Raises:
+        InputError: naming ``field``.
+    """
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError("must be an http(s) URL with a host name", field="ANTHROPIC_BASE_URL")
+        raise InputError("must be an http(s) URL with a host name", field=field)
     if parts.username or parts.password or parts.query or parts.fragment:
-        raise InputError("must not carry credentials, a query or a fragment", field="ANTHROPIC_BASE_URL")
+        raise InputError("must not carry credentials, a query or a fragment", field=field)
 
 
 def _reject_constant(name: str) -> Any:

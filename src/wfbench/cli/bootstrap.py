@@ -19,7 +19,7 @@ from wfbench.domain.ports import Clock, ModelCLI, Sandbox, Workspaces
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OFFLINE_KEY = "offline-scripted-provider"
 SANDBOXES = ("bwrap", "host-unsafe")
-AGENTS = ("standin", "claude")
+AGENTS = ("standin", "claude", "codex")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
     " or pass `--sandbox host-unsafe` to run WITHOUT containment"
@@ -84,16 +84,39 @@ def find_claude() -> str | None:
     return None
 
 
+def find_codex() -> str | None:
+    """The real Codex CLI: $WFBENCH_CODEX_BIN, the project's cache install, or PATH."""
+    for path in (
+        os.environ.get("WFBENCH_CODEX_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/codex/node_modules/.bin/codex"),
+        shutil.which("codex") or "",
+    ):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def build_agent(name: str) -> ModelCLI:
-    """The stand-in agent (default) or the real ``claude`` CLI.
+    """The stand-in agent (default), the real ``claude`` CLI or the real ``codex`` CLI.
 
     Raises:
-        InputError: an unknown agent, or ``claude`` not installed.
+        InputError: an unknown agent, or the named CLI not installed.
     """
     from wfbench.adapters.claude_cli import ClaudeCLI
 
     if name == "standin":
         return ClaudeCLI.standin()
+    if name == "codex":
+        from wfbench.adapters.codex_cli import CODEX_VERSION, CodexCLI
+
+        codex = find_codex()
+        if codex is None:
+            raise InputError(
+                "the codex CLI is not installed (scripts/install-tools, or npm install"
+                f" @openai/codex@{CODEX_VERSION})",
+                field="--agent",
+            )
+        return CodexCLI.real(codex)
     if name == "claude":
         binary = find_claude()
         if binary is None:

@@ -24,7 +24,7 @@ class Usage:
 
 @attrs.frozen
 class SessionRequest:
-    """One headless session to run (``claude -p`` or the stand-in agent).
+    """One headless session to run (``claude -p``, ``codex exec`` or the stand-in agent).
 
     ``env`` holds the non-secret environment additions (base URL, feature flags); ``secrets``
     maps secret environment variable names to values: they reach only the agent CLI process,
@@ -43,6 +43,10 @@ class SessionRequest:
     plugin_dirs: tuple[str, ...] = ()
     add_dirs: tuple[str, ...] = ()
     expected_skill: str | None = None
+    #: The arm's skills as paths relative to the workspace (name → ``.claude/skills/<name>``),
+    #: for agents that discover skills elsewhere (Codex: the adapter presents them in
+    #: ``$HOME/.agents/skills``). Claude Code finds them in the workspace itself.
+    skill_paths: Mapping[str, str] = attrs.field(factory=dict)
     timeout_s: float = 5400.0
     env: Mapping[str, str] = attrs.field(factory=dict)
     secrets: Mapping[str, str] = attrs.field(factory=dict)
