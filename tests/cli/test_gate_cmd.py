@@ -66,19 +66,30 @@ def promoting_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def test_gate_prints_the_decisions_and_writes_the_same_evidence_it_prints_as_json(tmp_path: Path) -> None:
-    """Human text names the decision; --json prints exactly what promotion.json holds."""
+def test_gate_prints_the_decisions_and_writes_nothing_by_default(tmp_path: Path) -> None:
+    """Human text names the decision; the sweep directory is left exactly as it was."""
     write_results(tmp_path, promoting_rows())
+    before = sorted(p.name for p in tmp_path.iterdir())
 
     text = wfbench("gate", tmp_path)
+
     assert text.returncode == 0, text.stderr
     assert "decision: candidate_workflow vs workflow (implementation, cost_usd): PROMOTE" in text.stdout
     assert "median cost_usd improvement is 50.0% (required 5.0%)" in text.stdout
     assert "task-a  baseline: 3/3" in text.stdout
+    assert "wrote" not in text.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
-    printed = wfbench("gate", tmp_path / "results.jsonl", "--json")
+
+def test_gate_out_writes_exactly_the_evidence_it_prints_as_json(tmp_path: Path) -> None:
+    """--json --out FILE: the file holds what stdout shows."""
+    write_results(tmp_path, promoting_rows())
+    target = tmp_path / "regated.json"
+
+    printed = wfbench("gate", tmp_path / "results.jsonl", "--json", "--out", target)
+
     assert printed.returncode == 0, printed.stderr
-    written = json.loads((tmp_path / "promotion.json").read_text())
+    written = json.loads(target.read_text())
     assert json.loads(printed.stdout) == written
     assert written["schema_version"] == 6
     assert written["decisions"][0]["decision"] == "promote"
@@ -170,13 +181,16 @@ def test_a_directory_without_results_exits_2(tmp_path: Path) -> None:
 
 
 def test_a_bad_policy_option_exits_2_naming_the_option(tmp_path: Path) -> None:
-    """--metric must be one of the four promotion metrics."""
+    """--metric must be one of the four promotion metrics, and the error lists them."""
     write_results(tmp_path, promoting_rows())
 
     result = wfbench("gate", tmp_path, "--metric", "vibes")
 
     assert result.returncode == 2
-    assert "--metric: unsupported promotion metric: vibes" in result.stderr
+    assert result.stderr.strip() == (
+        "wfbench: error: wfbench gate: Invalid value for '--metric': 'vibes' is not one of 'cost_usd',"
+        " 'output_tokens', 'duration_s', 'num_turns'."
+    )
 
 
 def test_missing_cost_renders_as_n_a_in_the_report(tmp_path: Path) -> None:
@@ -209,7 +223,7 @@ def test_custom_pairs_are_gated_and_no_candidates_write_nothing(tmp_path: Path) 
     rows += [reference_row("t", "mine_v2", r, cost_usd=0.5) for r in range(3)]
     write_results(tmp_path, rows)
 
-    nothing = wfbench("gate", tmp_path)
+    nothing = wfbench("gate", tmp_path, "--out", tmp_path / "promotion.json")
     assert nothing.returncode == 0
     assert "nothing to gate" in nothing.stdout
     assert not (tmp_path / "promotion.json").exists()
@@ -221,3 +235,123 @@ def test_custom_pairs_are_gated_and_no_candidates_write_nothing(tmp_path: Path) 
     bad = wfbench("gate", tmp_path, "--pair", "mine_v2")
     assert bad.returncode == 2
     assert "--pair" in bad.stderr
+
+
+def _sweep_evidence(directory: Path, generated_at: str) -> Path:
+    """A sweep's own promotion.json, as ``wfbench run`` left it."""
+    evidence = directory / "promotion.json"
+    evidence.write_text(json.dumps({"generated_at": generated_at, "decisions": [], "schema_version": 6}))
+    return evidence
+
+
+def test_gate_never_overwrites_the_sweeps_evidence_without_force(tmp_path: Path) -> None:
+    """--out at the sweep's promotion.json is refused (exit 2, file untouched); --force writes it."""
+    write_results(tmp_path, promoting_rows())
+    evidence = _sweep_evidence(tmp_path, "2026-01-02T00:00:00+00:00")
+    original = evidence.read_bytes()
+
+    refused = wfbench("gate", tmp_path, "--out", evidence)
+
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"wfbench: error: {evidence}: --out: is the sweep's own evidence; refusing to overwrite it"
+        " without --force"
+    ]
+    assert evidence.read_bytes() == original
+
+    forced = wfbench("gate", tmp_path, "--out", evidence, "--force")
+
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads(evidence.read_text())["decisions"][0]["decision"] == "promote"
+
+
+def test_gate_refuses_any_existing_out_file_without_force(tmp_path: Path) -> None:
+    """An unrelated existing file is not overwritten either."""
+    write_results(tmp_path, promoting_rows())
+    other = tmp_path / "notes.json"
+    other.write_text("keep me")
+
+    refused = wfbench("gate", tmp_path, "--out", other)
+
+    assert refused.returncode == 2
+    assert "already exists; refusing to overwrite it without --force" in refused.stderr
+    assert other.read_text() == "keep me"
+
+
+def test_a_regate_keeps_the_evidence_time_of_the_sweep(tmp_path: Path) -> None:
+    """generated_at (and the 90-day expiry) come from the sweep's promotion.json, not the clock."""
+    write_results(tmp_path, promoting_rows())
+    _sweep_evidence(tmp_path, "2026-01-02T03:04:05+00:00")
+
+    printed = wfbench("gate", tmp_path, "--json")
+
+    evidence = json.loads(printed.stdout)
+    assert evidence["generated_at"] == "2026-01-02T03:04:05+00:00"
+    assert evidence["evidence_expires_at"] == "2026-04-02T03:04:05+00:00"
+
+
+def test_without_sweep_evidence_the_newest_row_dates_the_evidence(tmp_path: Path) -> None:
+    """No promotion.json: the newest recorded_at of the rows is the evidence's time."""
+    rows = promoting_rows()
+    rows[4]["recorded_at"] = "2026-03-01T12:00:00+00:00"
+    write_results(tmp_path, rows)
+
+    evidence = json.loads(wfbench("gate", tmp_path, "--json").stdout)
+
+    assert evidence["generated_at"] == "2026-03-01T12:00:00+00:00"
+
+
+def test_gate_json_without_a_candidate_prints_an_explicit_empty_result(tmp_path: Path) -> None:
+    """Not ``null``: an object with no decisions and the reason."""
+    write_results(tmp_path, [reference_row("t", "workflow", r) for r in range(3)])
+
+    printed = wfbench("gate", tmp_path, "--json")
+
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout) == {
+        "decisions": [],
+        "reason": "no candidate arm has rows; nothing to gate",
+    }
+
+
+def test_fail_on_exits_3_only_for_the_named_decisions(tmp_path: Path) -> None:
+    """A promotion passes --fail-on keep_incumbent,insufficient_evidence; a keep_incumbent fails it."""
+    write_results(tmp_path / "promote", promoting_rows())
+    keep = promoting_rows()
+    for row in keep:
+        if row["arm"] == "candidate_workflow":
+            row["cost_usd"] = 2.0
+    write_results(tmp_path / "keep", keep)
+    gate_on = ("--fail-on", "keep_incumbent,insufficient_evidence")
+
+    promoted = wfbench("gate", tmp_path / "promote", *gate_on)
+    kept = wfbench("gate", tmp_path / "keep", *gate_on)
+    kept_without_fail_on = wfbench("gate", tmp_path / "keep")
+
+    assert promoted.returncode == 0, promoted.stderr
+    assert kept.returncode == 3
+    assert "keep_incumbent" in kept.stderr
+    assert "KEEP_INCUMBENT" in kept.stdout
+    assert kept_without_fail_on.returncode == 0
+
+
+def test_fail_on_counts_a_missing_candidate_as_insufficient_evidence(tmp_path: Path) -> None:
+    """A CI gate whose candidate never ran must not pass silently."""
+    write_results(tmp_path, [reference_row("t", "workflow", r) for r in range(3)])
+
+    done = wfbench("gate", tmp_path, "--fail-on", "insufficient_evidence")
+
+    assert done.returncode == 3
+
+
+def test_fail_on_refuses_an_unknown_decision(tmp_path: Path) -> None:
+    """A typo'd decision is a usage error naming the option and the choices, not a gate that never fails."""
+    write_results(tmp_path, promoting_rows())
+
+    done = wfbench("gate", tmp_path, "--fail-on", "keep-incumbent")
+
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "wfbench: error: --fail-on: unknown decision 'keep-incumbent' (choose from promote,"
+        " keep_incumbent, insufficient_evidence)"
+    )

@@ -119,3 +119,19 @@ def test_scheduler_and_reuse_internals_stay_in_their_subpackages() -> None:
     assert callable(scheduling.step)
     assert callable(reuse.select_reusable_comparators)
 
+
+
+def test_the_lazy_table_matches_the_imports_static_checkers_see() -> None:
+    """``_SOURCES`` (used at run time) lists exactly the names of the ``TYPE_CHECKING`` imports, by module."""
+    import ast
+
+    tree = ast.parse(inspect.getsource(wfbench.domain))
+    guarded = next(node for node in tree.body if isinstance(node, ast.If))
+    imported = {
+        node.module: tuple(alias.name for alias in node.names)
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+    }
+
+    assert imported == wfbench.domain._SOURCES
+

@@ -16,19 +16,25 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
-
-import cattrs
+from typing import TYPE_CHECKING, Any
 
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.jsonl import parse_rows
 from wfbench.domain.results.rows import Row
 
+if TYPE_CHECKING:
+    import cattrs
+
 __all__ = ["JsonlResultStore", "read_rows", "write_json_atomic", "write_text_atomic"]
 
 
 def make_converter() -> cattrs.Converter:
-    """A cattrs converter that (un)structures rows through their named constructors."""
+    """A cattrs converter that (un)structures rows through their named constructors.
+
+    Imported here, not at module level: reading rows (``wfbench gate``) never needs cattrs.
+    """
+    import cattrs
+
     converter = cattrs.Converter()
     converter.register_unstructure_hook(Row, Row.to_mapping)
     converter.register_structure_hook(Row, lambda raw, _cls: Row.from_mapping(raw))
@@ -40,7 +46,7 @@ class JsonlResultStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._converter = make_converter()
+        self._converter: cattrs.Converter | None = None
 
     def append(self, row: Row) -> None:
         """Append ``row`` as one line with a single write, then flush and fsync.
@@ -49,6 +55,8 @@ class JsonlResultStore:
             InputError: the file ends in a torn line (appending would glue a row onto it).
             OSError: the row could not be written; rows already written are intact.
         """
+        if self._converter is None:
+            self._converter = make_converter()
         data = encode_row(row, self._converter)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:

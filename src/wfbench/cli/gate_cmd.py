@@ -1,20 +1,26 @@
 """``wfbench gate RESULTS`` and ``wfbench report RESULTS``: the file-level commands over the gate.
 
 RESULTS is a ``results.jsonl`` or a directory holding one. ``gate`` recomputes the aggregates
-and a decision for every candidate arm present, prints them (``--json``: the promotion evidence
-as JSON) and writes ``promotion.json`` beside the results, atomically. ``report`` writes
-``report.md`` and ``report.html`` beside them. A torn or invalid line exits 2 naming the file,
-the line and the field.
+and a decision for every candidate arm present and prints them (``--json``: the promotion
+evidence as JSON). It writes nothing unless asked: ``--out FILE`` writes the evidence there,
+atomically, and refuses an existing file (the sweep's own ``promotion.json`` included) unless
+``--force``. The evidence keeps its original time: ``generated_at`` (and so the expiry) is the
+sweep's ``promotion.json``'s when there is one, else the newest row's ``recorded_at``; a re-gate
+never makes old evidence look fresh. ``--fail-on`` turns chosen decisions into exit code 3 for
+CI. ``report`` writes ``report.md`` and ``report.html`` beside the results. A torn or invalid
+line exits 2 naming the file, the line and the field.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from wfbench.cli.exit_codes import DECISION, EXIT_CODES_HELP, OK
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
@@ -23,27 +29,83 @@ if TYPE_CHECKING:
     from wfbench.domain.results.rows import Row
 
 RESULTS_NAME = "results.jsonl"
+EVIDENCE_NAME = "promotion.json"
+#: The promotion metrics (``wfbench.domain.promotion.policy.PROMOTION_METRICS``; pinned equal by a test).
+Metric = Literal["cost_usd", "output_tokens", "duration_s", "num_turns"]
+#: The decisions ``--fail-on`` may name (``DecisionKind``; pinned equal by a test).
+DECISIONS = ("promote", "keep_incumbent", "insufficient_evidence")
 
-_Results = Annotated[Path, typer.Argument(help="A results.jsonl, or a directory holding one.")]
+GATE_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench gate results/wfbench-20260101-120000            # print aggregates and decisions\n"
+    "  wfbench gate results/wfbench-20260101-120000 --json     # the promotion evidence as JSON\n"
+    "  wfbench gate RESULTS --out regated.json     # also write it (an existing file needs --force)\n"
+    "  wfbench gate RESULTS --fail-on keep_incumbent,insufficient_evidence   # CI: exit 3 unless promoted\n"
+    "\n" + EXIT_CODES_HELP
+)
+
+_Results = Annotated[
+    Path, typer.Argument(metavar="RESULTS", help="A results.jsonl, or a directory holding one.")
+]
 _Metric = Annotated[
-    str,
-    typer.Option(
-        "--metric", help="Implementation metric: cost_usd (default), output_tokens, duration_s, num_turns."
-    ),
+    Metric,
+    typer.Option("--metric", help="Implementation metric the spend gate compares."),
 ]
 _MinRuns = Annotated[
-    int, typer.Option("--min-runs", help="Valid (and scored) runs required per arm and task.")
+    int, typer.Option("--min-runs", metavar="N", help="Valid (and scored) runs required per arm and task.")
 ]
 _MinImprovement = Annotated[
-    float, typer.Option("--min-improvement", help="Median improvement (%) needed to promote on spend.")
+    float,
+    typer.Option(
+        "--min-improvement", metavar="PCT", help="Median improvement (%) needed to promote on spend."
+    ),
 ]
 _MaxRegression = Annotated[
-    float, typer.Option("--max-task-regression", help="Largest tolerated per-task spend regression (%).")
+    float,
+    typer.Option(
+        "--max-task-regression", metavar="PCT", help="Largest tolerated per-task spend regression (%)."
+    ),
 ]
 _Pairs = Annotated[
     list[str] | None,
-    typer.Option("--pair", help="CANDIDATE=INCUMBENT (repeatable); replaces the default candidate pairing."),
+    typer.Option(
+        "--pair",
+        metavar="CANDIDATE=INCUMBENT",
+        help="Repeatable; replaces the default candidate pairing.",
+        show_default=False,
+    ),
 ]
+_FailOn = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        metavar="DECISION[,DECISION]",
+        help="Exit 3 when a decision is one of these (" + ", ".join(DECISIONS) + "); no candidate at all"
+        " counts as insufficient_evidence.",
+        show_default=False,
+    ),
+]
+
+
+def parse_fail_on(value: str | None) -> frozenset[str]:
+    """``--fail-on keep_incumbent,insufficient_evidence`` as a set of decision names.
+
+    Raises:
+        InputError: an unknown decision name (naming the option and the choices).
+    """
+    names = frozenset(part for part in (value or "").replace(",", " ").split())
+    unknown = sorted(names - set(DECISIONS))
+    if unknown:
+        raise InputError(
+            f"unknown decision {unknown[0]!r} (choose from {', '.join(DECISIONS)})", field="--fail-on"
+        )
+    return names
+
+
+def failing_decisions(decisions: list[str], fail_on: frozenset[str]) -> list[str]:
+    """The decisions ``--fail-on`` names; with no decision at all, ``insufficient_evidence`` stands in."""
+    judged = decisions or ["insufficient_evidence"]
+    return [kind for kind in judged if kind in fail_on]
 
 
 def results_path(target: Path) -> Path:
@@ -95,7 +157,7 @@ def render_gate_text(result: GateResult, *, source: Path, written: Path | None) 
         )
     lines.append("")
     if not result.decisions:
-        lines.append("decisions: no candidate arm has rows; nothing to gate (no promotion.json written)")
+        lines.append("decisions: no candidate arm has rows; nothing to gate")
     for decision in result.decisions:
         lines.append(
             f"decision: {decision.candidate_arm} vs {decision.incumbent_arm} "
@@ -128,48 +190,121 @@ def _load(target: Path) -> tuple[Path, tuple[Row, ...]]:
     return source, JsonlResultStore(source).rows()
 
 
-def _regate(rows: tuple[Row, ...], policy: PromotionPolicy, pairs: dict[str, str] | None) -> GateResult:
-    from wfbench.adapters.clock import SystemClock
+def _regate(
+    rows: tuple[Row, ...], policy: PromotionPolicy, pairs: dict[str, str] | None, *, now: dt.datetime
+) -> GateResult:
     from wfbench.app.gating import regate
     from wfbench.domain.promotion.policy import CANDIDATE_ARMS
 
-    return regate(rows, now=SystemClock().now(), policy=policy, pairs=pairs or CANDIDATE_ARMS)
+    return regate(rows, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
+
+
+def evidence_time(source: Path, rows: tuple[Row, ...]) -> dt.datetime:
+    """When the evidence was made: the sweep's promotion.json's ``generated_at``, else the newest row.
+
+    A re-gate judges old rows; stamping it "now" would renew their 90-day expiry. Only rows that
+    carry no time at all (and no promotion.json beside them) fall back to the clock.
+    """
+    stamped = _sweep_generated_at(source.parent / EVIDENCE_NAME)
+    if stamped is not None:
+        return stamped
+    times = [t for t in (_aware(row.extra.get("recorded_at")) for row in rows) if t is not None]
+    if times:
+        return max(times)
+    from wfbench.adapters.clock import SystemClock
+
+    return SystemClock().now()
+
+
+def _sweep_generated_at(path: Path) -> dt.datetime | None:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return _aware(raw.get("generated_at")) if isinstance(raw, dict) else None
+
+
+def _aware(value: object) -> dt.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.utcoffset() is not None else None
+
+
+def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
+    """Where ``--out`` writes; an existing file (above all the sweep's evidence) needs ``--force``."""
+    if out is None:
+        return None
+    if out.is_dir():
+        raise InputError("is a directory; name the file to write", field="--out", source=str(out))
+    if out.exists() and not force:
+        own = out.resolve() == (source.parent / EVIDENCE_NAME).resolve()
+        what = "is the sweep's own evidence" if own else "already exists"
+        raise InputError(f"{what}; refusing to overwrite it without --force", field="--out", source=str(out))
+    if not out.parent.is_dir():
+        raise InputError("its directory does not exist", field="--out", source=str(out))
+    return out
 
 
 def register(app: typer.Typer) -> None:
     """Add ``gate`` and ``report`` to ``app``."""
 
-    @app.command("gate")
+    @app.command("gate", epilog=GATE_EPILOG, short_help="Re-gate a results.jsonl: aggregates and decisions.")
     def gate(
         results: _Results,
         *,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print the promotion evidence as JSON.")
         ] = False,
+        out: Annotated[
+            Path | None,
+            typer.Option(
+                "--out", metavar="FILE", help="Also write the evidence to FILE.", show_default=False
+            ),
+        ] = None,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force", help="Let --out overwrite an existing file (the sweep's promotion.json too)."
+            ),
+        ] = False,
+        fail_on: _FailOn = None,
         metric: _Metric = "cost_usd",
         min_runs: _MinRuns = 3,
         min_improvement: _MinImprovement = 5.0,
         max_task_regression: _MaxRegression = 20.0,
         pair: _Pairs = None,
     ) -> None:
-        """Re-gate RESULTS: print aggregates and decisions, write promotion.json beside it."""
+        """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
         from wfbench.adapters.jsonl_store import write_json_atomic
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression)
         pairs = parse_pairs(pair)
+        failing_on = parse_fail_on(fail_on)
         source, rows = _load(results)
-        result = _regate(rows, policy, pairs)
+        target = _target(out, force=force, source=source)
+        result = _regate(rows, policy, pairs, now=evidence_time(source, rows))
         evidence: dict[str, Any] | None = None if result.evidence is None else result.evidence.to_mapping()
         written = None
-        if evidence is not None:
-            written = source.parent / "promotion.json"
-            write_json_atomic(written, evidence)
+        if evidence is not None and target is not None:
+            write_json_atomic(target, evidence)
+            written = target
         if as_json:
-            typer.echo(json.dumps(evidence, indent=2, ensure_ascii=False))
+            empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
+            typer.echo(json.dumps(evidence if evidence is not None else empty, indent=2, ensure_ascii=False))
         else:
             typer.echo(render_gate_text(result, source=source, written=written))
+            if target is not None and written is None:
+                typer.echo(f"\nnothing written to {target}: no decision")
+        failing = failing_decisions([d.kind.value for d in result.decisions], failing_on)
+        if failing:
+            typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
+        raise typer.Exit(DECISION if failing else OK)
 
-    @app.command("report")
+    @app.command("report", short_help="Write report.md and report.html beside a results.jsonl.")
     def report(
         results: _Results,
         *,
@@ -186,7 +321,7 @@ def register(app: typer.Typer) -> None:
         policy = _policy(metric, min_runs, min_improvement, max_task_regression)
         pairs = parse_pairs(pair)
         source, rows = _load(results)
-        result = _regate(rows, policy, pairs)
+        result = _regate(rows, policy, pairs, now=evidence_time(source, rows))
         promotion = None if result.evidence is None else result.evidence.to_mapping()
         target = source.parent / "report.md"
         write_text_atomic(target, render_report_md(rows, promotion=promotion))

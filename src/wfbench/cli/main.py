@@ -1,13 +1,41 @@
-"""The ``wfbench`` command: assembles the command groups and maps wfbench errors to exit codes."""
+"""The ``wfbench`` command: assembles the command groups and maps errors to exit codes.
+
+Start-up is kept short for the file-level commands (``--help``, ``review score``, ``gate``):
+every command module imports only :mod:`typer` at module level and the rest inside the
+command, and help is click's plain formatter (rich's would cost ~65 ms to import and truncates
+option names on a narrow or non-TTY stream). ``bench/startup_bench.py`` measures it.
+"""
 
 from __future__ import annotations
 
 import errno
 import sys
+from typing import Annotated, Any
 
 import typer
 
-from wfbench.domain.errors import WfbenchError
+from wfbench.cli.exit_codes import EXIT_CODES_HELP
+
+HELP = "Benchmark headless coding-agent workflows against baselines, with hidden oracles."
+#: Shared by every command: ``-h`` works like ``--help``; help is wide enough not to wrap option names.
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+ROOT_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench run                                 # the built-in offline demo\n"
+    "  wfbench run corpus.yaml --arms workflow,candidate_workflow --runs 3\n"
+    "  wfbench run --resume results/wfbench-20260101-120000\n"
+    "  wfbench gate results/wfbench-20260101-120000 --fail-on keep_incumbent\n"
+    "  wfbench doctor\n\n" + EXIT_CODES_HELP + "\n\n"
+    "Run `wfbench COMMAND -h` for a command's options and the environment variables it reads."
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from wfbench import __version__
+
+        typer.echo(f"wfbench {__version__}")
+        raise typer.Exit(0)
 
 
 def build_app() -> typer.Typer:
@@ -16,15 +44,26 @@ def build_app() -> typer.Typer:
 
     app = typer.Typer(
         name="wfbench",
-        help="Benchmark headless coding-agent workflows against baselines, with hidden oracles.",
+        help=HELP,
+        epilog=ROOT_EPILOG,
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings=CONTEXT_SETTINGS,
     )
 
     @app.callback()
-    def _root() -> None:
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option(
+                "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+            ),
+        ] = False,
+    ) -> None:
         """Benchmark headless coding-agent workflows against baselines, with hidden oracles."""
+        del version
 
     @app.command("version")
     def version() -> None:
@@ -35,11 +74,40 @@ def build_app() -> typer.Typer:
 
     for module in (run_cmd, review_cmd, gate_cmd, provider_cmd):
         module.register(app)
+    _plain_help(app)
+    _word_metavars()
     return app
 
 
+def _word_metavars() -> None:
+    """Arguments with a metavar show that word alone in help (Typer would add ``<str>``)."""
+    argument = getattr(getattr(typer, "core", None), "TyperArgument", None)
+    original = getattr(argument, "display_type_rich", None)
+    if argument is None or original is None or getattr(original, "_wfbench", False):
+        return
+
+    def display(self: Any, ctx: Any) -> str | None:
+        return None if self.metavar is not None else original(self, ctx)
+
+    display._wfbench = True  # type: ignore[attr-defined]
+    argument.display_type_rich = display
+
+
+def _plain_help(app: typer.Typer) -> None:
+    """Every group, whoever created it, uses click's plain help (``-h`` is inherited from the root)."""
+    app.rich_markup_mode = None
+    for info in app.registered_groups:
+        if info.typer_instance is not None:
+            _plain_help(info.typer_instance)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point. Usage errors exit 2; a :class:`WfbenchError` is one line on stderr."""
+    """Console-script entry point: the exit codes of :mod:`wfbench.cli.exit_codes`.
+
+    A :class:`WfbenchError`, a usage error or an OS error is one ``wfbench: error:`` line on stderr.
+    """
+    from wfbench.domain.errors import WfbenchError
+
     app = build_app()
     try:
         code = app(args=argv, prog_name="wfbench", standalone_mode=False)
@@ -49,21 +117,31 @@ def main(argv: list[str] | None = None) -> None:
         print(f"wfbench: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        where = f" ({exc.filename})" if exc.filename else ""
-        print(
-            f"wfbench: error: {exc.strerror}{where}: stopped before the report; every row already in"
-            " results.jsonl is whole (free space, then continue with --resume DIR)",
-            file=sys.stderr,
-        )
-        sys.exit(1)
+        sys.exit(_os_error(exc))
     except Exception as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
+            print(exc.format_message())  # type: ignore[attr-defined]
+            sys.exit(0)
         if not _is_usage_error(exc):
             raise
         print(f"wfbench: error: {_usage_message(exc)}", file=sys.stderr)
         sys.exit(int(getattr(exc, "exit_code", 2)))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _os_error(exc: OSError) -> int:
+    """One line for an OS error; exit 1 when the disk filled mid-sweep, else 2 (nothing usable ran)."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    what = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        print(
+            f"wfbench: error: {what}{where}: stopped before the report; every row already in"
+            " results.jsonl is whole (free space, then continue with --resume DIR)",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"wfbench: error: {what}{where}", file=sys.stderr)
+    return 2
 
 
 def _is_usage_error(exc: Exception) -> bool:
@@ -76,4 +154,4 @@ def _usage_message(exc: Exception) -> str:
     ctx = getattr(exc, "ctx", None)
     where = f"{ctx.command_path}: " if ctx is not None else ""
     text: str = exc.format_message()  # type: ignore[attr-defined]
-    return where + " ".join(text.split())
+    return where + " ".join(text.split()).replace(": Value error, ", ": ")

@@ -22,15 +22,26 @@ def register(app: typer.Typer) -> None:
         help="The scripted model provider (offline model endpoint for tests and dry runs).",
         no_args_is_help=True,
     )
-    group.command("serve")(serve)
+    group.command("serve", short_help="Serve a provider script on loopback until signalled.")(serve)
     app.add_typer(group, name="provider")
 
 
 def serve(
-    script: Annotated[Path, typer.Argument(help="YAML script (see docs/provider-script.md).")],
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1; 0 picks a free one.")] = 0,
-    host: Annotated[str, typer.Option(help="Loopback address to bind (127.0.0.1 or ::1).")] = "127.0.0.1",
-    log: Annotated[Path | None, typer.Option(help="Append every request to this JSONL file.")] = None,
+    script: Annotated[
+        Path, typer.Argument(metavar="SCRIPT", help="YAML script (see docs/provider-script.md).")
+    ],
+    port: Annotated[int, typer.Option(metavar="PORT", help="Port on 127.0.0.1; 0 picks a free one.")] = 0,
+    host: Annotated[
+        str, typer.Option(metavar="ADDRESS", help="Loopback address to bind (127.0.0.1 or ::1).")
+    ] = "127.0.0.1",
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Append every request to this JSONL file (with the rule and turn that answered it).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve SCRIPT (Anthropic Messages, OpenAI Responses); print the base URL; stop on SIGINT/SIGTERM."""
     from wfbench.adapters.provider_script import ProviderScript

@@ -17,10 +17,10 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
     )
 
-    @review.command("score")
+    @review.command("score", short_help="Score a review artifact against hidden labels (JSON).")
     def score(
-        artifact: Annotated[Path, typer.Argument(help="The agent's review-output.json.")],
-        labels: Annotated[Path, typer.Argument(help="The hidden review-labels.json.")],
+        artifact: Annotated[Path, typer.Argument(metavar="ARTIFACT", help="The agent's review-output.json.")],
+        labels: Annotated[Path, typer.Argument(metavar="LABELS", help="The hidden review-labels.json.")],
     ) -> None:
         """Print the score of ARTIFACT against LABELS as JSON; a malformed artifact exits 2."""
         from wfbench.app.review_scoring import score_review_files

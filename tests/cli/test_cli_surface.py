@@ -1,0 +1,137 @@
+"""The command line's surface through the real console script: help, ``-h``, ``--version``, bare groups."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from typing import get_args
+
+import pytest
+
+WFBENCH = [sys.executable, "-m", "wfbench"]
+COMMANDS = (
+    (), ("run",), ("gate",), ("report",), ("doctor",), ("tasks",), ("tasks", "check"), ("review",),
+    ("review", "score"), ("provider",), ("provider", "serve"),
+)  # fmt: skip
+
+
+def wfbench(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
+    env = {"COLUMNS": str(columns), "PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)}
+    return subprocess.run([*WFBENCH, *args], capture_output=True, text=True, timeout=60, check=False, env=env)
+
+
+@pytest.mark.parametrize("group", ["tasks", "provider", "review"])
+def test_a_bare_group_prints_its_help_and_exits_0(group: str) -> None:
+    """``wfbench tasks`` is a question, not an error: its help on stdout, nothing on stderr."""
+    done = wfbench(group)
+
+    assert done.returncode == 0
+    assert done.stderr == ""
+    assert done.stdout.startswith(f"Usage: wfbench {group} [OPTIONS] COMMAND [ARGS]...")
+    assert "Commands:" in done.stdout
+
+
+def test_bare_wfbench_prints_the_root_help_and_exits_0() -> None:
+    done = wfbench()
+
+    assert done.returncode == 0
+    assert done.stderr == ""
+    assert "Commands:" in done.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "root")
+def test_dash_h_is_help_everywhere(command: tuple[str, ...]) -> None:
+    """``-h`` prints the same text as ``--help``."""
+    short, long = wfbench(*command, "-h"), wfbench(*command, "--help")
+
+    assert short.returncode == long.returncode == 0
+    assert short.stdout == long.stdout
+    assert short.stdout.startswith("Usage: wfbench")
+
+
+def test_version_flag_and_command_agree() -> None:
+    from wfbench import __version__
+
+    flag, command = wfbench("--version"), wfbench("version")
+
+    assert flag.returncode == 0
+    assert flag.stdout.strip() == f"wfbench {__version__}"
+    assert command.stdout.strip() == __version__
+
+
+def _option_names(help_text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", help_text))
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "root")
+def test_help_never_truncates_and_shows_no_python_types_off_a_tty(command: tuple[str, ...]) -> None:
+    """At 40 columns, off a TTY: every option of the command appears whole; no ``…``, no ``<str>``."""
+    narrow = wfbench(*command, "--help", columns=40).stdout
+    wide = wfbench(*command, "--help", columns=200).stdout
+
+    assert "…" not in narrow
+    assert not re.search(r"<(str|int|float|bool|list\[str\]|path)[^>]*>", narrow)
+    assert _option_names(wide) <= _option_names(narrow)
+    assert "╭" not in narrow
+
+
+def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
+    text = wfbench("run", "--help").stdout
+
+    for expected in (
+        "--sandbox <bwrap|host-unsafe>", "--agent <standin|claude>", "candidate_workflow_direct",
+        "WFBENCH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY is NOT read", "WFBENCH_CLAUDE_BIN",
+        "Exit codes:", "130", "Examples:", "[default: 2;",
+    ):  # fmt: skip
+        assert expected in text, expected
+
+
+def test_gate_help_lists_metrics_fail_on_and_exit_codes() -> None:
+    text = wfbench("gate", "--help").stdout
+
+    assert "--metric <cost_usd|output_tokens|duration_s|num_turns>" in text
+    assert "--fail-on DECISION[,DECISION]" in text
+    assert "3    a decision named by --fail-on" in text
+
+
+def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
+    """The literal lists of the CLI modules (kept import-light) equal their sources."""
+    from wfbench.app.arms import preset_arms
+    from wfbench.cli import bootstrap, gate_cmd, run_cmd
+    from wfbench.domain.promotion.decision import DecisionKind
+    from wfbench.domain.promotion.policy import PROMOTION_METRICS
+
+    assert run_cmd.SANDBOX_CHOICES == bootstrap.SANDBOXES
+    assert run_cmd.AGENT_CHOICES == bootstrap.AGENTS
+    assert run_cmd.PRESET_ARMS == tuple(preset_arms())
+    assert set(get_args(gate_cmd.Metric)) == set(PROMOTION_METRICS)
+    assert gate_cmd.DECISIONS == run_cmd.DECISIONS == tuple(kind.value for kind in DecisionKind)
+
+
+def test_importing_the_cli_loads_no_sweep_machinery() -> None:
+    """Building the command tree imports typer and the command modules, nothing of app/adapters."""
+    probe = (
+        "import sys; from wfbench.cli.main import build_app; build_app();"
+        "print(sorted(m for m in sys.modules if m.startswith(('wfbench.app', 'wfbench.adapters', 'rich',"
+        " 'structlog', 'yaml'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+
+    assert done.stdout.strip() == "[]"
+
+
+def test_importing_one_domain_module_does_not_load_the_whole_domain() -> None:
+    """The CLI imports ``wfbench.domain.errors`` first; the gates and review scoring stay unloaded."""
+    probe = (
+        "import sys, wfbench.domain.errors;"
+        "print(sorted(m for m in sys.modules"
+        " if m.startswith('wfbench.domain.') and m != 'wfbench.domain.errors'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+
+    assert done.stdout.strip() == "[]"
