@@ -80,7 +80,7 @@ def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
     text = wfbench("run", "--help").stdout
 
     for expected in (
-        "--sandbox <bwrap|host-unsafe>", "--agent <standin|claude>", "candidate_workflow_direct",
+        "--sandbox <bwrap|host-unsafe>", "--agent <standin|claude|codex>", "candidate_workflow_direct",
         "WFBENCH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY is NOT read", "WFBENCH_CLAUDE_BIN",
         "Exit codes:", "130", "Examples:", "[default: 2;",
     ):  # fmt: skip

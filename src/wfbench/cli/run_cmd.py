@@ -19,7 +19,7 @@ MAX_WORKERS = 8
 Sandbox = Literal["bwrap", "host-unsafe"]
 SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
 #: ``--agent`` choices (``wfbench.cli.bootstrap.AGENTS``; pinned equal by a test).
-Agent = Literal["standin", "claude"]
+Agent = Literal["standin", "claude", "codex"]
 AGENT_CHOICES: tuple[str, ...] = get_args(Agent)
 #: The preset arms (``wfbench.app.arms.preset_arms``; pinned equal by a test).
 PRESET_ARMS = (
@@ -42,6 +42,8 @@ RUN_EPILOG = (
     "                             only ever sees a dummy token). ANTHROPIC_API_KEY is NOT read.\n"
     "  WFBENCH_CLAUDE_BIN         the claude CLI for --agent claude (default: the pinned install in\n"
     "                             ~/.cache/wfbench/claude, then PATH)\n"
+    "  WFBENCH_CODEX_BIN          the codex CLI for --agent codex (default: ~/.cache/wfbench/codex,\n"
+    "                             then PATH)\n"
     "  WFBENCH_RUNTIME_DIGEST     pins the runtime identity rows are reused under (--reuse-results)\n"
     "  CI                         when set, --sandbox host-unsafe is refused\n"
     "  TMPDIR                     where the sweep's scratch tree lives\n\n" + EXIT_CODES_HELP
@@ -119,7 +121,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     agent: Annotated[
         Agent,
         typer.Option(
-            help="standin: the bundled offline agent; claude: the real Claude Code CLI (WFBENCH_CLAUDE_BIN).",
+            help="standin: the bundled offline agent; claude: the real Claude Code CLI (WFBENCH_CLAUDE_BIN);"
+            " codex: the real Codex CLI (WFBENCH_CODEX_BIN).",
         ),
     ] = "standin",
     model: Annotated[
