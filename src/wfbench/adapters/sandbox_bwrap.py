@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -32,9 +32,10 @@ from wfbench.adapters.sandbox_common import (
     command_env,
     private_root,
 )
+from wfbench.adapters.sandbox_launch import plan_launch
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
+from wfbench.domain.workspace.sandbox import ExecResult, Mount, SandboxPolicy
 
 #: System trees bound read-only at the same path (a host symlink such as ``/bin -> usr/bin``
 #: is recreated as the same symlink instead).
@@ -88,6 +89,7 @@ def bwrap_argv(
     private: PrivateRoot,
     runtime_paths: Sequence[str] = (),
     tmpfs_bytes: int = DEFAULT_TMPFS_BYTES,
+    launch_mounts: Sequence[Mount] = (),
 ) -> list[str]:
     """The full bwrap command line for ``argv`` under ``policy``. Pure apart from reading the host layout.
 
@@ -105,8 +107,9 @@ def bwrap_argv(
       namespace, so no background process survives the command.
     * ``--unshare-ipc --unshare-uts --hostname wfbench``: no shared System V IPC or hostname.
     * ``--unshare-cgroup-try``: a private cgroup view where the kernel allows it.
-    * ``--unshare-net`` when ``policy.network`` is False (verify, oracle): only a private,
-      unconnected loopback. Agent sessions keep the host network to reach the loopback provider.
+    * ``--unshare-net`` unless ``policy.network`` (the ``network: host`` opt-out): only a
+      private loopback. Agent sessions reach the model endpoint through ``policy.bridges``, each
+      presented on that loopback by the forwarder (:mod:`wfbench.adapters.net_bridge`).
     * ``--die-with-parent``: the sandbox is killed if the harness dies.
     * ``--new-session``: no controlling terminal (blocks TIOCSTI injection into the harness's tty).
     * ``--cap-drop ALL``: an empty capability bounding set.
@@ -121,6 +124,8 @@ def bwrap_argv(
     * ``--bind`` (or ``--ro-bind`` when the workspace is read-only) ``<workspace> /workspace``.
     * ``--ro-bind <workspace>/<p> /workspace/<p>`` for each of ``policy.read_only_paths``.
     * each declared mount, parents before children: ``--bind`` if writable else ``--ro-bind``.
+    * ``--ro-bind`` for each of ``launch_mounts`` (the forwarder, the bridge sockets, the
+      execute-only loader: :mod:`wfbench.adapters.sandbox_launch`).
     * ``--remount-ro /``: the sandbox's own root tmpfs (where mount points were made) is
       read-only, so nothing can fill it.
     * ``--chdir /workspace[/<cwd>]`` then ``--`` and the command.
@@ -164,6 +169,8 @@ def bwrap_argv(
         args += ["--ro-bind", os.path.join(policy.workspace, rel), f"{SANDBOX_WORKSPACE}/{rel}"]
     for mount in sorted(policy.mounts, key=lambda m: m.target.count("/")):
         args += ["--bind" if mount.writable else "--ro-bind", mount.host, mount.target]
+    for mount in launch_mounts:
+        args += ["--ro-bind", mount.host, mount.target]
     chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
     return [*args, "--remount-ro", "/", "--chdir", chdir, "--", *argv]
 
@@ -239,6 +246,22 @@ class BwrapSandbox:
             )
         self._limits.detect()  # detect the cgroup controllers now: warn early, remove stale groups
 
+    def _host_path(self, policy: SandboxPolicy) -> Callable[[str], str]:
+        """Maps a path as the command sees it to the host file behind it (mounts, same-path trees)."""
+
+        def host(path: str) -> str:
+            for mount in sorted(policy.mounts, key=lambda m: len(m.target), reverse=True):
+                if path == mount.target or path.startswith(mount.target.rstrip("/") + "/"):
+                    return mount.host + path[len(mount.target) :]
+            if path == SANDBOX_WORKSPACE or path.startswith(SANDBOX_WORKSPACE + "/"):
+                return policy.workspace + path[len(SANDBOX_WORKSPACE) :]
+            same = (*SYSTEM_TREES, *python_runtime_paths(), *self._runtime_paths)
+            if any(path == tree or path.startswith(tree + "/") for tree in same):
+                return path
+            raise SandboxError(f"{path} is not inside any tree bound into the sandbox")
+
+        return host
+
     def workspace_path(self, policy: SandboxPolicy) -> str:  # noqa: ARG002 - the port's signature
         """``/workspace``."""
         return SANDBOX_WORKSPACE
@@ -269,13 +292,17 @@ class BwrapSandbox:
         except SandboxUnavailable as exc:
             raise SandboxError(str(exc)) from exc
         with private_root(self._private_parent) as private:
+            launch = plan_launch(
+                argv, policy, private_root=private.root, host_path=self._host_path(policy), in_sandbox=True
+            )
             full = bwrap_argv(
                 binary,
-                argv,
+                launch.argv,
                 policy=policy,
                 private=private,
                 runtime_paths=self._runtime_paths,
                 tmpfs_bytes=self.limits.tmpfs_bytes,
+                launch_mounts=launch.mounts,
             )
             chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
             env = command_env(policy, home=SANDBOX_HOME, tmp=SANDBOX_TMP, pwd=chdir)

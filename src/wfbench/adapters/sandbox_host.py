@@ -2,7 +2,8 @@
 
 What it does NOT protect: the host filesystem (the command can read and write anything the
 harness user can: other repositories, ``~/.ssh``, the corpus and its hidden oracles), the host
-network (verify and oracle commands can reach the internet), other processes (no PID namespace:
+network (every command, agent sessions included, shares the host's network namespace: a bridge's
+forwarder listens on the host's loopback), other processes (no PID namespace:
 a descendant that calls ``setsid`` escapes the process group and can outlive the run; nothing
 dies with the harness), and credentials in files. What it still does: the environment is the
 explicit allow-list (nothing inherited), HOME and TMPDIR are private per run, the process group
@@ -25,13 +26,23 @@ import structlog
 
 from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_common import check_policy, command_env, private_root
+from wfbench.adapters.sandbox_launch import plan_launch
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
 
 SETPRIV = "/usr/bin/setpriv"
 #: Prefix for commands started by root: no capabilities at all (no DAC override), no new privileges.
-DROP_CAPABILITIES = (SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--")
+#: ``env`` is executed first so that the command itself is executed by a process that already has
+#: no capability: an execute-only file (the non-dumpable loader) is then unreadable to the exec.
+DROP_CAPABILITIES = (
+    SETPRIV,
+    "--bounding-set=-all",
+    "--inh-caps=-all",
+    "--no-new-privs",
+    "--",
+    "/usr/bin/env",
+)
 
 WARNING = (
     "host-unsafe runs agents, verify and oracle commands directly on the host with no containment: "
@@ -169,8 +180,9 @@ class UnsafeHostSandbox:
         with private_root(self._private_parent) as private, write_lock(policy):
             env = command_env(policy, home=private.home, tmp=private.tmp, pwd=cwd)
             prefix = DROP_CAPABILITIES if os.geteuid() == 0 else ()
+            launch = plan_launch(argv, policy, private_root=private.root, host_path=str, in_sandbox=False)
             return run_managed(
-                [*prefix, *argv],
+                [*prefix, *launch.argv],
                 env=env,
                 cwd=cwd,
                 timeout_s=policy.timeout_s,

@@ -30,13 +30,35 @@ class Mount:
 
 
 @attrs.frozen
+class Bridge:
+    """A host UNIX stream socket the command reaches as ``127.0.0.1:<port>`` on its own loopback.
+
+    The sandbox mounts ``socket`` into the command's view and runs a forwarder beside the command
+    that accepts TCP connections on ``127.0.0.1:port`` (inside the command's own network
+    namespace) and relays each one to the socket. Whatever listens on the socket on the host
+    (the key proxy's cell lease, a registry proxy) is all the command can reach through it.
+    """
+
+    socket: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``: the address the command uses."""
+        return f"http://127.0.0.1:{self.port}"
+
+
+@attrs.frozen
 class SandboxPolicy:
     """What one sandboxed command may see and do.
 
     ``workspace`` is the host path of the cell's private copy; inside bwrap it appears at
     ``/workspace``. ``env`` is the *whole* environment of the command (an explicit allow-list,
-    nothing inherited). ``network`` keeps the host network (needed by agent sessions to reach
-    the loopback provider); verify and oracle runs have it off.
+    nothing inherited). ``network`` keeps the **host** network (the documented, contaminating
+    ``network: host`` opt-out); without it the command has its own network namespace with only a
+    loopback, on which each of ``bridges`` is presented (agent sessions reach the model endpoint
+    that way). ``non_dumpable`` starts the command's program non-dumpable, so nothing else in the
+    sandbox can ptrace it, read its memory or environment, or open its file descriptors.
     """
 
     workspace: str
@@ -51,6 +73,10 @@ class SandboxPolicy:
     cwd: str = ""
     #: Bytes of stdout kept in full; past that only the overflow flag is set.
     stdout_limit: int = 8 * 1024 * 1024
+    #: Host UNIX sockets presented on the command's own loopback (see :class:`Bridge`).
+    bridges: tuple[Bridge, ...] = ()
+    #: Start the program (``argv[0]``, a dynamically linked ELF file) non-dumpable.
+    non_dumpable: bool = False
 
 
 @attrs.frozen
