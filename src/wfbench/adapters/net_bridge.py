@@ -162,7 +162,8 @@ class TcpBridge:
             os.rmdir(os.path.dirname(self._path))
             raise SandboxError(f"cannot listen on the bridge socket {self._path}: {exc}") from exc
         self._lock = threading.Lock()
-        self._active: set[socket.socket] = set()
+        self._clients = 0
+        self._active: set[socket.socket] = set()  # every open socket (clients and upstreams), for close()
         self._threads: list[threading.Thread] = []
         self.refused = 0
         self._closed = threading.Event()
@@ -203,8 +204,9 @@ class TcpBridge:
             except OSError:
                 return
             with self._lock:
-                full = len(self._active) >= self._max
+                full = self._clients >= self._max
                 if not full:
+                    self._clients += 1
                     self._active.add(client)
                     thread = threading.Thread(target=self._relay, args=(client,), daemon=True)
                     self._threads = [t for t in self._threads if t.is_alive()] + [thread]
@@ -229,6 +231,7 @@ class TcpBridge:
         finally:
             with self._lock:
                 self._active.discard(client)
+                self._clients -= 1
             client.close()
 
 
