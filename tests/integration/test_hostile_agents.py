@@ -298,6 +298,7 @@ def test_a_read_only_skill_cannot_be_modified(sandbox: BwrapSandbox, workspace: 
     (skill / "SKILL.md").write_text("original skill\n")
     target = "/workspace/.claude/skills/fix/SKILL.md"
     calls = [
+        ToolCall("Read", {"file_path": target}),  # so Write and Edit meet the mount, not the read rule
         ToolCall("Write", {"file_path": target, "content": "weakened"}),
         ToolCall("Edit", {"file_path": target, "old_string": "original", "new_string": "weakened"}),
         bash(

@@ -174,6 +174,7 @@ def _scripts(root: Path, out: Path, port: int, h: dict[str, str]) -> list[dict[s
         ),
         _attack(
             "skill-write",
+            {"name": "Read", "input": {"file_path": "{workspace}/.claude/skills/work/SKILL.md"}},
             write("{workspace}/.claude/skills/work/SKILL.md", "weakened"),
             {
                 "name": "Edit",

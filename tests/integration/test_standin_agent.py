@@ -135,10 +135,11 @@ def test_cost_comes_from_the_documented_price_table(start, tmp_path):
 
 
 def test_edit_and_read_run_for_real(start, tmp_path):
-    """Edit replaces the unique occurrence; Read returns numbered lines."""
+    """Read returns numbered lines; Edit (of the file read) replaces the unique occurrence."""
     target = tmp_path / "f.txt"
     target.write_text("alpha\nbeta\n")
     provider = start(
+        call("Read", file_path=str(target)),
         call("Edit", file_path=str(target), old_string="beta", new_string="gamma"),
         call("Read", file_path=str(target)),
         {"say": "done"},
@@ -147,8 +148,8 @@ def test_edit_and_read_run_for_real(start, tmp_path):
     assert code == 0
     assert target.read_text() == "alpha\ngamma\n"
     results = tool_results(events)
-    assert [r["is_error"] for r in results] == [False, False]
-    assert "2\tgamma" in results[1]["content"]
+    assert [r["is_error"] for r in results] == [False, False, False]
+    assert "2\tgamma" in results[2]["content"]
 
 
 @pytest.mark.parametrize(

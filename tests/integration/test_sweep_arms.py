@@ -43,6 +43,7 @@ def _edits(usage: dict[str, int]) -> dict[str, Any]:
     test = "from calc.stats import mode\n\n\ndef test_mode():\n    assert mode([1, 2, 2]) == 2\n"
     return {
         "tools": [
+            {"name": "Read", "input": {"file_path": "{workspace}/calc/stats.py"}},
             {
                 "name": "Edit",
                 "input": {"file_path": "{workspace}/calc/stats.py", "old_string": old, "new_string": MODE},

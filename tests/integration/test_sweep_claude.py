@@ -5,6 +5,7 @@ Required in CI (WFBENCH_REQUIRE_CLAUDE=1); skipped locally when the CLI is not i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,38 @@ def test_a_real_cli_sweep_grades_a_wrong_fix_and_a_review_like_the_stand_in(demo
     ), review
     assert review["review_true_positives"] == 1
     assert (out / review["transcript_artifacts"][0]["path"]).is_file()
+
+
+def _outcomes(out: Path) -> dict[tuple[str, str, int], tuple[Any, ...]]:
+    """Per cell: what the sweep measured (tokens are scripted, so they and the cost must agree too).
+
+    Not ``num_turns``: 2.1.328 counts one per tool result plus one, the stand-in one per model call.
+    """
+    return {
+        (r["task"], r["arm"], r["run"]): (
+            r["resolved"], r["error_kind"], r["authored_tests_passed"], r["oracle_passed"], r["skill_invoked"],
+            r["input_tokens"], r["output_tokens"], r["cost_usd"], r["diff_files"] if "diff_files" in r else None,
+        )
+        for r in rows(out)
+    }  # fmt: skip
+
+
+def test_the_demo_with_the_real_cli_ends_exactly_like_the_stand_in_run(demo_out, tmp_path):
+    """`wfbench run --agent claude` on the demo: the same outcome for every cell, and `promote`.
+
+    The real CLI refuses to Edit a file the session has not Read; the demo's script reads first, and
+    the stand-in enforces the same rule (tests/integration/test_agent_read_before_edit.py).
+    """
+    bwrap_or_skip()
+    if claude_binary() is None:
+        require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the real Claude Code CLI is not installed")
+    standin_out, standin = demo_out
+    assert standin.returncode == 0, standin.stderr[-2000:]
+    out = tmp_path / "out"
+    done = wfbench("run", "--agent", "claude", "--workers", "3", "--out", str(out), timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    real, standin_cells = _outcomes(out), _outcomes(standin_out)
+    assert real.keys() == standin_cells.keys()
+    assert [(k, real[k], standin_cells[k]) for k in real if real[k] != standin_cells[k]] == []
+    decisions = json.loads((out / "promotion.json").read_text())["decisions"]
+    assert [(d["candidate_arm"], d["decision"]) for d in decisions] == [("candidate_workflow", "promote")]

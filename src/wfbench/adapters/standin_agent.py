@@ -61,6 +61,8 @@ BASH_ENV_KEYS = ("HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|ANTHROPIC|OPENAI", re.I)
 SKILL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 TOOL_OUTPUT_LIMIT = 30000
+#: The real CLI's refusal of an Edit/Write of an existing file the session has not read.
+NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
 #: Process groups of the Bash tool's commands (pgid = the bash pid), killed when the agent ends.
 TOOL_GROUPS: list[int] = []
 
@@ -366,12 +368,22 @@ def cost_usd(model: str, usage: dict[str, int]) -> float | None:
 
 
 # --------------------------------------------------------------------------------------- tools
+class NotReadYet(Exception):
+    """Edit/Write of an existing file this session has not read (the real CLI's rule)."""
+
+
 class Tools:
-    """Executes tool calls for real, in the working directory."""
+    """Executes tool calls for real, in the working directory.
+
+    Like the real CLI (observed with 2.1.328), ``Edit`` and ``Write`` refuse an existing file this
+    session has not read: a successful ``Read`` (even of a few lines), ``Write`` or ``Edit`` makes a
+    file known; a change on disk since then does not make it unknown again.
+    """
 
     def __init__(self, cwd: str, plugin_dirs: list[str]) -> None:
         self.cwd = cwd
         self.plugin_dirs = plugin_dirs
+        self.known: set[str] = set()
 
     def run(self, name: str, args: dict[str, Any]) -> tuple[str, bool, str | None]:
         """(content, is_error, injected skill text)."""
@@ -380,8 +392,17 @@ class Tools:
                 return self.skill(args)
             handler = {"Write": self.write, "Edit": self.edit, "Read": self.read, "Bash": self.bash}[name]
             return handler(args), False, None
+        except NotReadYet:
+            return f"<tool_use_error>{NOT_READ_YET}</tool_use_error>", True, None
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return f"<tool_use_error>{type(exc).__name__}: {exc}</tool_use_error>", True, None
+
+    def require_read(self, path: str) -> None:
+        if os.path.exists(path) and os.path.realpath(path) not in self.known:
+            raise NotReadYet(path)
+
+    def remember(self, path: str) -> None:
+        self.known.add(os.path.realpath(path))
 
     def path(self, args: dict[str, Any]) -> str:
         path = args["file_path"]
@@ -391,12 +412,19 @@ class Tools:
 
     def write(self, args: dict[str, Any]) -> str:
         path, content = self.path(args), args.get("content", "")
+        self.require_read(path)
         existed = os.path.exists(path)
         atomic_write(path, content.encode("utf-8"))
+        self.remember(path)
         return f"The file {path} has been updated." if existed else f"File created successfully at: {path}"
 
     def edit(self, args: dict[str, Any]) -> str:
         path, old, new = self.path(args), args["old_string"], args["new_string"]
+        self.require_read(path)
+        if old == "" and not os.path.exists(path):  # the real CLI creates the file
+            atomic_write(path, new.encode("utf-8"))
+            self.remember(path)
+            return f"The file {path} has been updated."
         with open(path, encoding="utf-8", newline="") as handle:
             text = handle.read()
         count = text.count(old) if old else 0
@@ -407,12 +435,14 @@ class Tools:
                 f"old_string occurs {count} times in {path}; set replace_all or give more context"
             )
         atomic_write(path, text.replace(old, new).encode("utf-8"))
+        self.remember(path)
         return f"The file {path} has been updated."
 
     def read(self, args: dict[str, Any]) -> str:
         path = self.path(args)
         with open(path, encoding="utf-8", errors="replace", newline="") as handle:
             lines = handle.read().splitlines()
+        self.remember(path)
         start = max(int(args.get("offset") or 1), 1)
         chosen = lines[start - 1 : start - 1 + int(args.get("limit") or 2000)]
         return "\n".join(f"{n:6}\t{line}" for n, line in enumerate(chosen, start))[:TOOL_OUTPUT_LIMIT]
