@@ -136,6 +136,8 @@ TOP_CASES = [
     ("defaults", {"runs": True}, "defaults.runs: must be a positive integer"),
     ("defaults", {"workers": 2, "retries": 1}, "defaults.retries: unknown key"),
     ("defaults", {"model": ""}, "defaults.model: is required"),
+    ("defaults", {"policy": "bayesian"}, "defaults.policy: must be one of reference, statistical"),
+    ("defaults", {"policy": ["statistical"]}, "defaults.policy: must be one of reference, statistical"),
     ("arms", {"bad name": ARM}, "arms: arm names must match"),
     ("arms", {"a": {**ARM, "colour": 1}}, "arm a: colour: unknown key"),
     ("arms", {"a": {**ARM, "kind": "essay"}}, "arm a: kind: must be implementation or review"),
@@ -196,6 +198,14 @@ def test_corpus_arms_and_defaults_are_read_relative_to_the_corpus(root):
     assert corpus.provider_script == str(root / "script.yaml")
     assert corpus.defaults.candidate_overlay == str(root / "ov")
     assert (corpus.defaults.arms, corpus.defaults.runs, corpus.defaults.model) == (("mine",), 2, "m-1")
+    assert corpus.defaults.policy is None
+
+
+def test_the_corpus_may_choose_the_statistical_policy(root):
+    data = _base()
+    data["defaults"] = {"policy": "statistical"}
+
+    assert _load(root, data).defaults.policy == "statistical"
 
 
 # --- presets ------------------------------------------------------------------------------

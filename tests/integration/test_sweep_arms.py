@@ -154,3 +154,25 @@ def test_the_sweeps_promotion_step_does_not_promote_one_scored_run_plus_two_unin
     (decision,) = promotion_evidence(data)["decisions"]
     assert decision["candidate_arm"] == "candidate_review"
     assert decision["decision"] != "promote"
+
+
+def test_a_corpus_that_chooses_the_statistical_policy_has_its_sweep_judged_by_it(demo_corpus, tmp_path):
+    """`defaults.policy: statistical` decides the sweep's promotion; the reference's verdict is kept beside."""
+    path = _corpus(demo_corpus, tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["defaults"]["policy"] = "statistical"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = tmp_path / "out"
+
+    done = wfbench("run", str(path), "--out", str(out), "--workers", "3")
+
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    evidence = json.loads((out / "promotion.json").read_text())
+    assert evidence["policy"]["cand"]["decision_policy"] == "statistical"
+    (decision,) = evidence["decisions"]
+    assert decision["policy"] == "statistical"
+    assert decision["decision"] == "keep_incumbent"
+    assert any("never invoked the skill under test" in reason for reason in decision["reasons"])
+    assert set(decision["by_policy"]) == {"reference", "statistical"}
+    assert decision["statistics"]["resolution"]["n_tasks"] == 1
+    assert "[promotion] cand: keep_incumbent" in done.stdout

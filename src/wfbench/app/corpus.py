@@ -28,6 +28,7 @@ from wfbench.app.arms import (
     preset_arms,
 )
 from wfbench.domain.errors import InputError
+from wfbench.domain.promotion.policy import DecisionPolicy
 from wfbench.domain.review.labels import parse_labels
 from wfbench.domain.workspace.oracle import OracleFileSpec, OracleLimits
 
@@ -38,7 +39,7 @@ TASK_KEYS = frozenset(
     {"id", "class", "kind", "repo", "ref", "prompt", "setup", "verify", "oracle", "labels",
      "expensive", "dependencies"}
 )  # fmt: skip
-DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model"})
+DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model", "policy"})
 PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
 )
@@ -87,6 +88,8 @@ class CorpusDefaults:
     runs: int | None = None
     candidate_overlay: str | None = None
     model: str | None = None
+    #: ``reference`` or ``statistical``: which rule decides promotion (``None``: the reference).
+    policy: DecisionPolicy | None = None
 
 
 @attrs.frozen
@@ -361,7 +364,17 @@ def _defaults(raw: Any, arms: Mapping[str, Arm], root: str) -> CorpusDefaults:
             os.path.join(root, _text(overlay, "defaults.candidate_overlay", locator=""))
         )
     model = _opt_text(raw.get("model"), "defaults.model", locator="")
-    return CorpusDefaults(arms=names, runs=runs, candidate_overlay=overlay, model=model)
+    policy = raw.get("policy")
+    if policy is not None and (not isinstance(policy, str) or policy not in set(DecisionPolicy)):
+        allowed = ", ".join(member.value for member in DecisionPolicy)
+        raise InputError(f"must be one of {allowed}", field="defaults.policy")
+    return CorpusDefaults(
+        arms=names,
+        runs=runs,
+        candidate_overlay=overlay,
+        model=model,
+        policy=None if policy is None else DecisionPolicy(policy),
+    )
 
 
 # --- small validators ------------------------------------------------------------------------

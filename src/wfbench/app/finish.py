@@ -20,9 +20,8 @@ from wfbench.app.corpus import Corpus
 from wfbench.app.report_html import render_report_html
 from wfbench.app.report_md import ReportContext, render_report_md
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
-from wfbench.domain.promotion.gates import evaluate_pair
+from wfbench.domain.promotion.judging import PairSpec, judge_rows
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
-from wfbench.domain.results.aggregation import aggregate
 from wfbench.domain.results.health import classify_sweep_health, unusable_arms
 from wfbench.domain.results.rows import Row
 
@@ -60,12 +59,9 @@ def health_arms(arms: Sequence[Arm]) -> list[str]:
 
 def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     """``promotion.json``: one decision per candidate arm; an aborted sweep can never promote."""
-    table = aggregate(data.rows)
     complete = not (data.tripped or data.cancelled)
-    decisions = [
-        evaluate_pair(table, candidate=candidate, incumbent=incumbent, model=data.model, policy=data.policy)
-        for candidate, incumbent in candidate_pairs(data.arms)
-    ]
+    specs = [PairSpec(candidate, incumbent) for candidate, incumbent in candidate_pairs(data.arms)]
+    _, decisions = judge_rows(data.rows, specs, model=data.model, policy=sweep_policy(data))
     bindings = EvidenceBindings(
         benchmark_model=data.model,
         effort=data.effort,
@@ -75,12 +71,18 @@ def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     )
     evidence = PromotionEvidence.build(
         decisions,
-        policy=data.policy,
+        policy=sweep_policy(data),
         generated_at=data.now,
         run_status=RunStatus.COMPLETE if complete else RunStatus.ABORTED,
         bindings=bindings,
     )
     return evidence.to_mapping()
+
+
+def sweep_policy(data: FinishInput) -> PromotionPolicy:
+    """The sweep's policy, with the corpus's ``defaults.policy`` deciding which rule decides."""
+    chosen = None if data.corpus is None else data.corpus.defaults.policy
+    return data.policy if chosen is None else attrs.evolve(data.policy, decision_policy=chosen)
 
 
 def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> tuple[str, ...]:

@@ -19,7 +19,8 @@ import attrs
 
 from wfbench.domain.ports import ResultStore
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
-from wfbench.domain.promotion.gates import Decision, evaluate_pair
+from wfbench.domain.promotion.gates import Decision
+from wfbench.domain.promotion.judging import PairSpec, judge_rows
 from wfbench.domain.promotion.policy import (
     CANDIDATE_ARMS,
     DEFAULT_GATES,
@@ -27,7 +28,7 @@ from wfbench.domain.promotion.policy import (
     GateKind,
     PromotionPolicy,
 )
-from wfbench.domain.results.aggregation import AggregateTable, aggregate
+from wfbench.domain.results.aggregation import AggregateTable
 from wfbench.domain.results.rows import ErrorKind, Row
 
 __all__ = ["GateResult", "derive_bindings", "regate", "regate_store", "resolve_model"]
@@ -122,26 +123,20 @@ def regate(
     ``run_status`` defaults to ``aborted`` when a row was cancelled, else ``complete``;
     ``bindings`` default to what the rows attest (:func:`derive_bindings`).
     """
-    table = aggregate(rows)
-    present = set(table.arms())
+    present = {row.arm for row in rows}
     candidates = [arm for arm in pairs if arm in present]
     paired = [row for row in rows if row.arm in candidates or row.arm in {pairs[arm] for arm in candidates}]
     model, problem = resolve_model(paired)
     if bindings is not None:
         model = bindings.benchmark_model
-    decisions = []
-    for candidate in candidates:
-        decision = evaluate_pair(
-            table,
-            candidate=candidate,
-            incumbent=pairs[candidate],
-            model=model,
-            policy=policy,
-            gate=gates.get(candidate),
-        )
-        if problem is not None and bindings is None:
-            decision = attrs.evolve(decision, reasons=(problem, *decision.reasons))
-        decisions.append(decision)
+    specs = [PairSpec(candidate, pairs[candidate], gates.get(candidate)) for candidate in candidates]
+    table, judged = judge_rows(rows, specs, model=model, policy=policy)
+    decisions = [
+        attrs.evolve(decision, reasons=(problem, *decision.reasons))
+        if problem is not None and bindings is None
+        else decision
+        for decision in judged
+    ]
     evidence = None
     if decisions:
         evidence = PromotionEvidence.build(

@@ -66,6 +66,14 @@ _MaxRegression = Annotated[
         "--max-task-regression", metavar="PCT", help="Largest tolerated per-task spend regression (%)."
     ),
 ]
+_DecisionPolicy = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        help="Which rule decides: reference (default; the reference's thresholds) or statistical "
+        "(paired per-task intervals, non-inferiority, Holm across candidates). Both are recorded.",
+    ),
+]
 _Pairs = Annotated[
     list[str] | None,
     typer.Option(
@@ -164,12 +172,19 @@ def render_gate_text(result: GateResult, *, source: Path, written: Path | None) 
             f"({decision.gate.value}, {decision.metric}): {decision.kind.value.upper()}"
         )
         lines += [f"  - {reason}" for reason in decision.reasons]
+        lines += [
+            f"  ({verdict.policy.value} policy: {verdict.kind.value})"
+            for verdict in decision.verdicts
+            if verdict.policy is not decision.policy
+        ]
     if written is not None:
         lines += ["", f"wrote {written}"]
     return "\n".join(lines)
 
 
-def _policy(metric: str, min_runs: int, min_improvement: float, max_regression: float) -> PromotionPolicy:
+def _policy(
+    metric: str, min_runs: int, min_improvement: float, max_regression: float, decision: str = "reference"
+) -> PromotionPolicy:
     from wfbench.domain.promotion.policy import PromotionPolicy
 
     try:
@@ -178,9 +193,11 @@ def _policy(metric: str, min_runs: int, min_improvement: float, max_regression: 
             min_runs=min_runs,
             min_improvement_pct=min_improvement,
             max_task_regression_pct=max_regression,
+            decision_policy=decision,  # the converter validates it
         )
     except InputError as exc:
-        raise InputError(exc.reason, field=f"--{exc.field.replace('_', '-')}") from None
+        name = "policy" if exc.field == "decision_policy" else exc.field.replace("_", "-")
+        raise InputError(exc.reason, field=f"--{name}") from None
 
 
 def _load(target: Path) -> tuple[Path, tuple[Row, ...]]:
@@ -277,11 +294,12 @@ def register(app: typer.Typer) -> None:
         min_improvement: _MinImprovement = 5.0,
         max_task_regression: _MaxRegression = 20.0,
         pair: _Pairs = None,
+        decision_policy: _DecisionPolicy = "reference",
     ) -> None:
         """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
         from wfbench.adapters.jsonl_store import write_json_atomic
 
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression)
+        policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         pairs = parse_pairs(pair)
         failing_on = parse_fail_on(fail_on)
         source, rows = _load(results)
@@ -313,12 +331,13 @@ def register(app: typer.Typer) -> None:
         min_improvement: _MinImprovement = 5.0,
         max_task_regression: _MaxRegression = 20.0,
         pair: _Pairs = None,
+        decision_policy: _DecisionPolicy = "reference",
     ) -> None:
         """Write report.md and report.html beside RESULTS (aggregates, savings, review quality, health)."""
         from wfbench.adapters.jsonl_store import write_text_atomic
         from wfbench.app.report_md import render_report_md
 
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression)
+        policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         pairs = parse_pairs(pair)
         source, rows = _load(results)
         result = _regate(rows, policy, pairs, now=evidence_time(source, rows))

@@ -3,8 +3,10 @@
 :func:`validate_for_apply` takes the evidence as read (a plain mapping, possibly malformed),
 what the applier expects it to be bound to, and the current time, and returns every problem it
 finds; an empty tuple means the evidence may be applied. Nothing here applies anything.
-The last check recomputes each decision from the raw aggregates stored in its task rows and
-requires the result to be ``promote`` and identical to the stored decision, reasons included.
+The last check recomputes every decision from the raw aggregates stored in its task rows and the
+run-level samples stored in its ``statistics`` (checked against those aggregates), all
+decisions together since the statistical policy's Holm correction spans the sweep, and requires
+each result to be ``promote`` and identical to the stored decision, reasons included.
 """
 
 from __future__ import annotations
@@ -25,16 +27,20 @@ from wfbench.domain.promotion.evidence import (
     aggregate_from_mapping,
 )
 from wfbench.domain.promotion.gates import evaluate_pair
+from wfbench.domain.promotion.judging import PairSpec, judge, sample_problems
 from wfbench.domain.promotion.policy import (
     CANDIDATE_ARMS,
     DEFAULT_GATES,
     DEFAULT_POLICY,
     EVIDENCE_MAX_AGE_DAYS,
     REVIEW_METRIC,
+    DecisionPolicy,
     GateKind,
     PromotionPolicy,
 )
-from wfbench.domain.results.aggregation import AggregateTable
+from wfbench.domain.results.aggregation import Aggregate, AggregateTable
+from wfbench.domain.statistics.analysis import PairStatistics
+from wfbench.domain.statistics.samples import PairedSamples
 
 __all__ = ["FUTURE_SKEW", "ApplyExpectation", "validate_for_apply"]
 
@@ -197,7 +203,9 @@ def _check_decisions(decisions: Any, expected: ApplyExpectation) -> list[str]:
     problems: list[str] = []
     for item in decisions:
         problems += _check_decision(item, expected)
-    return problems
+    if problems:
+        return problems
+    return _check_recomputed(decisions, expected)
 
 
 def _check_decision(decision: Mapping[str, Any], expected: ApplyExpectation) -> list[str]:
@@ -211,10 +219,7 @@ def _check_decision(decision: Mapping[str, Any], expected: ApplyExpectation) -> 
         problems.append(f"decision for {arm} is {decision.get('decision')}, not promote")
     if decision.get("metric") != metric:
         problems.append(f"decision for {arm} has a metric mismatch ({decision.get('metric')} vs {metric})")
-    structure = _check_task_rows(decision, arm, gate, expected)
-    if structure or problems:
-        return problems + structure
-    return _check_recomputed(decision, arm, gate, expected)
+    return problems + _check_task_rows(decision, arm, gate, expected)
 
 
 def _check_task_rows(
@@ -325,32 +330,77 @@ def _check_row_aggregates(row: Mapping[str, Any], arm: str, gate: GateKind, metr
     return problems
 
 
-def _check_recomputed(
-    decision: Mapping[str, Any], arm: str, gate: GateKind, expected: ApplyExpectation
-) -> list[str]:
-    incumbent = str(decision["incumbent_arm"])
-    cells = {}
+def _stored_cells(decision: Mapping[str, Any], cells: dict[tuple[str, str], Aggregate]) -> str | None:
+    """Read a decision's raw aggregates into ``cells``; a problem when one is unreadable or misplaced."""
+    arm, incumbent = str(decision["candidate_arm"]), str(decision["incumbent_arm"])
     try:
         for row in decision["tasks"]:
             for side, name in (("incumbent", incumbent), ("candidate", arm)):
                 agg = aggregate_from_mapping(row[side], field=f"{row['task']}.{side}")
                 if (agg.task, agg.arm) != (row["task"], name):
-                    return [
-                        f"decision for {arm}, task {row['task']}: {side} aggregate belongs to another cell"
-                    ]
+                    return f"decision for {arm}, task {row['task']}: {side} aggregate belongs to another cell"
                 cells[(row["task"], name)] = agg
     except InputError as exc:
-        return [f"decision for {arm} has an unreadable aggregate: {exc}"]
-    recomputed = evaluate_pair(
-        AggregateTable(dict(sorted(cells.items()))),
-        candidate=arm,
-        incumbent=incumbent,
-        model=expected.bindings.benchmark_model,
-        policy=expected.policy,
-        gate=gate,
-    )
-    if recomputed.kind.value != "promote":
-        return [f"recomputed decision for {arm} is {recomputed.kind.value}, not promote"]
-    if recomputed.to_mapping() != dict(decision):
-        return [f"recomputed decision for {arm} does not match the stored evidence"]
-    return []
+        return f"decision for {arm} has an unreadable aggregate: {exc}"
+    return None
+
+
+def _stored_samples(decision: Mapping[str, Any]) -> PairedSamples | str:
+    """The run-level samples stored in a decision's statistics (recomputed and checked), or a problem."""
+    arm, incumbent = str(decision["candidate_arm"]), str(decision["incumbent_arm"])
+    if decision.get("statistics") is None:
+        return f"decision for {arm} has no statistics to recompute from"
+    try:
+        stats = PairStatistics.from_mapping(decision["statistics"], candidate=arm, incumbent=incumbent)
+    except InputError as exc:
+        return f"decision for {arm} has unreadable statistics: {exc}"
+    return stats.samples
+
+
+def _check_recomputed(decisions: list[Mapping[str, Any]], expected: ApplyExpectation) -> list[str]:
+    """Recompute every decision together (Holm's correction spans the sweep's candidates) from
+    the raw aggregates and samples stored in them; each must be ``promote`` and identical."""
+    cells: dict[tuple[str, str], Aggregate] = {}
+    problems = [p for d in decisions if (p := _stored_cells(d, cells)) is not None]
+    if problems:
+        return problems
+    table = AggregateTable(dict(sorted(cells.items())))
+    legacy = all("statistics" not in d for d in decisions)
+    samples: dict[str, PairedSamples] = {}
+    for decision in decisions if not legacy else ():
+        stored = _stored_samples(decision)
+        if isinstance(stored, str):
+            problems.append(stored)
+            continue
+        samples[str(decision["candidate_arm"])] = stored
+        problems += [f"decision for {decision['candidate_arm']}: {p}" for p in sample_problems(stored, table)]
+    if problems:
+        return problems
+    specs = [
+        PairSpec(str(d["candidate_arm"]), str(d["incumbent_arm"]), expected.gate(str(d["candidate_arm"])))
+        for d in decisions
+    ]
+    model = expected.bindings.benchmark_model
+    if legacy and expected.policy.decision_policy is DecisionPolicy.REFERENCE:
+        recomputed = tuple(
+            evaluate_pair(
+                table,
+                candidate=s.candidate,
+                incumbent=s.incumbent,
+                model=model,
+                policy=expected.policy,
+                gate=s.gate,
+            )
+            for s in specs
+        )
+    elif legacy:
+        return [f"decision for {spec.candidate} has no statistics to recompute from" for spec in specs]
+    else:
+        recomputed = judge(table, samples, specs, model=model, policy=expected.policy)
+    for decision, again in zip(decisions, recomputed, strict=True):
+        arm = str(decision["candidate_arm"])
+        if again.kind.value != "promote":
+            problems.append(f"recomputed decision for {arm} is {again.kind.value}, not promote")
+        elif again.to_mapping() != dict(decision):
+            problems.append(f"recomputed decision for {arm} does not match the stored evidence")
+    return problems

@@ -13,14 +13,16 @@ from typing import Any
 
 import attrs
 
-from wfbench.domain.promotion.policy import GateKind, metric_warning
+from wfbench.domain.promotion.policy import DecisionPolicy, GateKind, metric_warning
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable
+from wfbench.domain.statistics.analysis import PairStatistics
 
 __all__ = [
     "Decision",
     "DecisionKind",
     "GateVerdict",
     "ImplementationTask",
+    "PolicyVerdict",
     "ReviewTask",
     "TaskEvidence",
     "blocking_kind",
@@ -121,8 +123,26 @@ TaskEvidence = ImplementationTask | ReviewTask
 
 
 @attrs.frozen
+class PolicyVerdict:
+    """What one decision policy concluded on a pair: its kind and its reasons."""
+
+    policy: DecisionPolicy
+    kind: DecisionKind
+    reasons: tuple[str, ...]
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {"decision": self.kind.value, "reasons": list(self.reasons)}
+
+
+@attrs.frozen
 class Decision:
-    """A gate's decision on one candidate arm, with every reason and the per-task evidence."""
+    """A gate's decision on one candidate arm, with every reason and the per-task evidence.
+
+    ``kind`` and ``reasons`` are those of ``policy``; ``verdicts`` holds every policy's
+    conclusion (the reference's beside the statistical one) and ``statistics`` the paired
+    analysis. A gate alone (:func:`evaluate_candidate`) leaves both empty; the sweep-level
+    judgement (:func:`~wfbench.domain.promotion.judging.judge`) fills them.
+    """
 
     kind: DecisionKind
     candidate_arm: str
@@ -133,6 +153,9 @@ class Decision:
     reasons: tuple[str, ...]
     tasks: tuple[TaskEvidence, ...]
     median_improvement_pct: float | None = None
+    policy: DecisionPolicy = DecisionPolicy.REFERENCE
+    statistics: PairStatistics | None = None
+    verdicts: tuple[PolicyVerdict, ...] = ()
 
     @property
     def metric_warning(self) -> str | None:
@@ -150,8 +173,9 @@ class Decision:
         return tuple(row.task for row in self.tasks if not row.gated)
 
     def to_mapping(self) -> dict[str, Any]:
-        """The decision object of ``promotion.json``."""
-        return {
+        """The decision object of ``promotion.json`` (``policy``, ``by_policy`` and ``statistics``
+        only when the decision was judged with its statistics)."""
+        out: dict[str, Any] = {
             "gate": self.gate.value,
             "candidate_arm": self.candidate_arm,
             "incumbent_arm": self.incumbent_arm,
@@ -165,6 +189,11 @@ class Decision:
             "reasons": list(self.reasons),
             "tasks": [row.to_mapping() for row in self.tasks],
         }
+        if self.statistics is not None or self.verdicts:
+            out["policy"] = self.policy.value
+            out["by_policy"] = {v.policy.value: v.to_mapping() for v in self.verdicts}
+            out["statistics"] = None if self.statistics is None else self.statistics.to_mapping()
+        return out
 
 
 @attrs.define

@@ -23,12 +23,14 @@ from wfbench.domain.promotion.decision import (
     Decision,
     DecisionKind,
     ImplementationTask,
+    PolicyVerdict,
     ReviewTask,
     TaskEvidence,
 )
-from wfbench.domain.promotion.policy import EVIDENCE_MAX_AGE_DAYS, GateKind, PromotionPolicy
+from wfbench.domain.promotion.policy import EVIDENCE_MAX_AGE_DAYS, DecisionPolicy, GateKind, PromotionPolicy
 from wfbench.domain.results.aggregation import MEDIAN_FIELDS, Aggregate
 from wfbench.domain.results.rows import ErrorKind
+from wfbench.domain.statistics.analysis import PairStatistics
 
 __all__ = [
     "ABORTED_REASON",
@@ -49,6 +51,9 @@ _AGG_COUNTS = (
     "fresh_attempts", "admissible", "execution_failures", "evidence_failures",
 )  # fmt: skip
 _AGG_NUMBERS = (*MEDIAN_FIELDS, "cost_usd")
+_STATISTICAL_FIELDS = (
+    "decision_policy", "confidence", "resamples", "power", "seed", "non_inferiority_margin_pts", "min_tasks",
+)  # fmt: skip
 
 
 class RunStatus(enum.StrEnum):
@@ -76,6 +81,17 @@ class EvidenceBindings:
     def candidate_origin(self) -> str:
         """``model-proposer`` when a proposer model is set, else ``manual-initial-overlay``."""
         return MODEL_PROPOSER if self.proposer_model else MANUAL_OVERLAY
+
+
+def _aborted(decision: Decision) -> Decision:
+    """Partial evidence cannot promote: under every policy, the verdict is insufficient."""
+    insufficient = DecisionKind.INSUFFICIENT_EVIDENCE
+    verdicts = tuple(
+        attrs.evolve(v, kind=insufficient, reasons=(*v.reasons, ABORTED_REASON)) for v in decision.verdicts
+    )
+    return attrs.evolve(
+        decision, kind=insufficient, reasons=(*decision.reasons, ABORTED_REASON), verdicts=verdicts
+    )
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -112,10 +128,7 @@ class PromotionEvidence:
         if generated_at.utcoffset() is None:
             raise InputError("must carry a timezone", field="generated_at")
         if run_status is RunStatus.ABORTED:
-            decisions = [
-                attrs.evolve(d, kind=DecisionKind.INSUFFICIENT_EVIDENCE, reasons=(*d.reasons, ABORTED_REASON))
-                for d in decisions
-            ]
+            decisions = [_aborted(d) for d in decisions]
         return cls(
             generated_at=generated_at,
             evidence_expires_at=generated_at + dt.timedelta(days=EVIDENCE_MAX_AGE_DAYS),
@@ -300,6 +313,8 @@ def _policy(raw: Any, decisions: Sequence[Decision]) -> PromotionPolicy:
             names = ("metric", "min_runs", "min_improvement_pct", "max_task_regression_pct")
             values |= {name: entry.get(name) for name in (*names, "max_failed_task_regression_pct")}
             values["min_gated_task_ratio"] = entry.get("min_gated_task_ratio")
+        if "decision_policy" in entry:
+            values |= {name: entry.get(name) for name in _STATISTICAL_FIELDS}
     try:
         policy = PromotionPolicy(**values)
     except InputError as exc:
@@ -395,6 +410,35 @@ def decision_from_mapping(raw: Any, *, field: str = "decision") -> Decision:
         ),
         median_improvement_pct=_number(data.get("median_improvement_pct"), f"{prefix}median_improvement_pct"),
     )
+    if "policy" in data or "by_policy" in data or "statistics" in data:
+        decision = _judged(decision, data, prefix)
     built = decision.to_mapping()
     _agrees(built, data, sorted(set(built) | set(data)), prefix)
     return decision
+
+
+def _judged(decision: Decision, data: Mapping[str, Any], prefix: str) -> Decision:
+    """The decision with the policy in force, every policy's verdict and the statistics."""
+    policy = _enum(DecisionPolicy, data.get("policy"), f"{prefix}policy")
+    verdicts = []
+    for name, value in _mapping(data.get("by_policy"), f"{prefix}by_policy").items():
+        where = f"{prefix}by_policy.{name}"
+        entry = _mapping(value, where)
+        reasons = _list(entry, "reasons", f"{where}.")
+        if not all(isinstance(reason, str) for reason in reasons):
+            raise InputError("must be a list of strings", field=f"{where}.reasons")
+        kind = _enum(DecisionKind, entry.get("decision"), f"{where}.decision")
+        verdicts.append(PolicyVerdict(_enum(DecisionPolicy, name, where), kind, tuple(reasons)))
+    chosen = [v for v in verdicts if v.policy is policy]
+    if not chosen or (chosen[0].kind, chosen[0].reasons) != (decision.kind, decision.reasons):
+        raise InputError("must hold the deciding policy's decision and reasons", field=f"{prefix}by_policy")
+    raw = data.get("statistics")
+    statistics = None
+    if raw is not None:
+        statistics = PairStatistics.from_mapping(
+            raw,
+            candidate=decision.candidate_arm,
+            incumbent=decision.incumbent_arm,
+            field=f"{prefix}statistics",
+        )
+    return attrs.evolve(decision, policy=policy, verdicts=tuple(verdicts), statistics=statistics)

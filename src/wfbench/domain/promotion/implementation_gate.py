@@ -28,7 +28,13 @@ from wfbench.domain.promotion.policy import (
 )
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable
 
-__all__ = ["evaluate_candidate"]
+__all__ = [
+    "check_measured",
+    "check_runs",
+    "evaluate_candidate",
+    "floor_reason",
+    "implementation_task",
+]
 
 
 def _improvement(inc_value: float | None, cand_value: float | None) -> float | None:
@@ -43,7 +49,7 @@ def _metric_value(agg: Aggregate, metric: str) -> float | None:
     return value
 
 
-def _implementation_task(
+def implementation_task(
     task: str, inc: Aggregate, cand: Aggregate, policy: PromotionPolicy
 ) -> ImplementationTask:
     inc_value = _metric_value(inc, policy.metric)
@@ -86,7 +92,8 @@ def _check_ungated(row: ImplementationTask, policy: PromotionPolicy, verdict: Ga
         )
 
 
-def _check_runs(row: ImplementationTask, policy: PromotionPolicy, verdict: GateVerdict) -> None:
+def check_runs(row: ImplementationTask, policy: PromotionPolicy, verdict: GateVerdict) -> None:
+    """Enough valid runs per arm, none excluded, equally many in both arms."""
     inc, cand, task = row.incumbent, row.candidate, row.task
     if inc.valid_runs < policy.min_runs or cand.valid_runs < policy.min_runs:
         verdict.lacks(
@@ -110,27 +117,45 @@ def _check_quality(row: ImplementationTask, verdict: GateVerdict) -> None:
     if _rate(cand) < _rate(inc):
         verdict.regressed(f"{task}: resolution regressed from {_rate(inc):.0%} to {_rate(cand):.0%}")
     if row.quality_floor_enforced and cand.valid_runs > 0 and cand.resolved != cand.valid_runs:
-        trigger = (
-            "a run never invoked the skill under test"
-            if row.skill_attributable_failure
-            else f"the incumbent resolves {inc.resolved}/{inc.valid_runs}"
-        )
-        verdict.regressed(
-            f"{task}: candidate must resolve every valid run for the oracle-backed quality floor "
-            f"({trigger}; got {cand.resolved}/{cand.valid_runs})"
-        )
+        verdict.regressed(floor_reason(row))
 
 
-def _check_metric(row: ImplementationTask, policy: PromotionPolicy, verdict: GateVerdict) -> None:
+def floor_reason(row: ImplementationTask) -> str:
+    """The quality floor's reason: the candidate did not resolve every valid run, and why it must."""
+    inc, cand = row.incumbent, row.candidate
+    trigger = (
+        "a run never invoked the skill under test"
+        if row.skill_attributable_failure
+        else f"the incumbent resolves {inc.resolved}/{inc.valid_runs}"
+    )
+    return (
+        f"{row.task}: candidate must resolve every valid run for the oracle-backed quality floor "
+        f"({trigger}; got {cand.resolved}/{cand.valid_runs})"
+    )
+
+
+def check_measured(row: ImplementationTask, policy: PromotionPolicy, verdict: GateVerdict) -> bool:
+    """True when both arms' metric is measured and the incumbent's is not zero; else a reason."""
     metric, task = policy.metric, row.task
     if row.incumbent_metric is None or row.candidate_metric is None:
         verdict.lacks(
             f"{task}: {metric} was not measured on every run in both paired arms; cannot rank on it "
             "(fix cost capture or choose another metric)"
         )
-    elif row.improvement_pct is None:
+        return False
+    if row.improvement_pct is None:
         verdict.lacks(f"{task}: incumbent {metric} is zero; choose a metric with signal")
-    elif row.improvement_pct < -policy.max_task_regression_pct:
+        return False
+    return True
+
+
+def _check_metric(row: ImplementationTask, policy: PromotionPolicy, verdict: GateVerdict) -> None:
+    task, metric = row.task, policy.metric
+    if (
+        check_measured(row, policy, verdict)
+        and row.improvement_pct is not None
+        and row.improvement_pct < -policy.max_task_regression_pct
+    ):
         verdict.regressed(
             f"{task}: {metric} regressed {-row.improvement_pct:.1f}%, above the "
             f"{policy.max_task_regression_pct:.1f}% task cap"
@@ -209,12 +234,12 @@ def evaluate_candidate(
         if inc is None or cand is None:
             verdict.lacks(f"{task}: both {incumbent} and {candidate} are required")
             continue
-        row = _implementation_task(task, inc, cand, policy)
+        row = implementation_task(task, inc, cand, policy)
         rows.append(row)
         if not row.gated:
             _check_ungated(row, policy, verdict)
             continue
-        _check_runs(row, policy, verdict)
+        check_runs(row, policy, verdict)
         check_scored_runs(task, inc, cand, policy.min_runs, verdict)
         _check_quality(row, verdict)
         _check_metric(row, policy, verdict)

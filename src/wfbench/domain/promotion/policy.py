@@ -17,6 +17,7 @@ import attrs
 
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import ErrorKind
+from wfbench.domain.statistics.config import AnalysisConfig
 
 __all__ = [
     "CANDIDATE_ARMS",
@@ -30,6 +31,7 @@ __all__ = [
     "REVIEW_METRIC",
     "REVIEW_QUALITY_RULE",
     "SKILL_ATTRIBUTABLE_ERROR_KINDS",
+    "DecisionPolicy",
     "GateKind",
     "PromotionPolicy",
     "check_candidate_arms",
@@ -42,6 +44,15 @@ class GateKind(enum.StrEnum):
 
     IMPLEMENTATION = "implementation"
     REVIEW = "review"
+
+
+class DecisionPolicy(enum.StrEnum):
+    """Which rule decides: the reference's thresholds, or the statistical policy."""
+
+    #: The reference harness's deterministic threshold rules (the default, for compatibility).
+    REFERENCE = "reference"
+    #: Paired per-task intervals, non-inferiority and Holm across candidates (``docs/statistics.md``).
+    STATISTICAL = "statistical"
 
 
 #: The default pairing of candidate arm → incumbent arm.
@@ -101,6 +112,40 @@ def _check_finite(_instance: object, attribute: attrs.Attribute[float], value: f
         raise InputError("must be a finite number", field=attribute.name)
 
 
+def _decision_policy(value: Any) -> DecisionPolicy:
+    try:
+        return DecisionPolicy(value)
+    except ValueError:
+        allowed = ", ".join(member.value for member in DecisionPolicy)
+        raise InputError(f"must be one of {allowed}", field="decision_policy") from None
+
+
+def _check_unit(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value < 1.0:
+        raise InputError("must be a number strictly between 0 and 1", field=attribute.name)
+
+
+def _check_non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    _check_finite(instance, attribute, value)
+    if value < 0:
+        raise InputError("must not be negative", field=attribute.name)
+
+
+def _check_resamples(_instance: object, _attribute: object, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 1_000_000:
+        raise InputError("must be an integer from 100 to 1000000", field="resamples")
+
+
+def _check_seed(_instance: object, _attribute: object, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InputError("must be a non-negative integer or null", field="seed")
+
+
+def _check_min_tasks(_instance: object, _attribute: object, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise InputError("must be an integer of at least 2", field="min_tasks")
+
+
 @attrs.frozen
 class PromotionPolicy:
     """The gates' thresholds, one value for a whole sweep.
@@ -118,34 +163,77 @@ class PromotionPolicy:
     min_gated_task_ratio: float = attrs.field(default=0.5, validator=_check_finite)
     #: Absolute weighted-F1 points a review candidate must gain on some defect case.
     review_min_improvement: float = attrs.field(default=0.01, validator=_check_finite)
+    #: Which rule decides (the other one's decision is recorded beside it).
+    decision_policy: DecisionPolicy = attrs.field(
+        default=DecisionPolicy.REFERENCE, converter=_decision_policy
+    )
+    #: The statistical analysis: two-sided confidence (one-sided α = half the rest), bootstrap
+    #: resamples, the MDE's power, and the seed (``None``: derived from the evidence).
+    confidence: float = attrs.field(default=0.9, validator=_check_unit)
+    resamples: int = attrs.field(default=2000, validator=_check_resamples)
+    power: float = attrs.field(default=0.8, validator=_check_unit)
+    seed: int | None = attrs.field(default=None, validator=_check_seed)
+    #: Statistical policy: the resolution drop (points) the candidate must be shown not to exceed.
+    non_inferiority_margin_pts: float = attrs.field(default=5.0, validator=_check_non_negative)
+    #: Statistical policy: fewest paired tasks (below 5 no exact test reaches one-sided 5 %).
+    min_tasks: int = attrs.field(default=5, validator=_check_min_tasks)
 
     @classmethod
     def default(cls) -> PromotionPolicy:
         """The reference's defaults: cost_usd, 3 runs, +5 % median, −20 % task cap."""
         return cls()
 
+    @property
+    def analysis(self) -> AnalysisConfig:
+        """The paired analysis every decision's ``statistics`` object is computed with."""
+        return AnalysisConfig(
+            confidence=self.confidence, resamples=self.resamples, power=self.power, seed=self.seed
+        )
+
     def for_gate(self, gate: GateKind) -> dict[str, Any]:
-        """The policy one candidate arm is judged by, as written into ``promotion.json``."""
+        """The policy one candidate arm is judged by, as written into ``promotion.json``.
+
+        The reference policy's entry has exactly the reference's fields; the statistical
+        policy adds its own (``decision_policy`` and the analysis settings).
+        """
         if gate is GateKind.REVIEW:
-            return {
+            out: dict[str, Any] = {
                 "metric": REVIEW_METRIC,
                 "min_runs": self.min_runs,
                 "min_improvement": self.review_min_improvement,
                 "quality_rule": REVIEW_QUALITY_RULE,
             }
+        else:
+            out = {
+                "metric": self.metric,
+                "min_runs": self.min_runs,
+                "min_improvement_pct": self.min_improvement_pct,
+                "max_task_regression_pct": self.max_task_regression_pct,
+                "max_failed_task_regression_pct": self.max_failed_task_regression_pct,
+                "min_gated_task_ratio": self.min_gated_task_ratio,
+                "quality_rule": IMPLEMENTATION_QUALITY_RULE,
+            }
+        if self.statistical_fields() != _DEFAULT_STATISTICAL_FIELDS:
+            out |= self.statistical_fields()
+        return out
+
+    def statistical_fields(self) -> dict[str, Any]:
+        """The statistical policy's settings, with the names ``promotion.json`` records."""
         return {
-            "metric": self.metric,
-            "min_runs": self.min_runs,
-            "min_improvement_pct": self.min_improvement_pct,
-            "max_task_regression_pct": self.max_task_regression_pct,
-            "max_failed_task_regression_pct": self.max_failed_task_regression_pct,
-            "min_gated_task_ratio": self.min_gated_task_ratio,
-            "quality_rule": IMPLEMENTATION_QUALITY_RULE,
+            "decision_policy": self.decision_policy.value,
+            "confidence": self.confidence,
+            "resamples": self.resamples,
+            "power": self.power,
+            "seed": self.seed,
+            "non_inferiority_margin_pts": self.non_inferiority_margin_pts,
+            "min_tasks": self.min_tasks,
+            "multiplicity": "holm",
         }
 
 
 #: The reference's default policy.
 DEFAULT_POLICY = PromotionPolicy()
+_DEFAULT_STATISTICAL_FIELDS = DEFAULT_POLICY.statistical_fields()
 
 
 def metric_warning(metric: str) -> str | None:

@@ -1,0 +1,253 @@
+"""The statistical gate policy: paired per-task intervals decide (``docs/statistics.md``).
+
+It keeps the reference gate's preconditions — a named model, both arms on every task, at least
+``min_runs`` valid runs per arm with none excluded and equally many in both arms, equal scored
+runs, the metric measured (incumbent not zero), and the skill-invocation floor (a task with a
+run that never invoked the skill under test needs the candidate to resolve every run) — and
+needs at least ``min_tasks`` paired tasks. It drops the reference's per-task resolution and
+spend rules and its "margin ≥ 2 runs" path, which measure noise as often as signal. Then, with
+the pair's :class:`~wfbench.domain.statistics.analysis.PairStatistics`:
+
+a. **non-inferiority on resolution**: the interval's lower bound below −margin (5 points)
+   keeps the incumbent (a *credible regression* when its upper bound is below 0 too);
+b. **promote** when the resolution gain is significant;
+c. else **promote** when the saving on the metric is at least ``min_improvement_pct`` and
+   significant;
+d. else **insufficient_evidence** when the sweep could not have detected the saving the
+   policy asks for (MDE above ``min_improvement_pct``), with how many tasks or runs would;
+e. else **keep_incumbent**.
+
+"Significant" is the bootstrap's one-sided p-value against the Holm step-down threshold over
+every promotion claim of the sweep — two per implementation candidate (resolution, saving) —
+so the chance that *any* candidate is promoted without a real improvement stays at most
+``α`` (0.05 with the default 90 % intervals) however many candidates and paths there are.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from wfbench.domain.promotion.decision import (
+    DecisionKind,
+    GateVerdict,
+    PolicyVerdict,
+    blocking_kind,
+    check_model,
+    check_scored_runs,
+    paired_tasks,
+)
+from wfbench.domain.promotion.implementation_gate import (
+    check_measured,
+    check_runs,
+    floor_reason,
+    implementation_task,
+)
+from wfbench.domain.promotion.policy import DecisionPolicy, PromotionPolicy
+from wfbench.domain.results.aggregation import AggregateTable
+from wfbench.domain.statistics.analysis import PairStatistics
+from wfbench.domain.statistics.effects import EffectSummary
+from wfbench.domain.statistics.planning import detectability
+
+__all__ = ["Claim", "ClaimPath", "HolmResult", "StatisticalCase", "holm", "judge_statistically"]
+
+
+class ClaimPath(enum.StrEnum):
+    """The two ways a candidate may earn promotion."""
+
+    RESOLUTION = "resolution"
+    SAVING = "saving"
+
+
+@attrs.frozen
+class Claim:
+    """One promotion hypothesis: ``H0: no improvement`` on ``path`` for ``candidate``."""
+
+    candidate: str
+    path: ClaimPath
+    p_value: float
+
+
+@attrs.frozen
+class HolmResult:
+    """Holm's verdict on one claim: its threshold and whether it was rejected (significant)."""
+
+    threshold: float
+    rejected: bool
+    family: int
+    #: The claim would have met its own threshold, but Holm stopped at a smaller p-value.
+    stopped: bool = False
+
+
+def holm(claims: Sequence[Claim], alpha: float) -> dict[tuple[str, ClaimPath], HolmResult]:
+    """Holm's step-down procedure over ``claims`` at family-wise level ``alpha``.
+
+    Claims are ranked by p-value (ties by candidate, then path); the ``i``-th smallest (from 0)
+    is rejected when its p-value is at most ``alpha/(m − i)`` and every smaller one was.
+    """
+    ordered = sorted(claims, key=lambda c: (c.p_value, c.candidate, c.path.value))
+    family = len(ordered)
+    out: dict[tuple[str, ClaimPath], HolmResult] = {}
+    going = True
+    for rank, claim in enumerate(ordered):
+        threshold = alpha / (family - rank)
+        meets = claim.p_value <= threshold
+        going = going and meets
+        out[(claim.candidate, claim.path)] = HolmResult(threshold, going, family, stopped=meets and not going)
+    return out
+
+
+@attrs.frozen
+class StatisticalCase:
+    """One implementation pair to judge: its aggregates, its analysis and the model."""
+
+    table: AggregateTable
+    statistics: PairStatistics
+    candidate: str
+    incumbent: str
+    model: str | None
+    tasks: Iterable[str] | None = None
+
+
+def _screen(case: StatisticalCase, policy: PromotionPolicy) -> GateVerdict:
+    """The preconditions, in the reference gate's words (plus the task count)."""
+    verdict = GateVerdict()
+    check_model(case.model, "prompt", verdict)
+    rows = 0
+    for task in paired_tasks(case.table, (case.candidate, case.incumbent), case.tasks):
+        inc, cand = case.table.get(task, case.incumbent), case.table.get(task, case.candidate)
+        if inc is None or cand is None:
+            verdict.lacks(f"{task}: both {case.incumbent} and {case.candidate} are required")
+            continue
+        rows += 1
+        row = implementation_task(task, inc, cand, policy)
+        check_runs(row, policy, verdict)
+        check_scored_runs(task, inc, cand, policy.min_runs, verdict)
+        check_measured(row, policy, verdict)
+        if row.skill_attributable_failure and cand.resolved != cand.valid_runs:
+            verdict.regressed(floor_reason(row))
+    analysed = case.statistics.resolution.n_tasks
+    if rows == 0:
+        verdict.lacks("no paired task results were found")
+    elif analysed < policy.min_tasks:  # too few tasks to judge, but a measured regression still counts
+        verdict.unscorable(
+            f"the statistical policy needs at least {policy.min_tasks} paired tasks (got {analysed}); "
+            "with fewer, no exact test can show an improvement at the policy's level"
+        )
+    return verdict
+
+
+def _interval(summary: EffectSummary, unit: str) -> str:
+    low, high = _presented_interval(summary)
+    if unit == "%":
+        return f"[{low:.1f}%, {high:.1f}%]"
+    return f"[{low:+.1f}, {high:+.1f}]"
+
+
+def _presented_interval(summary: EffectSummary) -> tuple[float, float]:
+    assert summary.interval is not None  # the task-count precondition guarantees an interval
+    return summary.scale.present(summary.interval[0]), summary.scale.present(summary.interval[1])
+
+
+def _presented(summary: EffectSummary) -> float:
+    return summary.scale.present(summary.estimate) if summary.estimate is not None else math.nan
+
+
+def _non_inferior(stats: PairStatistics, policy: PromotionPolicy, verdict: GateVerdict) -> bool:
+    res = stats.resolution
+    low, high = _presented_interval(res)
+    margin = policy.non_inferiority_margin_pts
+    if low >= -margin:
+        return True
+    conf = f"{stats.config.confidence:.0%}"
+    reason = (
+        f"resolution is not shown non-inferior: {_presented(res):+.1f} points, {conf} interval "
+        f"{_interval(res, 'pts')} reaches below the -{margin:.1f}-point margin"
+    )
+    if high < 0:
+        reason += "; a credible regression (the whole interval is below 0)"
+    verdict.regressed(reason)
+    return False
+
+
+def _significance(result: HolmResult, p_value: float) -> str:
+    base = f"one-sided p = {p_value:.4f}"
+    family = f"Holm over {result.family} promotion claim(s)"
+    if result.rejected:
+        return f"{base} <= {result.threshold:.4f}, {family}"
+    if result.stopped:
+        return f"{base} <= {result.threshold:.4f} but {family} stopped at a smaller p-value"
+    return f"{base} > {result.threshold:.4f}, {family}"
+
+
+def _conclude(
+    case: StatisticalCase,
+    policy: PromotionPolicy,
+    verdict: GateVerdict,
+    results: Mapping[tuple[str, ClaimPath], HolmResult],
+) -> DecisionKind:
+    stats, metric = case.statistics, policy.metric
+    res, saving = stats.resolution, stats.metric
+    conf = f"{stats.config.confidence:.0%}"
+    res_result = results[(case.candidate, ClaimPath.RESOLUTION)]
+    res_text = (
+        f"{_presented(res):+.1f} points ({conf} interval {_interval(res, 'pts')}; "
+        f"{_significance(res_result, res.p_value if res.p_value is not None else 1.0)})"
+    )
+    if res_result.rejected:
+        verdict.reasons.append(f"resolution improves by {res_text}")
+        return DecisionKind.PROMOTE
+    verdict.reasons.append(f"no credible resolution gain: {res_text}")
+    saving_result = results[(case.candidate, ClaimPath.SAVING)]
+    if saving.interval is not None:
+        required = policy.min_improvement_pct
+        text = (
+            f"{metric} saving {_presented(saving):.1f}% ({conf} interval {_interval(saving, '%')}; "
+            f"{_significance(saving_result, saving.p_value if saving.p_value is not None else 1.0)}; "
+            f"at least {required:.1f}% required)"
+        )
+        if saving_result.rejected and _presented(saving) >= required:
+            verdict.reasons.append(text)
+            return DecisionKind.PROMOTE
+        verdict.reasons.append(f"no credible saving: {text}")
+    reach = detectability(stats, target=policy.min_improvement_pct)
+    if not reach.can_detect_target:
+        verdict.reasons.append(f"insufficient evidence: {reach.sentence}")
+        return DecisionKind.INSUFFICIENT_EVIDENCE
+    verdict.reasons.append(f"no credible improvement: {reach.sentence}")
+    return DecisionKind.KEEP_INCUMBENT
+
+
+def _claims(case: StatisticalCase, eligible: bool) -> list[Claim]:
+    """The pair's two claims; an ineligible pair's are entered at p = 1 (never significant)."""
+    res, saving = case.statistics.resolution, case.statistics.metric
+    p_res = res.p_value if eligible and res.p_value is not None else 1.0
+    p_saving = saving.p_value if eligible and saving.p_value is not None else 1.0
+    return [
+        Claim(case.candidate, ClaimPath.RESOLUTION, p_res),
+        Claim(case.candidate, ClaimPath.SAVING, p_saving),
+    ]
+
+
+def judge_statistically(
+    cases: Sequence[StatisticalCase], policy: PromotionPolicy
+) -> dict[str, PolicyVerdict]:
+    """The statistical policy's verdict on every implementation pair of one sweep, by candidate."""
+    screened: dict[str, tuple[GateVerdict, DecisionKind | None]] = {}
+    for case in cases:
+        verdict = _screen(case, policy)
+        forced = blocking_kind(verdict)
+        if forced is None and not _non_inferior(case.statistics, policy, verdict):
+            forced = DecisionKind.KEEP_INCUMBENT
+        screened[case.candidate] = (verdict, forced)
+    claims = [claim for case in cases for claim in _claims(case, screened[case.candidate][1] is None)]
+    results = holm(claims, policy.analysis.alpha)
+    out: dict[str, PolicyVerdict] = {}
+    for case in cases:
+        verdict, forced = screened[case.candidate]
+        kind = forced if forced is not None else _conclude(case, policy, verdict, results)
+        out[case.candidate] = PolicyVerdict(DecisionPolicy.STATISTICAL, kind, tuple(verdict.reasons))
+    return out
