@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 from tests.cli.test_gate_cmd import reference_row, wfbench, write_results
+from wfbench.cli.gate_cmd import Policy
+from wfbench.domain.promotion.policy import DecisionPolicy
 
 
 def _rows() -> list[dict]:
@@ -55,4 +58,9 @@ def test_an_unknown_policy_exits_2_naming_the_option(tmp_path: Path) -> None:
 
     assert done.returncode == 2
     assert "--policy" in done.stderr
-    assert "reference, statistical" in done.stderr
+    assert "reference" in done.stderr
+    assert "statistical" in done.stderr
+
+
+def test_the_policy_choices_are_the_domain_s() -> None:
+    assert set(get_args(Policy)) == {member.value for member in DecisionPolicy}

@@ -32,6 +32,8 @@ RESULTS_NAME = "results.jsonl"
 EVIDENCE_NAME = "promotion.json"
 #: The promotion metrics (``wfbench.domain.promotion.policy.PROMOTION_METRICS``; pinned equal by a test).
 Metric = Literal["cost_usd", "output_tokens", "duration_s", "num_turns"]
+#: The decision policies (``wfbench.domain.promotion.policy.DecisionPolicy``; pinned equal by a test).
+Policy = Literal["reference", "statistical"]
 #: The decisions ``--fail-on`` may name (``DecisionKind``; pinned equal by a test).
 DECISIONS = ("promote", "keep_incumbent", "insufficient_evidence")
 
@@ -67,11 +69,11 @@ _MaxRegression = Annotated[
     ),
 ]
 _DecisionPolicy = Annotated[
-    str,
+    Policy,
     typer.Option(
         "--policy",
-        help="Which rule decides: reference (default; the reference's thresholds) or statistical "
-        "(paired per-task intervals, non-inferiority, Holm across candidates). Both are recorded.",
+        help="Which rule decides: the reference's thresholds, or statistical (paired per-task"
+        " intervals, non-inferiority, Holm across candidates). Both decisions are recorded.",
     ),
 ]
 _Pairs = Annotated[
