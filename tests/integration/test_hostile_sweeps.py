@@ -409,13 +409,16 @@ def test_a_stdout_flood_is_bounded_and_the_row_says_so(hostile):
         assert (hostile.out / artifact["path"]).stat().st_size <= 8 * 1024 * 1024
 
 
-def test_a_100_mb_file_is_captured_as_a_bounded_patch(hostile):
-    """The patch file is at most 300,000 bytes and the row says it was truncated."""
+def test_a_100_mb_file_is_listed_by_name_and_size_not_read_into_the_patch(hostile):
+    """Over the 16 MiB per-file limit: named in undiffed_files with its size; the patch stays small."""
     row = by_task(hostile.out)["bigfile"]
     patch = hostile.out / "cells/bigfile/workflow_direct/run-0/patch.diff"
     assert 0 < patch.stat().st_size <= 300_000
-    assert row["patch_truncated"] is True
-    assert row["diff_files"] is not None
+    assert b"+++ b/big-size.txt" in patch.read_bytes()  # positive control: the command ran
+    big = [f for f in row["undiffed_files"] if f["path"] == "big.txt"]
+    assert big
+    assert big[0]["bytes"] == 100 * 10485 * 100
+    assert row["diff_files"] == 1
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,9 @@ def test_the_hidden_oracle_output_is_never_persisted(demo_out):
     out, _ = demo_out
     text = (out / "results.jsonl").read_text()
     assert "test_even_count_is_the_mean_of_the_two_middle_values" not in text
-    assert row(out, "fix-median", "baseline")["oracle_output"] == "hidden oracle failed"
+    failed = row(out, "fix-median", "baseline")
+    assert failed["oracle_output"].startswith("hidden oracle failed: ")
+    assert failed["oracle_evidence"] == "junit"
 
 
 REVIEW_CONTROLS = """

@@ -298,7 +298,11 @@ def _reject_constant(name: str) -> Any:
 
 
 def decode_events(stdout: bytes, *, overflow: bool = False) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """Strictly decode the captured stdout: UTF-8, one JSON object per non-blank line, no NaN."""
+    """Strictly decode the captured stdout: UTF-8, one JSON object per non-blank line, no NaN.
+
+    Lines end at ``\n`` only: JSON text may hold U+2028, U+2029, U+0085 or a form feed raw (the
+    real CLI's ``JSON.stringify`` does not escape them), and ``str.splitlines`` would cut there.
+    """
     if overflow:
         return None, "the parent-captured event stream exceeds the capture limit"
     try:
@@ -306,7 +310,7 @@ def decode_events(stdout: bytes, *, overflow: bool = False) -> tuple[list[dict[s
     except UnicodeDecodeError as exc:
         return None, f"the event stream is not UTF-8 ({exc.reason} at byte {exc.start})"
     events: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -350,7 +354,7 @@ def _redact_line(line: str, secrets: Sequence[str]) -> str:
 def redact_transcript(stdout: bytes, secrets: Sequence[str], *, limit: int) -> tuple[bytes, bool]:
     """The captured stream, redacted line by line and bounded to ``limit`` bytes of whole lines."""
     out = bytearray()
-    for line in stdout.decode("utf-8", "replace").splitlines():
+    for line in stdout.decode("utf-8", "replace").split("\n"):  # \n only: see decode_events
         if not line.strip():
             continue
         clean = (_redact_line(line, secrets) + "\n").encode("utf-8")

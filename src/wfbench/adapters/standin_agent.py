@@ -441,8 +441,12 @@ class Tools:
     def read(self, args: dict[str, Any]) -> str:
         path = self.path(args)
         with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            lines = handle.read().splitlines()
+            text = handle.read()
         self.remember(path)
+        # Lines end at \n (and \r\n) only, as in the real CLI: U+2028, U+0085… are text.
+        lines = [line.removesuffix("\r") for line in text.split("\n")]
+        if lines and lines[-1] == "":
+            lines.pop()
         start = max(int(args.get("offset") or 1), 1)
         chosen = lines[start - 1 : start - 1 + int(args.get("limit") or 2000)]
         return "\n".join(f"{n:6}\t{line}" for n, line in enumerate(chosen, start))[:TOOL_OUTPUT_LIMIT]

@@ -42,6 +42,9 @@ COPY_TIMEOUT_S = 600.0
 #: Reference §5.4 limits for a workspace state.
 MAX_STATE_ENTRIES = 100_000
 MAX_STATE_FILE_BYTES = 1024 * 1024 * 1024
+#: Files larger than this are fingerprinted by size, inode and ctime (any write changes the
+#: ctime, and no user can set it) instead of read: a sparse terabyte costs nothing to check.
+MAX_HASHED_FILE_BYTES = 64 * 1024 * 1024
 
 
 def private_copy(snapshot: Snapshot, dest: str, *, cancel: CancelToken | None = None) -> str:
@@ -86,6 +89,8 @@ def _fingerprint(path: str, info: os.stat_result) -> tuple[str, int]:
         return f"l:{os.readlink(path)}", 0
     if not stat.S_ISREG(info.st_mode):
         return f"s:{info.st_mode:o}", 0
+    if info.st_size > MAX_HASHED_FILE_BYTES:
+        return f"f:{mode:o}:{info.st_size}:ino{info.st_ino}:ctime{info.st_ctime_ns}", 0
     digest = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
@@ -116,6 +121,9 @@ def workspace_state(workspace: str, *, exclude: Sequence[str] = (".git",)) -> Wo
                     if not rel_dir and item.name in exclude:
                         continue
                     info = item.stat(follow_symlinks=False)
+                    hashable = stat.S_ISREG(info.st_mode) and info.st_size <= MAX_HASHED_FILE_BYTES
+                    if hashable and hashed + info.st_size > MAX_STATE_FILE_BYTES:
+                        return WorkspaceState(entries, problem="workspace exceeds the entry or byte limit")
                     entries[rel], size = _fingerprint(item.path, info)
                     hashed += size
                     if stat.S_ISDIR(info.st_mode):
@@ -152,6 +160,25 @@ def _own_store(workspace: str) -> str:
             if count > MAX_STATE_ENTRIES or not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
                 raise CaptureError(f"the workspace's object store holds an unexpected entry: {name!r}")
     return store
+
+
+def disk_usage(workspace: str) -> int:
+    """Bytes ``workspace`` occupies on disk: allocated blocks of every entry (a sparse file counts
+    what it really uses), never following links. An entry that vanishes while counted is skipped.
+    """
+    total = 0
+    stack = [workspace]
+    while stack:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(stack.pop()) as listing:
+            for item in listing:
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                total += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    stack.append(item.path)
+    return total
 
 
 @contextlib.contextmanager
@@ -264,6 +291,10 @@ class GitWorkspaces:
     def state(self, workspace: str) -> WorkspaceState:
         """See :func:`workspace_state`."""
         return workspace_state(workspace)
+
+    def disk_usage(self, workspace: str) -> int:
+        """See :func:`disk_usage`."""
+        return disk_usage(workspace)
 
     def churn(self, workspace: str, snapshot: Snapshot, *, base_commit: str | None = None) -> Churn:
         """See :func:`churn`."""

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 import attrs
 
 from wfbench.adapters.git_snapshot import run_git
-from wfbench.domain.errors import SandboxError
+from wfbench.domain.errors import EvidenceCaptureError
 from wfbench.domain.workspace.rules import SkippedPath
 
 #: Files larger than this (apparent size) are listed, not diffed.
@@ -53,8 +53,8 @@ BOUNDED_GIT = (
 _CHUNK = 1024 * 1024
 
 
-class CaptureError(SandboxError):
-    """The workspace could not be captured because of what is in it (the agent's failure)."""
+#: The workspace could not be captured because of what is in it (the agent's failure).
+CaptureError = EvidenceCaptureError
 
 
 @attrs.frozen

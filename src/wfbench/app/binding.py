@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from wfbench.app.corpus import Corpus, Dependency, TaskSpec
+from wfbench.app.corpus import Corpus, Dependency, OracleSpec, TaskSpec
 from wfbench.domain.errors import InputError, WfbenchError
 from wfbench.domain.ports import Workspaces
 from wfbench.domain.workspace.oracle import OracleBundle
@@ -61,7 +61,7 @@ class BoundTask:
     def oracle_digests(self) -> dict[str, str]:
         """The three oracle digests every row of the task carries."""
         return {
-            "oracle_digest": self.oracle.digest(self.spec.oracle.command),
+            "oracle_digest": self.oracle.digest(_oracle_identity(self.spec.oracle)),
             "oracle_command_digest": sha256_text(self.spec.oracle.command),
             "oracle_manifest_digest": self.oracle.manifest_digest,
         }
@@ -175,3 +175,10 @@ def prepare_snapshots(
         else:
             prepared.append(attrs.evolve(task, snapshot=result))
     return tuple(prepared)
+
+
+def _oracle_identity(spec: OracleSpec) -> str:
+    """The oracle's command, plus its report rules when it has any (old digests stay as they were)."""
+    if spec.report is None:
+        return str(spec.command)
+    return "\x00".join([spec.command, f"report={spec.report}", *(f"expect={e}" for e in spec.expect)])

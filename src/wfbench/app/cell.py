@@ -26,6 +26,7 @@ import attrs
 from wfbench.app.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
 from wfbench.app.binding import BoundTask, dependency_source, sha256_text
 from wfbench.app.cell_checks import (
+    AgentFault,
     CellContext,
     CellServices,
     RunSettings,
@@ -34,7 +35,8 @@ from wfbench.app.cell_checks import (
     skill_digest,
 )
 from wfbench.app.cell_review import grade_review
-from wfbench.domain.errors import SandboxError, WfbenchError
+from wfbench.app.oracle_run import run_oracle
+from wfbench.domain.errors import EvidenceCaptureError, SandboxError, WfbenchError
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -42,12 +44,14 @@ from wfbench.domain.session.outcome import classify_outcome, sum_sessions
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep import layout
 from wfbench.domain.workspace.rules import COMMIT_RE, PhaseBoundary, phase_verdict
-from wfbench.domain.workspace.sandbox import Mount
+from wfbench.domain.workspace.sandbox import Mount, ProcessState
+from wfbench.domain.workspace.shadowing import shadowing_diagnostics
 
 DETAIL_LIMIT = 2000
 PATCH_LIMIT = 300_000
+#: Paths not diffed that a row names (the rest is counted).
+MAX_LISTED = 50
 REVIEW_MOUNT = "/review-output"
-ORACLE_MOUNT = "/wfbench-oracle"
 OVERLAY_MOUNT = "/wfbench-overlay"
 REVIEW_FILE = "review-output.json"
 _BOUNDARY = {
@@ -122,6 +126,8 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     expected_digest = skill_digest(ctx.workspace, skills)
     review_dir = os.path.join(ctx.scratch, "review-output")
     os.mkdir(review_dir, 0o700)
+    if ctx.settings.disk_budget_bytes is not None:
+        ctx.start_usage = ctx.services.workspaces.disk_usage(ctx.workspace)
     records = _sessions(plan, ctx, review_dir, expected_digest)
     total = sum_sessions(records)
     fields: dict[str, Any] = {
@@ -129,35 +135,61 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         "skill_digest": expected_digest or None,
         "transcript_artifacts": list(ctx.transcripts),
     }
+    diagnostics = list(total.evidence_diagnostics)
+    if ctx.first_state is not None and ctx.last_state is not None:
+        diagnostics += shadowing_diagnostics(ctx.first_state.entries, ctx.last_state.entries)
     verify_ok: bool | None = None
     oracle_ok: bool | None = None
     review_valid: bool | None = None
-    if total.ok:
-        verify_ok, fields["authored_test_output"] = _verify(ctx, review_dir, spec.kind)
-        fields["verify_output"] = fields["authored_test_output"]
-    if spec.kind is TaskKind.REVIEW:
-        grade = grade_review(
-            os.path.join(review_dir, REVIEW_FILE),
-            plan.task.oracle,
-            ctx.settings.out_dir,
-            plan.artifact(layout.REVIEW_NAME),
-            secrets=ctx.settings.redacted(),
-        )
-        review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
-        fields.update(grade.row_fields)
-        fields["oracle_output"] = grade.oracle_output
-    elif total.ok:
-        oracle_ok = _oracle(ctx, plan.task)
-        fields["oracle_output"] = "hidden oracle passed" if oracle_ok else "hidden oracle failed"
+    fault: AgentFault | None = None
+    try:
+        if total.ok:
+            verify_ok, fields["authored_test_output"], detail = _verify(ctx, review_dir, spec.kind)
+            fields["verify_output"] = fields["authored_test_output"]
+            if detail is not None:
+                fault = AgentFault(ErrorKind.VERIFY_FAILED, detail)
+        if spec.kind is TaskKind.REVIEW:
+            grade = grade_review(
+                os.path.join(review_dir, REVIEW_FILE),
+                plan.task.oracle,
+                ctx.settings.out_dir,
+                plan.artifact(layout.REVIEW_NAME),
+                secrets=ctx.settings.redacted(),
+            )
+            review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
+            fields.update(grade.row_fields)
+            fields["oracle_output"] = grade.oracle_output
+        elif total.ok:
+            verdict = run_oracle(ctx, plan.task)
+            oracle_ok = verdict.passed
+            fields["oracle_evidence"] = verdict.evidence
+            fields["oracle_output"] = (
+                "hidden oracle passed" if oracle_ok else f"hidden oracle failed: {verdict.detail}"
+            )
+            if not oracle_ok and fault is None:
+                fault = AgentFault(ErrorKind.ORACLE_FAILED, f"hidden oracle failed: {verdict.detail}")
+    except AgentFault as exc:
+        fault = exc
     if spec.kind is TaskKind.IMPLEMENTATION:
-        fields.update(_churn_and_patch(ctx, plan, head))
+        try:
+            fields.update(_churn_and_patch(ctx, plan, head, diagnostics))
+        except EvidenceCaptureError as exc:
+            fault = fault or AgentFault(
+                ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, f"capturing the workspace failed: {exc}"
+            )
+    fields["evidence_diagnostics"] = [redact_text(d, ctx.settings.redacted()) for d in diagnostics]
+    evidence_kind = (
+        fault.kind if fault is not None and fault.kind is ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID else None
+    )
     outcome = classify_outcome(
         ok=total.ok,
-        error_kind=total.error_kind,
+        error_kind=total.error_kind or evidence_kind,
         authored_tests_passed=verify_ok,
         oracle_passed=oracle_ok,
         review_evidence_valid=review_valid,
     )
+    if total.error_kind is None and fault is not None:
+        fields["error_detail"] = redact_text(fault.detail, ctx.settings.redacted())[:DETAIL_LIMIT]
     fields.update(
         authored_tests_passed=verify_ok,
         oracle_passed=oracle_ok,
@@ -254,11 +286,31 @@ def _phase(
         request, sandbox=ctx.services.sandbox, policy=policy, cancel=ctx.cancel
     )
     _save_transcript(ctx, plan, phase, record)
-    verdict = phase_verdict(before, ctx.services.workspaces.state(ctx.workspace), _BOUNDARY[phase.role])
-    if not verdict.ok and record.error_kind is None:
-        detail = "; ".join(verdict.reasons)[:DETAIL_LIMIT]
+    after = ctx.services.workspaces.state(ctx.workspace)
+    ctx.first_state = ctx.first_state or before
+    ctx.last_state = after
+    verdict = phase_verdict(before, after, _BOUNDARY[phase.role])
+    reasons = list(verdict.reasons)
+    if (over := _over_disk_budget(ctx)) is not None:
+        reasons.append(over)
+    if reasons and record.error_kind is None:
+        detail = "; ".join(reasons)[:DETAIL_LIMIT]
         record = attrs.evolve(record, ok=False, error_kind=_PHASE_KIND[phase.role], error_detail=detail)
     return record, verdict.plan_document or ""
+
+
+def _over_disk_budget(ctx: CellContext) -> str | None:
+    """Why the workspace grew past the disk budget during the sessions, or None."""
+    budget = ctx.settings.disk_budget_bytes
+    if budget is None or ctx.start_usage is None:
+        return None
+    grown = ctx.services.workspaces.disk_usage(ctx.workspace) - ctx.start_usage
+    if grown <= budget:
+        return None
+    return (
+        f"the workspace grew by {grown} bytes on disk during the sessions, over the disk budget of"
+        f" {budget} bytes (wfbench run --disk-budget)"
+    )
 
 
 def _dependency_mounts(ctx: CellContext) -> tuple[Mount, ...]:
@@ -332,7 +384,12 @@ def _write_artifact(ctx: CellContext, rel: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, str]:
+def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, str, str | None]:
+    """Run the authored verify read-only: (passed, redacted output, why it did not finish or None).
+
+    A verify that times out or leaves processes behind ran the agent's code: the arm's failure
+    (``verify-failed``). A sandbox that cannot run it, or a cancelled sweep, raises SandboxError.
+    """
     mounts = (Mount(review_dir, REVIEW_MOUNT),) if kind is TaskKind.REVIEW else ()
     policy = ctx.policy(writable=False, mounts=mounts, dependencies=True)
     env: Mapping[str, str] = policy.env
@@ -347,34 +404,25 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
     result = ctx.services.sandbox.run(
         ["/bin/sh", "-c", ctx.task.spec.verify], policy=policy, cancel=ctx.cancel
     )
-    if result.state.value != "exited":
-        raise SandboxError(f"verify did not finish ({result.state}): {result.detail}")
     output = (result.stdout[-4000:] + b"\n" + result.stderr_tail[-2000:]).decode("utf-8", "replace")[-4000:]
-    return result.ok, redact_text(output, ctx.settings.redacted())
+    clean = redact_text(output, ctx.settings.redacted())
+    if result.state in (ProcessState.TIMEOUT, ProcessState.FORCED_KILL):
+        limit = f" after {ctx.settings.verify_timeout_s:g} s" if result.timed_out else ""
+        return False, clean, f"verify did not finish ({result.state}{limit}): {result.detail}".rstrip(": ")
+    if result.state is not ProcessState.EXITED:
+        raise SandboxError(f"verify did not finish ({result.state}): {result.detail}")
+    return result.ok, clean, None
 
 
-def _oracle(ctx: CellContext, task: BoundTask) -> bool:
-    """Stage the hidden oracle now (the agent has exited), run it, erase it; keep only pass/fail."""
-    stage = ctx.services.workspaces.stage_oracle(task.oracle, os.path.join(ctx.scratch, "oracle"))
-    try:
-        policy = ctx.policy(writable=False, mounts=(Mount(stage, ORACLE_MOUNT),), dependencies=True)
-        env = {**policy.env, "WFBENCH_ORACLE_ROOT": ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)}
-        command = ["/bin/sh", "-c", task.spec.oracle.command]
-        result = ctx.services.sandbox.run(command, policy=attrs.evolve(policy, env=env), cancel=ctx.cancel)
-    finally:
-        intact = ctx.services.workspaces.erase_oracle(task.oracle, stage)
-    if result.state.value != "exited":
-        raise SandboxError(f"hidden oracle did not finish ({result.state})")
-    if not intact:
-        raise SandboxError("hidden oracle files changed while staged")
-    return result.ok
-
-
-def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str) -> dict[str, Any]:
+def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str, diagnostics: list[str]) -> dict[str, Any]:
+    """Churn and the bounded patch (written under --out); paths not diffed go to ``diagnostics`` too."""
     snapshot = plan.task.snapshot
     assert snapshot is not None
-    churn = ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
     patch = ctx.services.workspaces.capture_patch(ctx.workspace, snapshot, PATCH_LIMIT, base_commit=head)
+    churn = ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
+    diagnostics += [f"not diffed: {item.describe()}" for item in patch.skipped[:MAX_LISTED]]
+    if len(patch.skipped) > MAX_LISTED:
+        diagnostics.append(f"not diffed: … and {len(patch.skipped) - MAX_LISTED} more")
     data = patch.data
     for form in secret_forms(ctx.settings.redacted()):  # the agent may have written a secret
         data = data.replace(form.encode(), REDACTED.encode())
@@ -386,6 +434,10 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str) -> dict[str, A
         "diff_insertions": churn.insertions,
         "diff_deletions": churn.deletions,
         "patch_truncated": patch.truncated,
+        "undiffed_files": [
+            {"path": item.path, "bytes": item.size, "reason": item.reason}
+            for item in patch.skipped[:MAX_LISTED]
+        ],
     }
 
 

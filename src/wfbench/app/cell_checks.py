@@ -13,15 +13,33 @@ import attrs
 from wfbench.app.binding import BoundTask
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken, Clock, ModelCLI, Sandbox, Workspaces
+from wfbench.domain.results.rows import ErrorKind
+from wfbench.domain.workspace.rules import WorkspaceState
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 #: Harness commands (git, setup, verify, oracle) get this long unless the settings say otherwise.
 COMMAND_TIMEOUT_S = 600.0
+#: Bytes a workspace may grow on disk over its sessions (``wfbench run --disk-budget``).
+DEFAULT_DISK_BUDGET = 4 * 1024**3
 MAX_SKILL_BYTES = 4 * 1024 * 1024
 
 
 class SetupFailed(SandboxError):
     """The task's setup (or the overlay commit) failed: the cell is an ``infra-error``."""
+
+
+class AgentFault(Exception):
+    """A check after the sessions failed because of what the agent left: the arm's failure.
+
+    The cell's row gets ``kind`` (``verify-failed``, ``oracle-failed`` or
+    ``implementation-evidence-invalid``), ``resolved`` false and ``detail``, and keeps its
+    sessions' tokens, cost and the bounded patch — never an ``infra-error``.
+    """
+
+    def __init__(self, kind: ErrorKind, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
 
 
 @attrs.frozen
@@ -53,6 +71,8 @@ class RunSettings:
     runtime_digest: str | None = None
     #: Redacted from everything written, never given to the agent (the key behind the key proxy).
     withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
+    #: Bytes the workspace may grow on disk during the sessions (None: unchecked).
+    disk_budget_bytes: int | None = DEFAULT_DISK_BUDGET
 
     def redacted(self) -> tuple[str, ...]:
         """Every value to redact from what a cell writes: the agent's secrets and the withheld."""
@@ -78,6 +98,11 @@ class CellContext:
     transcript_index: list[dict[str, object]] = attrs.field(factory=list)
     #: The task's read-only dependencies, mounted for sessions, verify and the oracle.
     dependency_mounts: tuple[Mount, ...] = ()
+    #: The workspace before the first session and after the latest one (for diagnostics).
+    first_state: WorkspaceState | None = None
+    last_state: WorkspaceState | None = None
+    #: Bytes the workspace used on disk before the first session.
+    start_usage: int | None = None
 
     def policy(
         self,

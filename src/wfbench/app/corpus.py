@@ -44,6 +44,7 @@ PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
 )
 ARM_KEYS = frozenset({"kind", "phases", "incumbent"})
+ORACLE_KEYS = frozenset({"command", "files", "report", "expect"})
 REVIEW_LABELS_TARGET = "review-labels.json"
 
 
@@ -53,6 +54,10 @@ class OracleSpec:
 
     command: str
     files: tuple[OracleFileSpec, ...]
+    #: ``junit``: the verdict needs the JUnit report the command writes to ``$WFBENCH_ORACLE_REPORT``.
+    report: str | None = None
+    #: Test ids (``<classname>::<name>``, or a bare name) the report must show passed.
+    expect: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -214,11 +219,23 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
         raise InputError("is required for review tasks", locator=locator, field="labels")
     files: list[OracleFileSpec] = []
     command = 'test -s "$WFBENCH_REVIEW_OUTPUT"'
+    report: str | None = None
+    expect: tuple[str, ...] = ()
     if spec is not None:
         spec = _mapping(spec, "oracle", locator=locator)
-        if set(spec) != {"command", "files"}:
-            raise InputError("must have exactly `command` and `files`", locator=locator, field="oracle")
+        if not {"command", "files"} <= set(spec) <= ORACLE_KEYS:
+            raise InputError(
+                "must have `command` and `files` (and optionally `report`, `expect`)",
+                locator=locator,
+                field="oracle",
+            )
         command = _text(spec["command"], "oracle.command", locator=locator)
+        report = _opt_text(spec.get("report"), "oracle.report", locator=locator)
+        if report not in (None, "junit"):
+            raise InputError("must be `junit` when given", locator=locator, field="oracle.report")
+        expect = _strings(spec.get("expect", []), "oracle.expect", locator)
+        if expect and report is None:
+            raise InputError("needs `report: junit`", locator=locator, field="oracle.expect")
         if not isinstance(spec["files"], list):
             raise InputError("must be a list", locator=locator, field="oracle.files")
         for number, raw_item in enumerate(spec["files"]):
@@ -237,7 +254,7 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
         files.append(OracleFileSpec(source=source, target=REVIEW_LABELS_TARGET))
     if not files:
         raise InputError("must name at least one file", locator=locator, field="oracle.files")
-    return OracleSpec(command=command, files=tuple(files))
+    return OracleSpec(command=command, files=tuple(files), report=report, expect=expect)
 
 
 def _checked_labels(raw: Any, root: str, locator: str) -> str:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
-from wfbench.domain.redaction import redact_text
+from wfbench.domain.redaction import escape_controls, redact_text
 from wfbench.domain.results.rows import ErrorKind, Row
 
 DETAIL_LIMIT = 1200
@@ -62,7 +62,7 @@ def detail_line(row: Row, secrets: Sequence[str] = ()) -> str | None:
     if row.error_kind is None or not detail:
         return None
     text = detail if isinstance(detail, str) else json.dumps(detail, sort_keys=True)
-    text = redact_text(text, tuple(secrets)).replace("\n", " ⏎ ")
+    text = escape_controls(redact_text(text, tuple(secrets)).replace("\n", " ⏎ "))
     if len(text) > DETAIL_LIMIT:
         text = f"{text[:DETAIL_LIMIT]}…[truncated {len(text) - DETAIL_LIMIT} chars]"
     return f"[{row.task}][{row.arm}][run {row.run}] detail: {text}"
@@ -88,7 +88,7 @@ class LineProgress:
             self.note(extra)
 
     def note(self, text: str) -> None:
-        print(text, file=self._stream, flush=True)
+        print(escape_controls(text), file=self._stream, flush=True)
 
     def close(self) -> None:
         return None
@@ -145,7 +145,7 @@ class BarProgress(LineProgress):
         super().cell_done(row)
 
     def note(self, text: str) -> None:
-        self._console.print(text, markup=False, highlight=False)
+        self._console.print(escape_controls(text), markup=False, highlight=False)
 
     def close(self) -> None:
         self._bar.stop()

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from wfbench.domain.redaction import escape_controls
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable, aggregate, savings
 from wfbench.domain.results.health import classify_sweep_health
 from wfbench.domain.results.rows import USAGE_FIELDS, ErrorKind, Row
@@ -53,7 +54,7 @@ class ReportContext:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return escape_controls(text.replace("\n", " ")).replace("|", "\\|")
 
 
 def _num(value: float | None, spec: str = ".0f") -> str:
@@ -174,6 +175,27 @@ def _footers(rows: Sequence[Row], table: AggregateTable) -> list[str]:
     return lines
 
 
+#: Diagnostic lines the report shows per row (the row keeps them all).
+REPORT_DIAGNOSTICS = 10
+
+
+def _diagnostics(rows: Sequence[Row]) -> list[str]:
+    """``## Evidence diagnostics``: each row's ``evidence_diagnostics`` (shadowing files, paths not
+    diffed…), control characters escaped; nothing when no row has any."""
+    lines: list[str] = []
+    for row in rows:
+        found = row.extra.get("evidence_diagnostics") or []
+        if not isinstance(found, list) or not found:
+            continue
+        lines.append(f"- `{_cell(row.task)}` / `{_cell(row.arm)}` / run {row.run}:")
+        lines += [f"  - {_cell(str(item))}" for item in found[:REPORT_DIAGNOSTICS]]
+        if len(found) > REPORT_DIAGNOSTICS:
+            lines.append(f"  - … and {len(found) - REPORT_DIAGNOSTICS} more (results.jsonl has them all)")
+    if not lines:
+        return []
+    return ["## Evidence diagnostics", "", *lines, ""]
+
+
 def _health(rows: Sequence[Row], arms: Sequence[str]) -> list[str]:
     lines = ["## Measurement health", ""]
     for arm, verdict in classify_sweep_health(rows, arms).items():
@@ -260,6 +282,7 @@ def render_report_md(
         *_review_table(table, tasks, arms),
         *_footers(rows, table),
         "",
+        *_diagnostics(rows),
         *_health(rows, list(context.health_arms) if context.health_arms is not None else arms),
         "",
         *_promotion(promotion),

@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import attrs
 
@@ -49,8 +50,11 @@ class Endpoint:
     withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
 
 
-def build_sandbox(name: str) -> Sandbox:
+def build_sandbox(name: str, limits: Any = None) -> Sandbox:
     """The sandbox backend by name; bwrap is preflighted and never falls back to the host.
+
+    ``limits`` (a :class:`wfbench.adapters.command_limits.ResourceLimits`) bounds each bwrap
+    command; ``None`` keeps the defaults. host-unsafe applies none of them.
 
     Raises:
         InputError: an unknown backend name.
@@ -59,7 +63,7 @@ def build_sandbox(name: str) -> Sandbox:
     if name == "bwrap":
         from wfbench.adapters.sandbox_bwrap import BwrapSandbox
 
-        sandbox: Sandbox = BwrapSandbox()
+        sandbox: Sandbox = BwrapSandbox(limits=limits)
         try:
             sandbox.preflight()
         except SandboxUnavailable as exc:
@@ -166,13 +170,14 @@ def bootstrap(
     agent: str | ModelCLI = "standin",
     workspaces: Workspaces | None = None,
     clock: Clock | None = None,
+    limits: Any = None,
 ) -> Services:
-    """Build every adapter (or take the override given for it)."""
+    """Build every adapter (or take the override given for it); ``limits`` as in :func:`build_sandbox`."""
     from wfbench.adapters.clock import SystemClock
     from wfbench.adapters.workspace import GitWorkspaces
 
     return Services(
-        sandbox=build_sandbox(sandbox) if isinstance(sandbox, str) else sandbox,
+        sandbox=build_sandbox(sandbox, limits) if isinstance(sandbox, str) else sandbox,
         agent=build_agent(agent) if isinstance(agent, str) else agent,
         workspaces=workspaces or GitWorkspaces(),
         clock=clock or SystemClock(),

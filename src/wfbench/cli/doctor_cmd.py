@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor() -> None:
-    """Report what this machine can do: bwrap (and its process limit), the claude CLI, Node."""
+    """Report what this machine can do: bwrap (and its resource limits), the claude CLI, Node."""
     import shutil
     import subprocess
 
@@ -22,9 +22,9 @@ def doctor() -> None:
     try:
         sandbox = boot.build_sandbox("bwrap")
         typer.echo("bwrap: works")
-        process_limit = getattr(sandbox, "process_limit", None)
-        if process_limit is not None:
-            typer.echo(f"process limit: {process_limit()}")
+        describe = getattr(sandbox, "describe_limits", None)
+        for line in describe() if describe is not None else ():
+            typer.echo(line)
     except Exception as exc:
         typer.echo(f"bwrap: NOT usable — {exc}")
     claude = boot.find_claude()

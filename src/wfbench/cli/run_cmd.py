@@ -12,6 +12,7 @@ from typing import Annotated, Literal, get_args
 
 import typer
 
+from wfbench.cli import limit_options as lim
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
 
 MAX_WORKERS = 8
@@ -174,6 +175,12 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         float,
         typer.Option(min=1.0, metavar="SECONDS", help="Seconds for each verify and hidden-oracle command."),
     ] = 600.0,
+    memory_limit: lim.MemoryLimit = "2G",
+    process_limit: lim.ProcessLimit = "512",
+    open_files: lim.OpenFiles = "4096",
+    file_size_limit: lim.FileSizeLimit = "1G",
+    tmpfs_size: lim.TmpfsSize = "1G",
+    disk_budget: lim.DiskBudget = "4G",
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
     from wfbench.cli.run_flow import RunRequest, execute, explicit_options
@@ -184,6 +191,9 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         provider_script=provider_script, base_url=base_url, reuse_results=reuse_results, resume=resume,
         candidate_overlay=candidate_overlay, include_expensive=include_expensive, timeout=timeout,
         verify_timeout=verify_timeout, explicit=explicit_options(ctx),
+        limits=lim.resource_limits(memory=memory_limit, processes=process_limit, open_files=open_files,
+                                   file_size=file_size_limit, tmpfs=tmpfs_size),
+        disk_budget=lim.size_option(disk_budget, "--disk-budget"),
     )  # fmt: skip
     raise typer.Exit(execute(request))
 

@@ -21,7 +21,7 @@ import attrs
 
 from wfbench.adapters import stale
 from wfbench.app.arms import check_overlay_arms, load_overlay, overlay_digest, resolve_arms
-from wfbench.app.cell_checks import CellServices, RunSettings
+from wfbench.app.cell_checks import DEFAULT_DISK_BUDGET, CellServices, RunSettings
 from wfbench.app.corpus import Corpus, load_corpus
 from wfbench.app.progress import BarProgress, LineProgress, Progress
 from wfbench.app.sweep import SweepConfig, SweepServices, run_sweep
@@ -55,6 +55,10 @@ class RunRequest:
     verify_timeout: float
     #: Parameter names given on the command line (the rest are defaults).
     explicit: frozenset[str] = frozenset()
+    #: Per-command sandbox limits (``ResourceLimits``; None: the defaults).
+    limits: Any = None
+    #: Bytes a workspace may grow during its sessions (None: unchecked).
+    disk_budget: int | None = DEFAULT_DISK_BUDGET
 
 
 def explicit_options(ctx: Any) -> frozenset[str]:
@@ -73,7 +77,7 @@ def execute(request: RunRequest) -> int:
         prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
     # Held for the whole sweep: out-dir lock, refusals, resume repairs, scratch tree for every temp dir.
     claim = stale.claim_out_dir(out_dir, resume=request.resume is not None, note=print)
-    services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent)
+    services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
     corpus = request.corpus
     if corpus is None:
         from wfbench import demo as demo_pkg
@@ -97,7 +101,7 @@ def execute(request: RunRequest) -> int:
         outage_streak=request.outage_streak, script=request.provider_script or loaded.provider_script,
         base_url=request.base_url, resume=request.resume is not None,
         include_expensive=request.include_expensive, timeout=request.timeout, sandbox_name=request.sandbox,
-        prior=prior, agent=request.agent, verify_timeout=request.verify_timeout,
+        prior=prior, agent=request.agent, verify_timeout=request.verify_timeout, disk_budget=request.disk_budget,
     )  # fmt: skip
     claim.release()
     return exit_code
@@ -131,6 +135,7 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
             clock=services.clock,
             runtime_digest=runtime,
             withheld=ep.withheld,
+            disk_budget_bytes=opts["disk_budget"],
         )
         overlay = opts["overlay"]
         config = SweepConfig(

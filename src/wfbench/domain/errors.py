@@ -61,6 +61,14 @@ class SandboxError(WfbenchError):
     """A sandboxed command could not be run for a reason of the harness, not of the command."""
 
 
+class EvidenceCaptureError(SandboxError):
+    """The workspace could not be captured (churn, patch) because of what the agent left in it.
+
+    Unlike other sandbox errors this is the arm's failure (``implementation-evidence-invalid``),
+    never an ``infra-error``.
+    """
+
+
 class CancelledError(WfbenchError):
     """The sweep was cancelled (SIGINT/SIGTERM). Exit code 130."""
 

@@ -151,6 +151,10 @@ class Workspaces(Protocol):
         """Fingerprints of the workspace's entries (``.git`` excluded), for phase-boundary checks."""
         ...
 
+    def disk_usage(self, workspace: str) -> int:
+        """Bytes the workspace occupies on disk (allocated blocks, ``.git`` included). Never follows links."""
+        ...
+
     def churn(self, workspace: str, snapshot: Snapshot, *, base_commit: str | None = None) -> Churn:
         """Churn against ``base_commit`` (default the snapshot's), untracked files included."""
         ...

@@ -46,3 +46,26 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
 def contains_secret(text: str, secrets: Iterable[str]) -> bool:
     """True when any secret (or its JSON-escaped spelling) occurs in ``text``."""
     return any(form in text for form in secret_forms(secrets))
+
+
+#: Characters that change how a terminal or a rendered document shows *other* text: C0/C1
+#: controls (ESC, BEL, CR, backspace…), DEL, line/paragraph separators, bidi overrides and
+#: isolates ("Trojan Source"), and lone surrogates (undecodable bytes of a file name).
+_CONTROLS = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character escaped (``\\x1b``, ``\\u202e``…); tab kept.
+
+    For agent-chosen strings (file names, error details, CLI stderr) on their way to a terminal,
+    ``report.md`` or a log line: an ESC sequence, a carriage return or a bidi override can no
+    longer repaint or reorder what the reader sees. A newline is escaped too (one line stays one).
+    """
+    return _CONTROLS.sub(_escape, text)

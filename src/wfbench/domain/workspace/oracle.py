@@ -7,6 +7,7 @@ sha256 over frames, each an 8-byte big-endian length followed by the bytes.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 from collections.abc import Iterable, Sequence
 
@@ -117,3 +118,79 @@ def declaration_problems(
         seen_sources.add(spec.source)
         seen_targets.add(spec.target)
     return tuple(problems)
+
+
+class CaseOutcome(enum.StrEnum):
+    """How one test case of an oracle's report ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+@attrs.frozen
+class ReportedCase:
+    """One test case of an oracle's JUnit report: ``<classname>::<name>`` and its outcome."""
+
+    id: str
+    outcome: CaseOutcome
+
+    def matches(self, expected: str) -> bool:
+        """True for ``<classname>::<name>``, or for a bare ``<name>`` when ``expected`` has no ``::``."""
+        return self.id == expected or ("::" not in expected and self.id.rpartition("::")[2] == expected)
+
+
+@attrs.frozen
+class OracleVerdict:
+    """Whether the hidden oracle passed, on what evidence, and (when it did not) why."""
+
+    passed: bool
+    #: ``junit`` (a harness-owned report, test ids counted) or ``exit-code`` (the status alone).
+    evidence: str
+    detail: str | None = None
+
+
+def _counts(cases: Sequence[ReportedCase]) -> str:
+    found: dict[str, int] = {}
+    for case in cases:
+        found[case.outcome.value] = found.get(case.outcome.value, 0) + 1
+    return ", ".join(f"{number} {outcome}" for outcome, number in sorted(found.items()))
+
+
+def oracle_verdict(
+    *,
+    exit_ok: bool,
+    returncode: int | None,
+    report: Sequence[ReportedCase] | None,
+    report_problem: str | None = None,
+    require_report: bool = False,
+    expect: Sequence[str] = (),
+) -> OracleVerdict:
+    """The oracle's verdict (``docs/security.md``, "Oracle verdicts").
+
+    Without ``require_report`` the exit status decides. With it, the oracle passes only when it
+    exited 0 **and** the harness-owned report exists, holds at least one case, every case passed
+    (a skip is not a pass) and every ``expect``ed id is among them: an exit status without a
+    matching report is refused. The detail gives counts, never a test id (the hidden tests'
+    names stay out of rows).
+    """
+    if not require_report:
+        return OracleVerdict(exit_ok, "exit-code", None if exit_ok else f"the oracle exited {returncode}")
+    if report is None:
+        why = report_problem or "no report was written"
+        status = "exited 0" if exit_ok else f"exited {returncode}"
+        return OracleVerdict(False, "junit", f"the oracle {status} without a valid JUnit report ({why})")
+    if not exit_ok:
+        return OracleVerdict(False, "junit", f"the oracle exited {returncode}")
+    if not report:
+        return OracleVerdict(False, "junit", "the JUnit report holds no test case")
+    bad = [case for case in report if case.outcome is not CaseOutcome.PASSED]
+    if bad:
+        detail = f"{len(bad)} of {len(report)} test case(s) did not pass ({_counts(bad)})"
+        return OracleVerdict(False, "junit", detail)
+    missing = [want for want in expect if not any(case.matches(want) for case in report)]
+    if missing:
+        detail = f"{len(missing)} of {len(expect)} expected test case(s) missing from the report"
+        return OracleVerdict(False, "junit", detail)
+    return OracleVerdict(True, "junit")
