@@ -1,0 +1,61 @@
+"""Files that shadow test infrastructure, found in what the agent's sessions changed."""
+
+from __future__ import annotations
+
+from wfbench.domain.workspace.shadowing import MAX_SHADOW_DIAGNOSTICS, shadowing_diagnostics
+
+F = "f:644:1:x"
+BEFORE = {"app.py": F, "tests": "d:755", "tests/conftest.py": F}
+
+
+def _found(after: dict[str, str], before: dict[str, str] | None = None) -> tuple[str, ...]:
+    return shadowing_diagnostics(BEFORE if before is None else before, {**BEFORE, **after})
+
+
+def test_nothing_planted_means_no_diagnostic() -> None:
+    assert _found({"new.py": F}) == ()
+
+
+def test_runner_modules_start_up_hooks_and_pth_files_are_named() -> None:
+    found = _found(
+        {"pytest.py": F, "sub": "d:755", "sub/sitecustomize.py": F, "usercustomize.py": F, "x.pth": F}
+    )
+    assert found == (
+        "shadowing file: pytest.py (added): shadows the test runner",
+        "shadowing file: sub/sitecustomize.py (added): runs at interpreter start-up",
+        "shadowing file: usercustomize.py (added): runs at interpreter start-up",
+        "shadowing file: x.pth (added): a .pth file runs at interpreter start-up from a site directory",
+    )
+
+
+def test_a_shadowing_package_counts_once() -> None:
+    found = _found({"_pytest": "d:755", "_pytest/__init__.py": F, "_pytest/main.py": F})
+    assert found == ("shadowing file: _pytest (added): shadows the test runner",)
+
+
+def test_plugin_metadata_is_named() -> None:
+    found = _found({"evil.dist-info": "d:755", "evil.dist-info/entry_points.txt": F})
+    assert found == ("shadowing file: evil.dist-info (added): package metadata can declare a pytest plugin",)
+
+
+def test_only_a_new_top_level_conftest_is_named() -> None:
+    assert _found({"conftest.py": F}) == (
+        "shadowing file: conftest.py (added): a new top-level pytest configuration",
+    )
+    assert _found({"tests/conftest.py": "f:644:2:y"}) == ()  # a changed nested conftest is ordinary work
+    with_top = {**BEFORE, "conftest.py": F}
+    assert shadowing_diagnostics(with_top, {**with_top, "conftest.py": "f:644:2:y"}) == ()
+
+
+def test_a_modified_pytest_py_counts_and_a_deleted_one_does_not() -> None:
+    before = {**BEFORE, "pytest.py": F}
+    assert shadowing_diagnostics(before, {**before, "pytest.py": "f:644:9:z"}) == (
+        "shadowing file: pytest.py (modified): shadows the test runner",
+    )
+    assert shadowing_diagnostics(before, BEFORE) == ()
+
+
+def test_past_the_limit_the_rest_is_counted() -> None:
+    found = _found({f"d{i}.pth": F for i in range(MAX_SHADOW_DIAGNOSTICS + 3)})
+    assert len(found) == MAX_SHADOW_DIAGNOSTICS + 1
+    assert found[-1] == "shadowing file: … and 3 more"
