@@ -68,7 +68,7 @@ class Sweep:
         return by_task(self.out)[task]
 
     def patch(self, task: str, arm: str = "workflow_direct") -> bytes:
-        return (self.out / f"{task}-{arm}-run0.patch").read_bytes()
+        return (self.out / f"cells/{task}/{arm}/run-0/patch.diff").read_bytes()
 
 
 def _skill(name: str = "work") -> dict[str, Any]:
