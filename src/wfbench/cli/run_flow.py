@@ -101,7 +101,8 @@ def execute(request: RunRequest) -> int:
         outage_streak=request.outage_streak, script=request.provider_script or loaded.provider_script,
         base_url=request.base_url, resume=request.resume is not None,
         include_expensive=request.include_expensive, timeout=request.timeout, sandbox_name=request.sandbox,
-        prior=prior, agent=request.agent, verify_timeout=request.verify_timeout, disk_budget=request.disk_budget,
+        prior=prior, agent=request.agent, verify_timeout=request.verify_timeout,
+        disk_budget=request.disk_budget,
     )  # fmt: skip
     claim.release()
     return exit_code
