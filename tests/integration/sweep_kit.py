@@ -212,7 +212,7 @@ def run_sweep(
 
 def rows(out: Path) -> list[dict[str, Any]]:
     """Every row of ``out/results.jsonl`` (each line must parse)."""
-    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().split("\n") if line.strip()]
 
 
 def by_task(out: Path) -> dict[str, dict[str, Any]]:
