@@ -61,6 +61,8 @@ def test_anything_json_dumps_writes_is_read_back_equal(value: object, indent: bo
 @example('"\\ud83d\\ude00"')
 @example('"\\u00e9')
 @example('"\\\\u0041\\\\\\"x"')
+@example('"}\t')
+@example('["\\"NaN\x01"]')
 def test_arbitrary_text_is_read_exactly_as_json_reads_it_or_refused_on_purpose(text: str) -> None:
     """Either both accept with equal values, or both refuse with the same message and position,
     or json accepts what we refuse on purpose (duplicate keys, NaN/Infinity, overflow)."""
@@ -265,3 +267,14 @@ def test_an_integer_at_the_digit_limit_is_not_the_error() -> None:
     digits = "9" * 4300
     error = _error(f"[{digits}, -{digits}, NaN]")
     assert (error.msg, error.colno) == ("Expecting value (NaN and Infinity are not JSON)", 2 * 4300 + 7)
+
+
+@pytest.mark.parametrize(
+    ("text", "column"), [('"}\t', 3), ('["\\"NaN\x01"]', 8), ('["\\"1e400 ]\x01"]', 12)]
+)
+def test_text_inside_a_string_the_decoder_stopped_in_is_not_scanned_for_refused_tokens(
+    text: str, column: int
+) -> None:
+    """A bracket, NaN or key-like text after an unclosed quote is string content: Python's error stands."""
+    error = _error(text)
+    assert (error.msg, error.colno) == ("Invalid control character at", column)

@@ -14,7 +14,8 @@ with its own message at the exact place it occurs:
 
 The hooks only learn *that* a document is refused; where is found by :func:`_first_refused`, a token scan
 that runs on error paths alone (the document is known to be well-formed JSON up to the refused
-token, so a scan of string, bracket and number tokens is unambiguous).
+token, or up to where the decoder stopped, so a scan of string, bracket and number tokens is
+unambiguous; it stops at a string the decoder stopped inside).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ MAX_DEPTH = 64
 MAX_TEXT_CHARS = 16 * 1024 * 1024
 _NON_FINITE = "Expecting value (NaN and Infinity are not JSON)"
 _TOKEN = re.compile(
-    r'"(?:[^"\\]|\\.)*"(?P<colon>[ \t\n\r]*:)?|(?P<bracket>[\[\]{}])|(?P<constant>-?Infinity|NaN)'
-    r"|(?P<number>-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][-+]?[0-9]+)?)",
+    r'"(?:[^"\\]|\\.)*"(?P<colon>[ \t\n\r]*:)?|(?P<unclosed>")|(?P<bracket>[\[\]{}])'
+    r"|(?P<constant>-?Infinity|NaN)|(?P<number>-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][-+]?[0-9]+)?)",
     re.DOTALL,
 )
 
@@ -131,6 +132,8 @@ def _first_refused(text: str, end: int) -> JsonSyntaxError | None:
     keys: list[set[str]] = []  # the keys seen in each open container (arrays never add any)
     for token in _TOKEN.finditer(text[:end]):
         pos = token.start()
+        if token.group("unclosed"):  # a string the decoder stopped inside: the rest is its content
+            break
         bracket = token.group("bracket")
         if bracket in ("[", "{"):
             if len(keys) == MAX_DEPTH:
