@@ -295,7 +295,7 @@ def codex_argv(request: SessionRequest) -> list[str]:
     argv += ["--color", "never", "-s", "danger-full-access", "-m", request.model]
     argv += ["-c", f"model_provider={_toml(PROVIDER)}", "-c", f"model_providers.{PROVIDER}={provider}"]
     argv += ["-c", "analytics.enabled=false", "-c", "features.plugins=false"]
-    argv += ["-c", 'shell_environment_policy.inherit="core"']
+    argv += ["-c", 'shell_environment_policy.inherit="all"']
     argv += ["-c", 'shell_environment_policy.exclude=["WFBENCH_*", "*_API_KEY*"]']
     if request.effort is not None:
         argv += ["-c", f"model_reasoning_effort={_toml(request.effort)}"]

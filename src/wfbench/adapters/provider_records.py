@@ -56,12 +56,14 @@ def select_turn(
     """
     text = wire.user_text(body, protocol)
     index = wire.assistant_turns(body, protocol)
-    matched = next((rule for rule, c in enumerate(script.conversations) if c.matches(text)), None)
+    matched = next(
+        (rule for rule, c in enumerate(script.conversations) if c.matches(text, protocol.value)), None
+    )
     if protocol is Protocol.OPENAI_RESPONSES and wire.is_compaction(body, headers):
         summary = "\n\n".join(part for part in (script.compaction.say, wire.compaction_marker(index)) if part)
         return Selection(attrs.evolve(script.compaction, say=summary), ReplySource.COMPACTION, matched, index)
     for rule, conversation in enumerate(script.conversations):
-        if conversation.matches(text):
+        if conversation.matches(text, protocol.value):
             if index < len(conversation.turns):
                 return Selection(conversation.turns[index], ReplySource.SCRIPTED, rule, index)
             return Selection(EMPTY_END_TURN, ReplySource.EXHAUSTED, rule, index)

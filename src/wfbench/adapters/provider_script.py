@@ -113,15 +113,26 @@ DEFAULT_TURN = Turn(say="Nothing is scripted for this prompt.")
 DEFAULT_COMPACTION = Turn(say="Summary of the work so far: continue with the next step of the task.")
 
 
+#: The wire protocols a rule may be limited to (``protocol:``), as the provider names them.
+RULE_PROTOCOLS = frozenset({"anthropic-messages", "openai-responses"})
+
+
 @attrs.frozen
 class Conversation:
-    """A rule: when every ``when`` string occurs in the user text, turn i answers request i."""
+    """A rule: when every ``when`` string occurs in the user text, turn i answers request i.
+
+    ``protocol``, when set, limits the rule to requests of that wire protocol, so one script can
+    answer Claude Code (Messages) and Codex (Responses) differently for the same prompt.
+    """
 
     when: tuple[str, ...]
     turns: tuple[Turn, ...]
+    protocol: str | None = None
 
-    def matches(self, user_text: str) -> bool:
-        """True when every ``when`` string occurs in ``user_text``."""
+    def matches(self, user_text: str, protocol: str | None = None) -> bool:
+        """True when every ``when`` string occurs in ``user_text`` (and the protocol fits)."""
+        if self.protocol is not None and protocol is not None and protocol != self.protocol:
+            return False
         return all(needle in user_text for needle in self.when)
 
 
@@ -200,7 +211,15 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     locator = f"conversations[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError("must be a mapping with `when` and `turns`", source=source, locator=locator)
-    _refuse_unknown(raw, {"when", "turns"}, source=source, locator=locator)
+    _refuse_unknown(raw, {"when", "turns", "protocol"}, source=source, locator=locator)
+    protocol = raw.get("protocol")
+    if protocol is not None and protocol not in RULE_PROTOCOLS:
+        raise InputError(
+            f"must be one of {', '.join(sorted(RULE_PROTOCOLS))}",
+            source=source,
+            locator=locator,
+            field="protocol",
+        )
     when = raw.get("when")
     if isinstance(when, str):
         when = [when]
@@ -212,6 +231,7 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     if not isinstance(turns, list) or not turns:
         raise InputError("must be a non-empty list of turns", source=source, locator=locator, field="turns")
     return Conversation(
+        protocol=protocol,
         when=tuple(when),
         turns=tuple(
             _turn(turn, source=source, locator=f"{locator}.turns[{number}]")

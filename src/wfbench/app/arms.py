@@ -83,14 +83,41 @@ class Phase:
         )
 
 
+#: The agents an arm may name (``agent:`` in a corpus).
+AGENT_NAMES = ("claude", "codex", "standin")
+
+
+@attrs.frozen
+class AgentChoice:
+    """The agent an arm runs: ``claude``, ``codex`` or ``standin``, optionally one specific install.
+
+    ``binary`` pins an install other than the default one (e.g. an older Codex, to gate an
+    upgrade); the runtime identity of every row records the agent and its version either way.
+    """
+
+    name: str
+    binary: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Identifies the adapter to build: the name, plus the binary when one is pinned."""
+        return self.name if self.binary is None else f"{self.name}@{self.binary}"
+
+
 @attrs.frozen
 class Arm:
-    """A named list of phases; a candidate pairs with ``incumbent`` and receives the overlay."""
+    """A named list of phases; a candidate pairs with ``incumbent`` and receives the overlay.
+
+    ``agent`` and ``model`` are the arm's own agent and model (``None``: the run's ``--agent``
+    and ``--model``), so one sweep can compare Claude Code and Codex on the same tasks.
+    """
 
     name: str
     kind: TaskKind
     phases: tuple[Phase, ...]
     incumbent: str | None = None
+    agent: AgentChoice | None = None
+    model: str | None = None
 
     @property
     def is_candidate(self) -> bool:
@@ -322,12 +349,25 @@ def required_candidate_arms(overlay_skills: Iterable[str], arms: Mapping[str, Ar
     )
 
 
+def runtime_candidate(arm: Arm, available: Mapping[str, Arm]) -> bool:
+    """True for a candidate that differs from its incumbent in agent or model (a runtime change).
+
+    Such a candidate is evaluated without an overlay: the runtime itself is what it proposes.
+    """
+    incumbent = available.get(arm.incumbent or "")
+    return incumbent is not None and (arm.agent, arm.model) != (incumbent.agent, incumbent.model)
+
+
 def check_overlay_arms(overlay: Overlay | None, chosen: Sequence[Arm], available: Mapping[str, Arm]) -> None:
-    """Refuse a sweep whose candidate arms do not match what the overlay touches."""
+    """Refuse a sweep whose candidate arms do not match what the overlay touches.
+
+    A candidate that only changes the runtime (:func:`runtime_candidate`) needs no overlay.
+    """
     candidates = [arm for arm in chosen if arm.is_candidate]
     if overlay is None:
-        if candidates:
-            names = ", ".join(arm.name for arm in candidates)
+        needy = [arm for arm in candidates if not runtime_candidate(arm, available)]
+        if needy:
+            names = ", ".join(arm.name for arm in needy)
             raise InputError(f"candidate arms ({names}) need --candidate-overlay DIR", source="--arms")
         return
     if not candidates:

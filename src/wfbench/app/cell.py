@@ -265,9 +265,10 @@ def _phase(
     )
     review_dir_seen = ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy) if mounts else ""
     review_output = f"{review_dir_seen}/{REVIEW_FILE}" if mounts else ""
+    skills = _skill_paths(ctx.workspace, plan.arm) if "Skill" not in phase.disallowed_tools else ()
     request = SessionRequest(
         prompt=phase.render(task=plan.task.spec.prompt, plan=plan_doc, review_output=review_output),
-        model=ctx.settings.model,
+        model=plan.arm.model or ctx.settings.model,
         effort=ctx.settings.effort,
         allowed_tools=phase.tools,
         disallowed_tools=phase.disallowed_tools,
@@ -275,6 +276,7 @@ def _phase(
         plugin_dirs=phase.plugin_dirs,
         add_dirs=(review_dir_seen,) if mounts else (),
         expected_skill=phase.skill,
+        skill_paths={path.rsplit("/", 1)[-1]: path for path in skills},
         timeout_s=ctx.settings.session_timeout_s,
         env=ctx.settings.agent_env,
         secrets=ctx.settings.secrets,
@@ -282,9 +284,8 @@ def _phase(
         withheld=ctx.settings.withheld,
     )
     before = ctx.services.workspaces.state(ctx.workspace)
-    record = ctx.services.agent.run_session(
-        request, sandbox=ctx.services.sandbox, policy=policy, cancel=ctx.cancel
-    )
+    agent = ctx.services.agent_for(None if plan.arm.agent is None else plan.arm.agent.key)
+    record = agent.run_session(request, sandbox=ctx.services.sandbox, policy=policy, cancel=ctx.cancel)
     _save_transcript(ctx, plan, phase, record)
     after = ctx.services.workspaces.state(ctx.workspace)
     ctx.first_state = ctx.first_state or before
@@ -478,6 +479,8 @@ def _row(
 def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
     task = plan.task
     snapshot = task.snapshot
+    runtime = settings.runtime_for(plan.arm.name)
+    model = plan.arm.model or settings.model
     return {
         "task": task.spec.id,
         "class": task.spec.task_class,
@@ -485,15 +488,16 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "arm": plan.arm.name,
         "kind": task.spec.kind.value,
         "sandbox_backend": settings.sandbox_backend,
-        "model": settings.model,
-        "benchmark_model": settings.model,
+        "model": model,
+        "benchmark_model": model,
         "effort": settings.effort,
         "task_ref": task.spec.ref,
         "task_base_sha": task.commit,
         "sanitized_task_sha": None if snapshot is None else snapshot.commit,
         "task_prompt_digest": sha256_text(task.spec.prompt),
         "candidate_overlay_digest": plan.overlay_digest if plan.arm.is_candidate else None,
-        "runtime_digest": settings.runtime_digest,
+        "runtime_digest": settings.runtime_digest if runtime is None else runtime.runtime_digest,
+        **({} if runtime is None else {"agent": runtime.agent, "agent_version": runtime.agent_version}),
         "recorded_at": settings.now().isoformat(),
         **task.oracle_digests,
         **task.asset_digests,

@@ -44,12 +44,35 @@ class AgentFault(Exception):
 
 @attrs.frozen
 class CellServices:
-    """The ports a cell uses."""
+    """The ports a cell uses: ``agent`` runs arms that name none; ``agents`` by key those that do."""
 
     sandbox: Sandbox
     agent: ModelCLI
     workspaces: Workspaces
     clock: Clock
+    #: ``AgentChoice.key`` → the adapter for arms that name their own agent.
+    agents: Mapping[str, ModelCLI] = attrs.field(factory=dict)
+
+    def agent_for(self, key: str | None) -> ModelCLI:
+        """The adapter of an arm's agent (``None``: the run's).
+
+        Raises:
+            SandboxError: the arm names an agent the composition root did not build.
+        """
+        if key is None:
+            return self.agent
+        if key not in self.agents:
+            raise SandboxError(f"no agent adapter was built for {key!r}")
+        return self.agents[key]
+
+
+@attrs.frozen
+class ArmRuntime:
+    """What an arm's rows run under: the agent, its version, and the digest reuse compares."""
+
+    agent: str
+    agent_version: str | None
+    runtime_digest: str | None
 
 
 @attrs.frozen
@@ -73,6 +96,12 @@ class RunSettings:
     withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
     #: Bytes the workspace may grow on disk during the sessions (None: unchecked).
     disk_budget_bytes: int | None = DEFAULT_DISK_BUDGET
+    #: Arm name → its runtime identity; an arm missing here runs under ``runtime_digest``.
+    arm_runtimes: Mapping[str, ArmRuntime] = attrs.field(factory=dict)
+
+    def runtime_for(self, arm: str) -> ArmRuntime | None:
+        """The runtime identity of ``arm`` when the composition root recorded one."""
+        return self.arm_runtimes.get(arm)
 
     def redacted(self) -> tuple[str, ...]:
         """Every value to redact from what a cell writes: the agent's secrets and the withheld."""

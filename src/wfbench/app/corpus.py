@@ -19,6 +19,8 @@ import attrs
 import yaml
 
 from wfbench.app.arms import (
+    AGENT_NAMES,
+    AgentChoice,
     Arm,
     Phase,
     PhaseRole,
@@ -43,7 +45,7 @@ DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model
 PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
 )
-ARM_KEYS = frozenset({"kind", "phases", "incumbent"})
+ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like"})
 ORACLE_KEYS = frozenset({"command", "files", "report", "expect"})
 REVIEW_LABELS_TARGET = "review-labels.json"
 
@@ -146,7 +148,7 @@ def _corpus(raw: Any, source: str) -> Corpus:
     skills = _skills(raw.get("skills"))
     arms = dict(preset_arms(skills))
     for name, spec in _mapping(raw.get("arms", {}), "arms", locator="").items():
-        arms[name] = _arm(name, spec, root)
+        arms[name] = _arm(name, spec, root, arms)
     for arm in arms.values():
         if arm.incumbent is not None and arm.incumbent not in arms:
             raise InputError(
@@ -300,22 +302,50 @@ def _dependencies(raw: Any, locator: str) -> tuple[Dependency, ...]:
     return tuple(deps)
 
 
-def _arm(name: Any, raw: Any, root: str) -> Arm:
+def _arm(name: Any, raw: Any, root: str, known: Mapping[str, Arm]) -> Arm:
+    """One corpus arm; ``like: <arm>`` takes kind and phases from a preset or an arm defined above."""
     if not isinstance(name, str) or not ARM_NAME.match(name):
         raise InputError("arm names must match [A-Za-z0-9][A-Za-z0-9_-]{0,63}", field="arms")
     locator = f"arm {name}"
     raw = _mapping(raw, "arms", locator=locator)
     _no_unknown(raw, ARM_KEYS, locator=locator)
+    like = _opt_text(raw.get("like"), "like", locator=locator)
+    base = None if like is None else known.get(like)
+    if like is not None and base is None:
+        raise InputError(
+            f"unknown arm {like!r} (a preset or an arm defined above)", locator=locator, field="like"
+        )
     try:
-        kind = TaskKind(raw.get("kind", "implementation"))
+        kind = TaskKind(raw.get("kind", base.kind.value if base is not None else "implementation"))
     except ValueError:
         raise InputError("must be implementation or review", locator=locator, field="kind") from None
     phases_raw = raw.get("phases")
-    if not isinstance(phases_raw, list) or not phases_raw:
-        raise InputError("must be a non-empty list", locator=locator, field="phases")
-    phases = tuple(_phase(item, number, locator, root) for number, item in enumerate(phases_raw))
+    if base is not None and phases_raw is None:
+        phases = base.phases
+    else:
+        if not isinstance(phases_raw, list) or not phases_raw:
+            raise InputError("must be a non-empty list", locator=locator, field="phases")
+        phases = tuple(_phase(item, number, locator, root) for number, item in enumerate(phases_raw))
     incumbent = _opt_text(raw.get("incumbent"), "incumbent", locator=locator)
-    return Arm(name=name, kind=kind, phases=phases, incumbent=incumbent)
+    model = _opt_text(raw.get("model"), "model", locator=locator)
+    agent = _agent(raw.get("agent"), locator, root)
+    return Arm(name=name, kind=kind, phases=phases, incumbent=incumbent, agent=agent, model=model)
+
+
+def _agent(raw: Any, locator: str, root: str) -> AgentChoice | None:
+    """``agent: codex`` or ``agent: {name: codex, binary: PATH}`` (a path relative to the corpus)."""
+    if raw is None:
+        return None
+    spec = {"name": raw} if isinstance(raw, str) else _mapping(raw, "agent", locator=locator)
+    _no_unknown(spec, frozenset({"name", "binary"}), locator=locator, prefix="agent.")
+    name = spec.get("name")
+    if name not in AGENT_NAMES:
+        raise InputError(f"must be one of {', '.join(AGENT_NAMES)}", locator=locator, field="agent")
+    binary = _opt_text(spec.get("binary"), "agent.binary", locator=locator)
+    if binary is not None and name == "standin":
+        raise InputError("the stand-in agent has no binary to pin", locator=locator, field="agent.binary")
+    pinned = None if binary is None else os.path.normpath(os.path.join(root, os.path.expanduser(binary)))
+    return AgentChoice(name=str(name), binary=pinned)
 
 
 def _phase(raw: Any, number: int, locator: str, root: str) -> Phase:

@@ -87,8 +87,13 @@ def task_binding(task: BoundTask) -> TaskBinding:
     )
 
 
-def arm_identities(task: BoundTask, arms: Iterable[Arm]) -> dict[str, ArmIdentity]:
-    """The identity of every non-candidate arm that evaluates a skill, as ``task``'s snapshot holds it."""
+def arm_identities(
+    task: BoundTask, arms: Iterable[Arm], settings: RunSettings | None = None
+) -> dict[str, ArmIdentity]:
+    """The identity of every non-candidate arm that evaluates a skill, as ``task``'s snapshot holds it.
+
+    An arm with its own agent or model carries its own runtime digest and model (from ``settings``).
+    """
     if task.snapshot is None:
         return {}
     identities: dict[str, ArmIdentity] = {}
@@ -96,7 +101,13 @@ def arm_identities(task: BoundTask, arms: Iterable[Arm]) -> dict[str, ArmIdentit
         if arm.is_candidate or not arm.evaluated_skills:
             continue
         digest = skill_digest(task.snapshot.path, arm.evaluated_skills)
-        identities[arm.name] = ArmIdentity(skill_digest=digest or None, review=arm.kind is TaskKind.REVIEW)
+        runtime = None if settings is None else settings.runtime_for(arm.name)
+        identities[arm.name] = ArmIdentity(
+            skill_digest=digest or None,
+            review=arm.kind is TaskKind.REVIEW,
+            model=arm.model,
+            runtime_digest=None if runtime is None else runtime.runtime_digest,
+        )
     return identities
 
 
@@ -113,7 +124,7 @@ def reuse_bindings(
             sandbox_backend=settings.sandbox_backend,
             runtime_digest=settings.runtime_digest,
             tasks={task.spec.id: task_binding(task)},
-            arms=arm_identities(task, arms),
+            arms=arm_identities(task, arms, settings),
             now=now,
             candidate_arms=candidates,
         )

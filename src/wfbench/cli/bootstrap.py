@@ -134,12 +134,15 @@ def build_agent(name: str) -> ModelCLI:
 RUNTIME_DIGEST_ENV = "WFBENCH_RUNTIME_DIGEST"
 
 
-def runtime_digest(*, agent: str, script_path: str | None, environ: Mapping[str, str]) -> str:
+def runtime_digest(
+    *, agent: str, script_path: str | None, environ: Mapping[str, str], version: str | None = None
+) -> str:
     """Identity of the runtime a row is measured under: a prior row is reused only under the same one.
 
     ``$WFBENCH_RUNTIME_DIGEST`` wins (a lockfile-pinned harness sets it). Otherwise: wfbench's
-    version, the Python version, the agent (the stand-in by the bytes of its module, the real CLI
-    by its ``--version``) and the provider script's bytes when one is used.
+    version, the Python version, the agent (the stand-in by the bytes of its module, a real CLI
+    by its ``--version``: ``version`` when given, else the installed ``claude``'s) and the
+    provider script's bytes when one is used.
     """
     import hashlib
     import subprocess
@@ -154,10 +157,12 @@ def runtime_digest(*, agent: str, script_path: str | None, environ: Mapping[str,
 
         with open(standin_agent.__file__, "rb") as handle:
             parts.append("standin=" + hashlib.sha256(handle.read()).hexdigest())
-    binary = find_claude() if agent == "claude" else None
+    binary = find_claude() if agent == "claude" and version is None else None
     if binary is not None:
         done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, check=False)
-        parts.append(f"claude={done.stdout.strip()}")
+        version = done.stdout.strip()
+    if version is not None and agent != "standin":
+        parts.append(f"{agent}={version}")
     if script_path is not None:
         with open(script_path, "rb") as handle:
             parts.append("script=" + hashlib.sha256(handle.read()).hexdigest())

@@ -95,9 +95,15 @@ def execute(request: RunRequest) -> int:
     pinned = request.model or loaded.defaults.model
     if not pinned:
         raise InputError("a named --model is required so evidence cannot drift", field="--model")
+    from wfbench.cli.agents import arm_agents
+
+    agents, runtimes = arm_agents(
+        chosen, default=request.agent, default_adapter=services.agent,
+        script_path=request.provider_script or loaded.provider_script, environ=os.environ,
+    )  # fmt: skip
     exit_code = _sweep(
         loaded, services, out_dir=out_dir, arms=chosen, overlay=overlay, model=pinned,
-        runs=request.runs or loaded.defaults.runs or 1, workers=request.workers, window=request.window,
+        agents=agents, runtimes=runtimes, runs=request.runs or loaded.defaults.runs or 1, workers=request.workers, window=request.window,
         outage_streak=request.outage_streak, script=request.provider_script or loaded.provider_script,
         base_url=request.base_url, resume=request.resume is not None,
         include_expensive=request.include_expensive, timeout=request.timeout, sandbox_name=request.sandbox,
@@ -137,6 +143,7 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
             runtime_digest=runtime,
             withheld=ep.withheld,
             disk_budget_bytes=opts["disk_budget"],
+            arm_runtimes=opts["runtimes"],
         )
         overlay = opts["overlay"]
         config = SweepConfig(
@@ -148,7 +155,9 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
         from wfbench.adapters.jsonl_store import JsonlResultStore
 
         progress: Progress = (BarProgress if sys.stdout.isatty() else LineProgress)(secrets=secrets_seen)
-        cell = CellServices(services.sandbox, services.agent, services.workspaces, services.clock)
+        cell = CellServices(
+            services.sandbox, services.agent, services.workspaces, services.clock, agents=opts["agents"]
+        )
         sweep_services = SweepServices(
             cell, JsonlResultStore(os.path.join(out_dir, "results.jsonl")), progress, log
         )

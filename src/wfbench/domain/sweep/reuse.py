@@ -83,13 +83,17 @@ class TaskBinding:
 class ArmIdentity:
     """What an arm loads: a skill digest, or (for a plugin arm) a plugin version and manifest.
 
-    ``review`` arms must also carry valid, scored review evidence to be reused.
+    ``review`` arms must also carry valid, scored review evidence to be reused. ``model`` and
+    ``runtime_digest``, when set, are the arm's own (an arm that names its agent or model) and
+    replace the sweep's in the comparison.
     """
 
     skill_digest: str | None = None
     plugin_version: str | None = None
     plugin_manifest_digest: str | None = None
     review: bool = False
+    model: str | None = None
+    runtime_digest: str | None = None
 
     @property
     def is_plugin(self) -> bool:
@@ -174,15 +178,15 @@ def _age_refusal(row: Row, binding: ReuseBinding) -> str | None:
     return None
 
 
-def _environment_refusal(row: Row, binding: ReuseBinding) -> str | None:
+def _environment_refusal(row: Row, binding: ReuseBinding, identity: ArmIdentity) -> str | None:
     extra = row.extra
-    if binding.model not in (extra.get("model"), extra.get("benchmark_model")):
+    if (identity.model or binding.model) not in (extra.get("model"), extra.get("benchmark_model")):
         return "model differs"
     if extra.get("effort") != binding.effort:
         return "effort differs"
     if extra.get("sandbox_backend") != binding.sandbox_backend:
         return "sandbox backend differs"
-    if not _same(binding.runtime_digest, extra.get("runtime_digest")):
+    if not _same(identity.runtime_digest or binding.runtime_digest, extra.get("runtime_digest")):
         return "runtime digest differs or is missing"
     return None
 
@@ -252,7 +256,7 @@ def reuse_refusal(row: Row, *, binding: ReuseBinding) -> str | None:
     for check in (
         _outcome_refusal(row, identity),
         _age_refusal(row, binding),
-        _environment_refusal(row, binding),
+        _environment_refusal(row, binding, identity),
         _task_refusal(row, binding),
         _identity_refusal(row, identity),
         _artifact_refusal(row),

@@ -1,0 +1,93 @@
+"""Agents per arm: one adapter for every agent the chosen arms name, and each arm's runtime identity.
+
+An arm runs the run's ``--agent`` unless it names its own (``agent:`` in the corpus, see
+``docs/arms.md``). Every arm's rows record ``agent``, ``agent_version`` and a ``runtime_digest``
+(reuse compares it), so a sweep can set Claude Code against Codex, or one Codex version against
+another, and each row says what it ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Mapping, Sequence
+
+from wfbench.app.arms import AgentChoice, Arm
+from wfbench.app.cell_checks import ArmRuntime
+from wfbench.cli import bootstrap as boot
+from wfbench.domain.errors import InputError
+from wfbench.domain.ports import ModelCLI
+
+__all__ = ["agent_version", "arm_agents", "build_choice"]
+
+
+def build_choice(choice: AgentChoice) -> ModelCLI:
+    """The adapter for an arm's agent (its pinned binary, or the default install).
+
+    Raises:
+        InputError: the agent is not installed, or the pinned binary is not one.
+    """
+    if choice.binary is None:
+        return boot.build_agent(choice.name)
+    if choice.name == "claude":
+        from wfbench.adapters.claude_cli import ClaudeCLI
+
+        return ClaudeCLI.real(choice.binary)
+    if choice.name == "codex":
+        from wfbench.adapters.codex_cli import CodexCLI
+
+        return CodexCLI.real(choice.binary)
+    raise InputError(f"agent {choice.name!r} cannot pin a binary", field="agent.binary")
+
+
+def agent_version(choice: AgentChoice, adapter: ModelCLI) -> str | None:
+    """What the agent says it is: ``codex-cli 0.171.0``, ``2.1.328 (Claude Code)``, ``standin <sha>``."""
+    if choice.name == "codex":
+        version = getattr(adapter, "version", None)
+        return version if isinstance(version, str) else None
+    if choice.name == "standin":
+        from wfbench.adapters import standin_agent
+
+        with open(standin_agent.__file__, "rb") as handle:
+            return "standin " + hashlib.sha256(handle.read()).hexdigest()[:12]
+    binary = choice.binary or boot.find_claude()
+    if binary is None:
+        return None
+    done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    return done.stdout.strip() or None
+
+
+def arm_agents(
+    arms: Sequence[Arm],
+    *,
+    default: str,
+    default_adapter: ModelCLI,
+    script_path: str | None,
+    environ: Mapping[str, str],
+) -> tuple[dict[str, ModelCLI], dict[str, ArmRuntime]]:
+    """Adapters by ``AgentChoice.key`` for the arms that name an agent, and every arm's runtime.
+
+    An arm that names the run's own agent (no pinned binary) shares the run's adapter and digest.
+
+    Raises:
+        InputError: a named agent is not installed.
+    """
+    default_choice = AgentChoice(default)
+    adapters: dict[str, ModelCLI] = {default_choice.key: default_adapter}
+    runtimes: dict[str, ArmRuntime] = {}
+    cache: dict[str, ArmRuntime] = {}
+    for arm in arms:
+        choice = arm.agent or default_choice
+        if choice.key not in adapters:
+            adapters[choice.key] = build_choice(choice)
+        if choice.key not in cache:
+            version = agent_version(choice, adapters[choice.key])
+            digest = boot.runtime_digest(
+                agent=choice.name, script_path=script_path, environ=environ, version=version
+            )
+            if choice != default_choice and environ.get(boot.RUNTIME_DIGEST_ENV, "").strip():
+                digest = hashlib.sha256(f"{digest}\n{choice.key}\n{version}".encode()).hexdigest()
+            cache[choice.key] = ArmRuntime(agent=choice.name, agent_version=version, runtime_digest=digest)
+        runtimes[arm.name] = cache[choice.key]
+    named = {key: adapter for key, adapter in adapters.items() if key != default_choice.key}
+    return named, runtimes
