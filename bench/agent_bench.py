@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Median wall time of a 2-turn Write session, start to result: stand-in agent and real Claude Code.
+"""Median wall time of a 2-turn scripted session, start to result: stand-in, Claude Code, Codex.
 
-Each session goes through the real path: ``ClaudeCLI.run_session`` → a pass-through sandbox
-(``run_managed``: own process group) → the agent process → the loopback scripted provider →
-a real file write → the strict event-stream parser. Usage::
+Each session goes through the real path: ``ClaudeCLI.run_session`` / ``CodexCLI.run_session`` →
+a pass-through sandbox (``run_managed``: own process group) or bubblewrap (``--bwrap``) → the
+agent process → the loopback scripted provider → a real file write (``Write``; Codex:
+``exec_command``) → the strict event-stream parser. Usage::
 
-    python bench/agent_bench.py [--runs 15] [--real-runs 5] [--claude PATH] [--bwrap]
+    python bench/agent_bench.py [--runs 15] [--real-runs 5] [--claude PATH] [--codex PATH] [--bwrap]
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.conftest import claude_binary
+from tests.conftest import claude_binary, codex_binary
 from tests.fakes import DirectSandbox
 
 from wfbench.adapters.claude_cli import ClaudeCLI
+from wfbench.adapters.codex_cli import CodexCLI
 from wfbench.adapters.provider_script import ProviderScript
 from wfbench.adapters.scripted_provider import ScriptedProvider
 from wfbench.domain.session.records import SessionRequest
@@ -44,9 +46,21 @@ SCRIPT = {
                 },
                 {"say": "Done.", "usage": {"input_tokens": 5, "output_tokens": 2}},
             ],
-        }
+        },
+        {
+            "when": ["Task bench"],
+            "protocol": "openai-responses",
+            "turns": [
+                {
+                    "tools": [{"name": "exec_command", "input": {"cmd": "printf 'x\\n' > out.txt"}}],
+                    "usage": {"input_tokens": 100, "output_tokens": 10},
+                },
+                {"say": "Done.", "usage": {"input_tokens": 5, "output_tokens": 2}},
+            ],
+        },
     ]
 }
+SCRIPT["conversations"].reverse()  # the Codex rule (protocol-limited) first
 
 
 def sandbox_for(use_bwrap: bool, home: str) -> object:
@@ -57,7 +71,7 @@ def sandbox_for(use_bwrap: bool, home: str) -> object:
     return DirectSandbox(home=home)
 
 
-def measure(cli: ClaudeCLI, runs: int, provider: ScriptedProvider, use_bwrap: bool) -> list[float]:
+def measure(cli: ClaudeCLI | CodexCLI, runs: int, provider: ScriptedProvider, use_bwrap: bool) -> list[float]:
     times = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as root:
@@ -66,6 +80,7 @@ def measure(cli: ClaudeCLI, runs: int, provider: ScriptedProvider, use_bwrap: bo
             home.mkdir()
             request = SessionRequest(
                 prompt="Task bench",
+                model="gpt-5.5" if isinstance(cli, CodexCLI) else "claude-sonnet-4-5",
                 allowed_tools=("Write",),
                 env={"ANTHROPIC_BASE_URL": provider.base_url},
                 secrets={"ANTHROPIC_API_KEY": "bench-key-0000"},
@@ -93,6 +108,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--real-runs", type=int, default=5)
     parser.add_argument("--claude", default=claude_binary())
+    parser.add_argument("--codex", default=codex_binary())
     parser.add_argument("--bwrap", action="store_true", help="run inside the bubblewrap sandbox")
     args = parser.parse_args()
     where = "bwrap" if args.bwrap else "direct"
@@ -105,6 +121,12 @@ def main() -> None:
             report(f"real claude CLI ({where})", measure(real, args.real_runs, provider, args.bwrap))
         else:
             print("real claude CLI: not installed, skipped")
+        if args.codex and os.access(args.codex, os.X_OK) and args.real_runs > 0:
+            codex = CodexCLI.real(args.codex)
+            measure(codex, 1, provider, args.bwrap)  # warm-up
+            report(f"real codex CLI ({where})", measure(codex, args.real_runs, provider, args.bwrap))
+        else:
+            print("real codex CLI: not installed, skipped")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from wfbench.app.arms import (
+    AgentChoice,
     PhaseRole,
     SkillNames,
     TaskKind,
@@ -23,6 +24,7 @@ from wfbench.app.arms import (
     preset_arms,
     required_candidate_arms,
     resolve_arms,
+    runtime_candidate,
 )
 from wfbench.app.corpus import load_corpus
 from wfbench.domain.errors import InputError
@@ -157,6 +159,12 @@ TOP_CASES = [
     ("arms", {"a": {"phases": [{"prompt": "{task}", "tools": "Read"}]}}, "phases[0].tools: must be a list"),
     ("arms", {"a": {"phases": [{"prompt": "{task}", "shell": 1}]}}, "arm a: phases[0].shell: unknown key"),
     ("arms", {"a": {**ARM, "incumbent": "ghost"}}, "arm a: incumbent: unknown incumbent arm 'ghost'"),
+    ("arms", {"a": {**ARM, "agent": "gemini"}}, "arm a: agent: must be one of claude, codex, standin"),
+    ("arms", {"a": {**ARM, "agent": {"name": "codex", "path": "x"}}}, "arm a: agent.path: unknown key"),
+    ("arms", {"a": {**ARM, "agent": {"name": "standin", "binary": "x"}}}, "arm a: agent.binary: the stand-in"),
+    ("arms", {"a": {**ARM, "agent": ["codex"]}}, "arm a: agent: must be a mapping"),
+    ("arms", {"a": {**ARM, "model": ""}}, "arm a: model:"),
+    ("arms", {"a": {"like": "ghost"}}, "arm a: like: unknown arm 'ghost'"),
 ]
 
 
@@ -206,6 +214,34 @@ def test_the_corpus_may_choose_the_statistical_policy(root):
     data["defaults"] = {"policy": "statistical"}
 
     assert _load(root, data).defaults.policy == "statistical"
+
+
+def test_an_arm_names_its_agent_and_model_and_may_be_like_another(root):
+    """`agent: codex` (or a mapping with a pinned binary), `model:`, and `like:` copying kind and phases."""
+    data = _with(
+        "arms",
+        {
+            "codex_review": {"like": "review", "agent": "codex", "model": "gpt-5.5"},
+            "old_codex": {"like": "workflow_direct", "agent": {"name": "codex", "binary": "tools/codex-0.170"}},
+            "new_codex": {"like": "old_codex", "agent": "codex", "incumbent": "old_codex"},
+        },
+    )
+    corpus = _load(root, data)
+    review = corpus.arms["codex_review"]
+    assert (review.kind, review.phases, review.model) == (TaskKind.REVIEW, corpus.arms["review"].phases, "gpt-5.5")
+    assert review.agent == AgentChoice("codex")
+    assert review.incumbent is None
+    old = corpus.arms["old_codex"]
+    assert old.agent == AgentChoice("codex", binary=str(root / "tools" / "codex-0.170"))
+    assert old.agent.key == f"codex@{root / 'tools' / 'codex-0.170'}"
+    assert corpus.arms["review"].agent is None  # presets run the run's --agent
+    # A candidate that changes only the runtime needs no overlay; one that changes nothing does.
+    new = corpus.arms["new_codex"]
+    assert runtime_candidate(new, corpus.arms)
+    check_overlay_arms(None, [old, new], corpus.arms)
+    same = _load(root, _with("arms", {"twin": {"like": "workflow_direct", "incumbent": "workflow_direct"}}))
+    with pytest.raises(InputError, match=r"candidate arms \(twin\) need --candidate-overlay"):
+        check_overlay_arms(None, [same.arms["workflow_direct"], same.arms["twin"]], same.arms)
 
 
 # --- presets ------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ What a session runs with (``docs/agents.md``, "Codex"):
   ``stream_max_retries=0``) at the sweep's endpoint plus ``/v1`` — the key proxy in front of the
   scripted provider or of ``--base-url`` — with the key in ``WFBENCH_API_KEY``;
 * ``analytics.enabled=false`` and ``features.plugins=false`` (otherwise Codex contacts analytics
-  and plugin-sync hosts), ``shell_environment_policy`` ``inherit=core`` excluding ``WFBENCH_*``
-  and ``*_API_KEY*`` (tool commands never see the key), the reasoning effort when set;
+  and plugin-sync hosts), ``shell_environment_policy`` ``inherit=all`` excluding ``WFBENCH_*``
+  and ``*_API_KEY*`` (tool commands get the command environment, never the key), the
+  reasoning effort when set;
 * the prompt on stdin (``-``), never in argv; the environment PATH/LANG/TERM/NO_COLOR, the
   caller's ``policy.env`` and the key, nothing else (HOME/TMPDIR/PWD are the sandbox's own);
 * **the key is unreadable by tools**: the binary is run from an *execute-only* copy (mode

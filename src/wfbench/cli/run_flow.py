@@ -103,7 +103,8 @@ def execute(request: RunRequest) -> int:
     )  # fmt: skip
     exit_code = _sweep(
         loaded, services, out_dir=out_dir, arms=chosen, overlay=overlay, model=pinned,
-        agents=agents, runtimes=runtimes, runs=request.runs or loaded.defaults.runs or 1, workers=request.workers, window=request.window,
+        agents=agents, runtimes=runtimes,
+        runs=request.runs or loaded.defaults.runs or 1, workers=request.workers, window=request.window,
         outage_streak=request.outage_streak, script=request.provider_script or loaded.provider_script,
         base_url=request.base_url, resume=request.resume is not None,
         include_expensive=request.include_expensive, timeout=request.timeout, sandbox_name=request.sandbox,

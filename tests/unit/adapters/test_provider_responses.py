@@ -261,3 +261,19 @@ def test_the_compaction_reply_and_custom_tools_are_validated_in_the_script() -> 
     loaded = ProviderScript.from_yaml("conversations: [{when: x, turns: [{tools: [{name: p, text: a}]}]}]")
     assert loaded.conversations[0].turns[0].tools[0] == ToolCall("p", text="a")
     assert ProviderScript.from_yaml("{}").compaction.say
+
+
+def test_a_rule_may_be_limited_to_one_wire_protocol() -> None:
+    """The same prompt from Claude Code (Messages) and Codex (Responses) can get different turns."""
+    script = ProviderScript.from_yaml(
+        """
+conversations:
+  - {when: ["Task one"], protocol: openai-responses, turns: [{say: codex}]}
+  - {when: ["Task one"], turns: [{say: anyone}]}
+"""
+    )
+    assert select_turn(script, codex_request(), R).turn.say == "codex"
+    messages = {"messages": [{"role": "user", "content": "Task one"}]}
+    assert select_turn(script, messages, Protocol.ANTHROPIC).turn.say == "anyone"
+    with pytest.raises(InputError, match=r"conversations\[0\]: protocol: must be one of"):
+        ProviderScript.from_yaml("conversations: [{when: x, protocol: grpc, turns: [{say: y}]}]")

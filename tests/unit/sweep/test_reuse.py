@@ -539,3 +539,20 @@ def test_a_clean_control_row_still_needs_valid_evidence_an_artifact_and_a_score(
     assert refusal(attrs.evolve(row, review_evidence_valid=False)) == "review evidence is not valid"
     assert refusal(attrs.evolve(row, extra={**row.extra, "review_artifact": ""})) == "no review artifact"
     assert refusal(attrs.evolve(row, extra={**row.extra, "review_score": None})) == "no review score"
+
+
+def test_an_arm_with_its_own_agent_is_compared_on_its_own_model_and_runtime() -> None:
+    """A Codex arm's identity carries its model and runtime digest; they replace the sweep's."""
+    codex = ArmIdentity(skill_digest=SKILL, model="gpt-5.5", runtime_digest="c" * 8)
+    binding = attrs.evolve(BINDING, arms={**BINDING.arms, "codex_workflow": codex})
+    own = prior(arm="codex_workflow", model="gpt-5.5", runtime_digest="c" * 8)
+    assert refusal(own, binding) is None
+    assert (
+        refusal(attrs.evolve(own, extra={**own.extra, "model": "claude-sonnet-4-5"}), binding)
+        == "model differs"
+    )
+    assert (
+        refusal(attrs.evolve(own, extra={**own.extra, "runtime_digest": "r" * 8}), binding)
+        == "runtime digest differs or is missing"
+    )
+    assert refusal(prior(arm="workflow"), binding) is None  # the other arms keep the sweep's
