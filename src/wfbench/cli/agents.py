@@ -18,7 +18,7 @@ from wfbench.cli import bootstrap as boot
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import ModelCLI
 
-__all__ = ["agent_version", "arm_agents", "build_choice"]
+__all__ = ["agent_version", "arm_agents", "arm_runtimes", "build_choice"]
 
 
 def build_choice(choice: AgentChoice) -> ModelCLI:
@@ -57,31 +57,44 @@ def agent_version(choice: AgentChoice, adapter: ModelCLI) -> str | None:
     return done.stdout.strip() or None
 
 
-def arm_agents(
-    arms: Sequence[Arm],
-    *,
-    default: str,
-    default_adapter: ModelCLI,
-    script_path: str | None,
-    environ: Mapping[str, str],
-) -> tuple[dict[str, ModelCLI], dict[str, ArmRuntime]]:
-    """Adapters by ``AgentChoice.key`` for the arms that name an agent, and every arm's runtime.
+def arm_agents(arms: Sequence[Arm], *, default: str, default_adapter: ModelCLI) -> dict[str, ModelCLI]:
+    """Adapters by ``AgentChoice.key`` for the arms that name an agent other than the run's.
 
-    An arm that names the run's own agent (no pinned binary) shares the run's adapter and digest.
+    An arm that names the run's own agent (no pinned binary) shares the run's adapter.
 
     Raises:
         InputError: a named agent is not installed.
     """
+    default_key = AgentChoice(default).key
+    adapters: dict[str, ModelCLI] = {default_key: default_adapter}
+    for arm in arms:
+        if arm.agent is not None and arm.agent.key not in adapters:
+            adapters[arm.agent.key] = build_choice(arm.agent)
+    return {key: adapter for key, adapter in adapters.items() if key != default_key}
+
+
+def arm_runtimes(
+    arms: Sequence[Arm],
+    *,
+    default: str,
+    adapters: Mapping[str, ModelCLI],
+    default_adapter: ModelCLI,
+    script_path: str | None,
+    environ: Mapping[str, str],
+) -> dict[str, ArmRuntime]:
+    """Every arm's runtime identity: its agent, the agent's version, and the digest reuse compares.
+
+    Arms sharing an agent share one identity; with ``$WFBENCH_RUNTIME_DIGEST`` pinned, the run's
+    own agent keeps the pinned value and any other agent gets a digest derived from it.
+    """
     default_choice = AgentChoice(default)
-    adapters: dict[str, ModelCLI] = {default_choice.key: default_adapter}
-    runtimes: dict[str, ArmRuntime] = {}
     cache: dict[str, ArmRuntime] = {}
+    runtimes: dict[str, ArmRuntime] = {}
     for arm in arms:
         choice = arm.agent or default_choice
-        if choice.key not in adapters:
-            adapters[choice.key] = build_choice(choice)
         if choice.key not in cache:
-            version = agent_version(choice, adapters[choice.key])
+            adapter = adapters.get(choice.key, default_adapter)
+            version = agent_version(choice, adapter)
             digest = boot.runtime_digest(
                 agent=choice.name, script_path=script_path, environ=environ, version=version
             )
@@ -89,5 +102,4 @@ def arm_agents(
                 digest = hashlib.sha256(f"{digest}\n{choice.key}\n{version}".encode()).hexdigest()
             cache[choice.key] = ArmRuntime(agent=choice.name, agent_version=version, runtime_digest=digest)
         runtimes[arm.name] = cache[choice.key]
-    named = {key: adapter for key, adapter in adapters.items() if key != default_choice.key}
-    return named, runtimes
+    return runtimes

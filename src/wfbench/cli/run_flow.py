@@ -97,13 +97,10 @@ def execute(request: RunRequest) -> int:
         raise InputError("a named --model is required so evidence cannot drift", field="--model")
     from wfbench.cli.agents import arm_agents
 
-    agents, runtimes = arm_agents(
-        chosen, default=request.agent, default_adapter=services.agent,
-        script_path=request.provider_script or loaded.provider_script, environ=os.environ,
-    )  # fmt: skip
+    agents = arm_agents(chosen, default=request.agent, default_adapter=services.agent)
     exit_code = _sweep(
         loaded, services, out_dir=out_dir, arms=chosen, overlay=overlay, model=pinned,
-        agents=agents, runtimes=runtimes,
+        agents=agents,
         runs=request.runs or loaded.defaults.runs or 1, workers=request.workers, window=request.window,
         outage_streak=request.outage_streak, script=request.provider_script or loaded.provider_script,
         base_url=request.base_url, resume=request.resume is not None,
@@ -130,6 +127,12 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
     ) as log:  # fmt: skip
         secrets_seen.extend((ep.api_key, *ep.withheld))
         runtime = boot.runtime_digest(agent=opts["agent"], script_path=opts["script"], environ=os.environ)
+        from wfbench.cli.agents import arm_runtimes
+
+        runtimes = arm_runtimes(
+            opts["arms"], default=opts["agent"], adapters=opts["agents"], default_adapter=services.agent,
+            script_path=opts["script"], environ=os.environ,
+        )  # fmt: skip
         settings = RunSettings(
             out_dir=out_dir,
             work_dir=work_dir,
@@ -144,7 +147,7 @@ def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any
             runtime_digest=runtime,
             withheld=ep.withheld,
             disk_budget_bytes=opts["disk_budget"],
-            arm_runtimes=opts["runtimes"],
+            arm_runtimes=runtimes,
         )
         overlay = opts["overlay"]
         config = SweepConfig(
