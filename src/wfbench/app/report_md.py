@@ -16,10 +16,12 @@ from typing import Any
 
 import attrs
 
+from wfbench.domain.errors import InputError
 from wfbench.domain.redaction import escape_controls
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable, aggregate, savings
 from wfbench.domain.results.health import classify_sweep_health
 from wfbench.domain.results.rows import USAGE_FIELDS, ErrorKind, Row
+from wfbench.domain.statistics.view import statistics_view
 
 __all__ = ["ReportContext", "render_report_md"]
 
@@ -222,7 +224,37 @@ def _promotion(promotion: Mapping[str, Any] | None) -> list[str]:
             f"({decision.get('metric')}): **{decision.get('decision')}**"
         )
         lines += [f"  - {_cell(str(reason))}" for reason in decision.get("reasons") or []]
+        lines += _statistics(decision, (promotion or {}).get("policy") or {})
     return [*lines, ""]
+
+
+def _statistics(decision: Mapping[str, Any], policy: Mapping[str, Any]) -> list[str]:
+    """The pair's effects with their intervals, the other policy's decision, and what the sweep
+    could detect (``docs/statistics.md``, "Reading the report")."""
+    raw = decision.get("statistics")
+    if not isinstance(raw, Mapping):
+        return []
+    entry = policy.get(str(decision.get("candidate_arm"))) or {}
+    target = entry.get("min_improvement_pct") if isinstance(entry, Mapping) else None
+    try:
+        view = statistics_view(
+            raw,
+            candidate=str(decision.get("candidate_arm")),
+            incumbent=str(decision.get("incumbent_arm")),
+            target=target if isinstance(target, int | float) else None,
+        )
+    except InputError as exc:
+        return [f"  - statistics: unreadable ({_cell(str(exc))})"]
+    others = [
+        f"{name}: {verdict.get('decision')}"
+        for name, verdict in (decision.get("by_policy") or {}).items()
+        if name != decision.get("policy") and isinstance(verdict, Mapping)
+    ]
+    lines = [
+        f"  - decided by the {decision.get('policy')} policy" + (f" ({'; '.join(others)})" if others else "")
+    ]
+    lines += [f"  - {view.resolution.text()}", f"  - {view.metric.text()}"]
+    return [*lines, f"  - {_cell(view.detectability.sentence)}"]
 
 
 def _provenance(

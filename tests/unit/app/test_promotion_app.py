@@ -262,3 +262,34 @@ def test_an_aborted_promotion_is_flagged() -> None:
 
     assert "Run status: aborted — partial evidence cannot promote." in report
     assert "**insufficient_evidence**" in report
+
+
+def test_the_report_shows_each_pairs_effects_the_other_policy_and_what_the_sweep_could_detect() -> None:
+    from tests.unit.promotion.test_judging import ARM, sweep_rows
+
+    rows = [attrs.evolve(row, extra={"model": "pinned-model"}) for row in sweep_rows()]
+    result = regate(rows, now=NOW, policy=PromotionPolicy(decision_policy="statistical"))  # type: ignore[arg-type]
+    assert result.evidence is not None
+
+    report = render_report_md(rows, promotion=result.evidence.to_mapping())
+
+    assert f"- `{ARM}` vs `workflow` (cost_usd): **promote**" in report
+    assert "  - decided by the statistical policy (reference: keep_incumbent)" in report
+    assert "  - resolution: +58.3 points, 90% interval [" in report
+    assert "(12 tasks x 3 runs)" in report
+    assert "  - cost_usd saving: 0.0%, 90% interval [0.0%, 0.0%]" in report
+    assert "  - this sweep (12 tasks x 3 runs) can detect a cost_usd saving of >= 0.0%" in report
+
+
+def test_unreadable_statistics_are_named_in_the_report_not_fatal() -> None:
+    from tests.unit.promotion.test_judging import sweep_rows
+
+    rows = sweep_rows()
+    result = regate(rows, now=NOW)
+    assert result.evidence is not None
+    promotion = result.evidence.to_mapping()
+    promotion["decisions"][0]["statistics"]["effect"] = 99.0
+
+    report = render_report_md(rows, promotion=promotion)
+
+    assert "  - statistics: unreadable (statistics: disagrees with the analysis of its own samples)" in report

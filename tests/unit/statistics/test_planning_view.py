@@ -1,0 +1,108 @@
+"""Detectability sentences, the plan grid and its recommendation, and the report's view."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.statistics.test_analysis import FOUR, arm, pair_samples
+from wfbench.domain.errors import InputError
+from wfbench.domain.statistics.analysis import analyze_pair
+from wfbench.domain.statistics.planning import detectability, plan
+from wfbench.domain.statistics.samples import TaskPair
+from wfbench.domain.statistics.view import statistics_view
+
+
+def noisy(tasks: int = 8) -> object:
+    pairs = []
+    for index in range(tasks):
+        spread = [0.5, 1.0, 2.0] if index % 2 else [1.5, 0.7, 1.1]
+        pairs.append(TaskPair(f"t{index}", arm("101", spread), arm("110", spread[::-1])))
+    return analyze_pair(pair_samples(*pairs))
+
+
+def test_a_sweep_that_reaches_the_target_says_so() -> None:
+    reach = detectability(noisy(), target=90.0)
+
+    assert reach.can_detect_target
+    assert reach.sentence.startswith("this sweep (8 tasks x 3 runs) can detect a cost_usd saving of >= ")
+    assert "and a resolution change of >= " in reach.sentence
+    assert reach.sentence.endswith("so it could detect the 90.0% asked for")
+    assert reach.tasks_needed is None
+
+
+def test_a_sweep_that_misses_the_target_says_what_would_reach_it() -> None:
+    reach = detectability(noisy(), target=5.0)
+
+    assert not reach.can_detect_target
+    assert reach.metric_mde is not None
+    assert reach.metric_mde > 5.0
+    assert "it cannot detect the 5.0% asked for: " in reach.sentence
+    assert reach.tasks_needed is not None
+    assert f"{reach.tasks_needed} tasks at 3 runs ({reach.tasks_needed - 8} more)" in reach.sentence
+
+
+def test_without_a_target_only_the_reach_is_stated() -> None:
+    reach = detectability(noisy())
+
+    assert reach.can_detect_target
+    assert "asked for" not in reach.sentence
+
+
+def test_one_task_cannot_say_what_it_could_detect() -> None:
+    one = analyze_pair(pair_samples(TaskPair("a", arm("1"), arm("0"))))
+
+    reach = detectability(one, target=5.0)
+
+    assert not reach.can_detect_target
+    assert "cannot say what it could detect" in reach.sentence
+
+
+def test_the_plan_grid_prices_every_cell_and_recommends_the_cheapest_that_reaches() -> None:
+    stats = noisy()
+
+    grid = plan(stats.metric, target=20.0, alpha=0.05, power=0.8, session_cost=0.5,
+                task_counts=(10, 40), run_counts=(1, 3))  # fmt: skip
+
+    assert [(c.n_tasks, c.runs) for c in grid.cells] == [(8, 1), (10, 1), (40, 1), (8, 3), (10, 3), (40, 3)]
+    assert grid.cells[0].sessions == 16
+    assert grid.cells[0].cost == 8.0
+    assert grid.recommended is not None
+    assert grid.recommended.reaches
+    assert grid.recommended.mde is not None
+    assert grid.recommended.mde <= 20.0
+    assert all(c.mde is not None for c in grid.cells)
+    reaching = [c for c in grid.cells if c.reaches]
+    assert all(grid.recommended.cost <= c.cost for c in reaching)  # type: ignore[operator]
+
+
+def test_a_plan_without_a_known_cost_ranks_by_sessions() -> None:
+    grid = plan(noisy().resolution, target=30.0, alpha=0.05, power=0.8, task_counts=(20,), run_counts=(2, 5))
+
+    assert grid.cells[0].cost is None
+    assert grid.recommended is not None
+    assert grid.unit == "points"
+
+
+def test_the_report_view_reads_a_statistics_object() -> None:
+    raw = analyze_pair(FOUR).to_mapping()
+
+    view = statistics_view(raw, candidate="cand", incumbent="inc", target=5.0)
+
+    assert view.resolution.text().startswith("resolution: +8.3 points, 90% interval [")
+    assert view.resolution.text().endswith("(4 tasks x 3 runs)")
+    assert view.metric.text().startswith("cost_usd saving: 40.5%, 90% interval [")
+    assert [t.task for t in view.tasks] == ["a", "b", "c", "d"]
+    assert view.detectability.target == 5.0
+
+
+def test_the_report_view_of_nothing_measured_prints_n_a() -> None:
+    view = statistics_view(analyze_pair(pair_samples()).to_mapping(), candidate="cand", incumbent="inc")
+
+    assert view.resolution.text() == "resolution: n/a (0 tasks x None runs)"
+
+
+def test_the_report_view_refuses_a_forged_object() -> None:
+    raw = analyze_pair(FOUR).to_mapping() | {"effect": 1.0}
+
+    with pytest.raises(InputError, match="disagrees"):
+        statistics_view(raw, candidate="cand", incumbent="inc")
