@@ -250,11 +250,11 @@ def _statistics(decision: Mapping[str, Any], policy: Mapping[str, Any]) -> list[
         for name, verdict in (decision.get("by_policy") or {}).items()
         if name != decision.get("policy") and isinstance(verdict, Mapping)
     ]
-    lines = [
-        f"  - decided by the {decision.get('policy')} policy" + (f" ({'; '.join(others)})" if others else "")
-    ]
-    lines += [f"  - {view.resolution.text()}", f"  - {view.metric.text()}"]
-    return [*lines, f"  - {_cell(view.detectability.sentence)}"]
+    decided = f"decided by the {decision.get('policy')} policy" + (
+        f" ({'; '.join(others)})" if others else ""
+    )
+    texts = (decided, view.resolution.text(), view.metric.text(), view.detectability.sentence)
+    return [f"  - {_cell(text)}" for text in texts]
 
 
 def _provenance(
