@@ -316,6 +316,19 @@ def test_an_overlay_of_skill_markdown_loads_and_its_digest_covers_paths_and_byte
     assert overlay_digest(load_overlay(str(root), cand)) != first
 
 
+def test_an_overlay_may_replace_the_root_agents_md_or_claude_md(tmp_path):
+    """Instruction files at the root are a candidate of their own: listed apart, no skill touched."""
+    cand = [preset_arms()["candidate_workflow"]]
+    root = _overlay(tmp_path, {"AGENTS.md": "be terse", "CLAUDE.md": "be terse too"})
+    overlay = load_overlay(str(root), cand)
+    assert (overlay.instructions, overlay.skills) == (("AGENTS.md", "CLAUDE.md"), ())
+    check_overlay_arms(overlay, [preset_arms()["workflow"], *cand], preset_arms())
+    other = tmp_path / "mixed"
+    other.mkdir()
+    mixed = load_overlay(str(_overlay(other, {"AGENTS.md": "x", ".claude/skills/plan/SKILL.md": "y"})), cand)
+    assert (mixed.instructions, mixed.skills) == (("AGENTS.md",), ("plan",))
+
+
 @pytest.mark.parametrize(
     ("files", "fragment"),
     [
@@ -326,6 +339,7 @@ def test_an_overlay_of_skill_markdown_loads_and_its_digest_covers_paths_and_byte
         ({".claude/skills/review/SKILL.md": "x"}, "may only contain Markdown"),
         ({".claude/SKILL.md": "x"}, "may only contain Markdown"),
         ({"README.md": "x"}, "may only contain Markdown"),
+        ({"docs/AGENTS.md": "x"}, "and a root AGENTS.md or CLAUDE.md: docs/AGENTS.md"),
         ({}, "contains no files"),
     ],
 )

@@ -154,3 +154,48 @@ def test_a_codex_sweep_records_a_529_as_session_error_and_no_tool_can_read_the_k
     assert files_holding(out, key) == []
     assert files_holding(out, DUMMY_PREFIX) == []
     assert key not in done.stdout + done.stderr
+
+
+def test_an_agents_md_overlay_reaches_the_codex_candidate_read_only_and_not_its_incumbent(tmp_path: Path) -> None:
+    """A candidate that is "my AGENTS.md": committed into its workspace, sent by Codex, never writable."""
+    codex_or_skip()
+    make_repo(tmp_path, base_files())
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "AGENTS.md").write_text("Keep every change minimal. MARK-OVERLAY\n")
+    read_skill = shell("cat ~/.agents/skills/work/SKILL.md")
+    tamper = shell("echo tamper >> AGENTS.md; echo rc=$?; printf 'done\\n' > done.txt")
+    script = {"conversations": [{"when": ["CASE agents:"], "turns": [
+        {"tools": [read_skill], "usage": USAGE}, {"tools": [tamper], "usage": USAGE}, {"say": "Done.", "usage": USAGE},
+    ]}]}  # fmt: skip
+    corpus = write_corpus(tmp_path, [impl_task("agents", oracle="grep -qx done done.txt")], None)
+    data = yaml.safe_load(corpus.read_text())
+    data["arms"] = {
+        "codex_direct": {"like": "workflow_direct", "agent": "codex", "model": "gpt-5.5"},
+        "codex_terse": {"like": "codex_direct", "agent": "codex", "model": "gpt-5.5", "incumbent": "codex_direct"},
+    }
+    corpus.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = tmp_path / "out"
+    env = {**os.environ, "WFBENCH_ANTHROPIC_API_KEY": "wfb-real-agents-md"}
+    with ScriptedProvider(ProviderScript.from_yaml(yaml.safe_dump(script), source="agents.yaml")) as provider:
+        done = run_sweep(
+            corpus, out, "--arms", "codex_direct,codex_terse", "--candidate-overlay", str(overlay),
+            "--base-url", provider.base_url, "--workers", "1", "--timeout", "120", env=env, timeout=600,
+        )  # fmt: skip
+    assert done.returncode == 0, tell(done)
+    table = {r["arm"]: r for r in rows(out)}
+    for arm in ("codex_direct", "codex_terse"):
+        assert table[arm]["resolved"] is True, (arm, table[arm].get("error_detail"))
+        assert table[arm]["skill_invoked"] is True
+    assert table["codex_terse"]["candidate_overlay_digest"]
+    assert table["codex_terse"]["skill_digest"] != table["codex_direct"]["skill_digest"]  # covers AGENTS.md
+    sent = [json.dumps(r.body) for r in provider.requests]
+    with_overlay = [body for body in sent if "MARK-OVERLAY" in body]
+    assert len(with_overlay) == 3  # the candidate's three requests; the incumbent's three hold no AGENTS.md
+    assert all("# AGENTS.md instructions for /workspace" in body for body in with_overlay)
+    assert len(sent) == 6
+    transcripts = (out / "cells/agents/codex_terse/run-0/transcripts").glob("*.jsonl")
+    tool_output = "".join(path.read_text() for path in transcripts)
+    assert "Read-only file system" in tool_output
+    assert "AGENTS.md" not in (out / "cells/agents/codex_terse/run-0/patch.diff").read_text()
+    assert (json.loads((out / "promotion.json").read_text())["decisions"][0]["candidate_arm"]) == "codex_terse"

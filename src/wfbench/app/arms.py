@@ -261,6 +261,9 @@ MAX_OVERLAY_FILES = 64
 MAX_OVERLAY_PATH_BYTES = 512
 MAX_OVERLAY_BYTES = 4 * 1024 * 1024
 SKILLS_DIR = ".claude/skills"
+#: Instruction files an overlay may replace at the repository root (Codex reads AGENTS.md,
+#: Claude Code CLAUDE.md): a candidate can be "my AGENTS.md" as well as "my skill".
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 
 
 @attrs.frozen
@@ -270,14 +273,17 @@ class Overlay:
     root: str
     files: tuple[tuple[str, bytes], ...]
     skills: tuple[str, ...]
+    #: The root instruction files it holds (a subset of :data:`INSTRUCTION_FILES`).
+    instructions: tuple[str, ...] = ()
 
 
 def load_overlay(root: str, candidate_arms: Iterable[Arm]) -> Overlay:
     """Read and validate an overlay directory against the skills the candidate arms evaluate.
 
     Raises:
-        InputError: anything but Markdown under ``.claude/skills/<evaluated skill>/``, symlinks,
-            special files, an empty overlay, or one over the entry/file/size limits.
+        InputError: anything but Markdown under ``.claude/skills/<evaluated skill>/`` or a root
+            ``AGENTS.md`` / ``CLAUDE.md``, symlinks, special files, an empty overlay, or one over the
+            entry/file/size limits.
     """
     allowed = {skill for arm in candidate_arms for skill in arm.evaluated_skills}
     real = os.path.realpath(root)
@@ -289,15 +295,19 @@ def load_overlay(root: str, candidate_arms: Iterable[Arm]) -> Overlay:
     if not files:
         raise InputError("contains no files", source=root, field="--candidate-overlay")
     touched: set[str] = set()
+    instructions: list[str] = []
     payload: list[tuple[str, bytes]] = []
     total = 0
     for rel in files:
         parts = rel.split("/")
         skill = parts[2] if len(parts) >= 4 and "/".join(parts[:2]) == SKILLS_DIR else None
-        if skill is None or skill not in allowed or not rel.lower().endswith(".md"):
+        if rel in INSTRUCTION_FILES:
+            instructions.append(rel)
+        elif skill is None or skill not in allowed or not rel.lower().endswith(".md"):
             names = ",".join(sorted(allowed)) or "(no evaluated skill)"
             raise InputError(
-                f"candidate overlays may only contain Markdown files under {SKILLS_DIR}/{{{names}}}: {rel}",
+                f"candidate overlays may only contain Markdown files under {SKILLS_DIR}/{{{names}}}"
+                f" and a root {' or '.join(INSTRUCTION_FILES)}: {rel}",
                 source=root,
             )
         with open(os.path.join(real, rel), "rb") as handle:
@@ -305,9 +315,12 @@ def load_overlay(root: str, candidate_arms: Iterable[Arm]) -> Overlay:
         total += len(data)
         if total > MAX_OVERLAY_BYTES:
             raise InputError(f"overlay exceeds {MAX_OVERLAY_BYTES} bytes", source=root)
-        touched.add(skill)
+        if skill is not None and rel not in INSTRUCTION_FILES:
+            touched.add(skill)
         payload.append((rel, data))
-    return Overlay(root=real, files=tuple(payload), skills=tuple(sorted(touched)))
+    return Overlay(
+        root=real, files=tuple(payload), skills=tuple(sorted(touched)), instructions=tuple(instructions)
+    )
 
 
 def _walk_overlay(root: str) -> list[str]:

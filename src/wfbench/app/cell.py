@@ -123,7 +123,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     if not COMMIT_RE.match(head):
         raise SandboxError(f"HEAD after setup is not a commit id: {head[:80]!r}")
     skills = plan.arm.evaluated_skills
-    expected_digest = skill_digest(ctx.workspace, skills)
+    expected_digest = skill_digest(ctx.workspace, skills, _instructions(plan))
     review_dir = os.path.join(ctx.scratch, "review-output")
     os.mkdir(review_dir, 0o700)
     if ctx.settings.disk_budget_bytes is not None:
@@ -217,15 +217,19 @@ def _setup(ctx: CellContext, command: str) -> None:
 
 
 def _apply_overlay(ctx: CellContext, overlay: Overlay) -> None:
-    """Copy the overlay's skill files into the workspace and commit them (inside the sandbox)."""
+    """Copy the overlay's skill and instruction files into the workspace and commit them (in the sandbox)."""
     mount = Mount(overlay.root, OVERLAY_MOUNT)
     policy = ctx.policy(writable=True, mounts=(mount,))
     source = ctx.services.sandbox.mount_path(OVERLAY_MOUNT, policy)
-    script = (
-        'mkdir -p .claude/skills && cp -R "$1/.claude/skills/." .claude/skills/ && git add -f .claude/skills'
-        " && git -c user.name=wfbench -c user.email=wfbench@localhost -c core.hooksPath=/dev/null"
-        ' commit -q --no-verify -m "candidate overlay"'
-    )
+    steps = []
+    if overlay.skills:
+        steps.append('mkdir -p .claude/skills && cp -R "$1/.claude/skills/." .claude/skills/')
+        steps.append("git add -f .claude/skills")
+    steps += [f'rm -f {name} && cp "$1/{name}" {name} && git add -f {name}' for name in overlay.instructions]
+    script = " && ".join(
+        [*steps, "git -c user.name=wfbench -c user.email=wfbench@localhost -c core.hooksPath=/dev/null"
+         ' commit -q --no-verify -m "candidate overlay"']
+    )  # fmt: skip
     result = ctx.services.sandbox.run(
         ["/bin/sh", "-c", script, "overlay", source], policy=policy, cancel=ctx.cancel
     )
@@ -240,7 +244,7 @@ def _sessions(plan: CellPlan, ctx: CellContext, review_dir: str, expected_digest
     plan_doc = ""
     for phase in plan.arm.phases:
         record, produced = _phase(plan, ctx, phase, review_dir, plan_doc)
-        after_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills)
+        after_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills, _instructions(plan))
         if after_digest != expected_digest and record.error_kind is None:
             detail = f"{phase.name} phase changed the evaluated skill fingerprint"
             record = attrs.evolve(record, ok=False, error_kind=_PHASE_KIND[phase.role], error_detail=detail)
@@ -260,7 +264,10 @@ def _phase(
         network=True,
         mounts=mounts,
         timeout_s=ctx.settings.session_timeout_s,
-        read_only_paths=_skill_paths(ctx.workspace, plan.arm),
+        read_only_paths=(
+            *_skill_paths(ctx.workspace, plan.arm),
+            *_instructions(plan, present_in=ctx.workspace),
+        ),
         dependencies=True,
     )
     review_dir_seen = ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy) if mounts else ""
@@ -345,6 +352,18 @@ def _mount_point(workspace: str, target: str, *, directory: bool) -> None:
             os.mkdir(path, 0o755)
         else:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
+
+
+def _instructions(plan: CellPlan, present_in: str | None = None) -> tuple[str, ...]:
+    """The instruction files (``AGENTS.md``…) a candidate's overlay put into the workspace."""
+    files = plan.overlay.instructions if plan.arm.is_candidate and plan.overlay is not None else ()
+    if present_in is None:
+        return files
+    return tuple(
+        f
+        for f in files
+        if os.path.isfile(os.path.join(present_in, f)) and not os.path.islink(os.path.join(present_in, f))
+    )
 
 
 def _skill_paths(workspace: str, arm: Arm) -> tuple[str, ...]:

@@ -166,17 +166,18 @@ def checked_run(ctx: CellContext, argv: Sequence[str], *, writable: bool) -> str
     return result.stdout.decode("utf-8", "replace")
 
 
-def skill_digest(workspace: str, skills: Sequence[str]) -> str:
+def skill_digest(workspace: str, skills: Sequence[str], files: Sequence[str] = ()) -> str:
     """Length-prefixed sha256 over every file of ``.claude/skills/<skill>/`` (sorted); "" without skills.
 
-    Symlinks and special files are hashed as what they are (never followed), so a planted link
-    changes the digest instead of leaking a host file into it.
+    ``files`` are further workspace files the arm evaluates (a candidate overlay's ``AGENTS.md``);
+    a missing one is hashed as missing. Symlinks and special files are hashed as what they are
+    (never followed), so a planted link changes the digest instead of leaking a host file into it.
     """
-    if not skills:
+    if not skills and not files:
         return ""
     digest = hashlib.sha256()
     total = 0
-    for rel, kind, data in _skill_entries(workspace, skills):
+    for rel, kind, data in sorted([*_skill_entries(workspace, skills), *_file_entries(workspace, files)]):
         for part in (rel.encode(), kind.encode(), data):
             digest.update(len(part).to_bytes(8, "big"))
             digest.update(part)
@@ -184,6 +185,25 @@ def skill_digest(workspace: str, skills: Sequence[str]) -> str:
         if total > MAX_SKILL_BYTES:
             raise SandboxError("evaluated skills exceed 4 MiB")
     return digest.hexdigest()
+
+
+def _file_entries(workspace: str, files: Sequence[str]) -> list[tuple[str, str, bytes]]:
+    entries: list[tuple[str, str, bytes]] = []
+    for rel in files:
+        path = os.path.join(workspace, rel)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            entries.append((rel, "missing", b""))
+            continue
+        if stat.S_ISREG(mode):
+            with open(path, "rb") as handle:
+                entries.append((rel, "f", handle.read(MAX_SKILL_BYTES + 1)))
+        elif stat.S_ISLNK(mode):
+            entries.append((rel, "l", os.readlink(path).encode()))
+        else:
+            entries.append((rel, "s", b""))
+    return entries
 
 
 def _skill_entries(workspace: str, skills: Sequence[str]) -> list[tuple[str, str, bytes]]:
