@@ -120,7 +120,6 @@ def test_scheduler_and_reuse_internals_stay_in_their_subpackages() -> None:
     assert callable(reuse.select_reusable_comparators)
 
 
-
 def test_the_lazy_table_matches_the_imports_static_checkers_see() -> None:
     """``_SOURCES`` (used at run time) lists exactly the names of the ``TYPE_CHECKING`` imports, by module."""
     import ast
@@ -134,4 +133,3 @@ def test_the_lazy_table_matches_the_imports_static_checkers_see() -> None:
     }
 
     assert imported == wfbench.domain._SOURCES
-

@@ -70,7 +70,12 @@ class OutDirClaim:
         self.out_dir, self._fd, self._scratch = out_dir, fd, scratch
 
     def release(self) -> None:
-        """Remove the scratch tree, undo the tempfile routing, drop the lock (idempotent)."""
+        """Remove the scratch tree, undo the tempfile routing, remove and drop the lock (idempotent).
+
+        The lock file is unlinked while still locked, so no litter is left; a claimer that opened
+        the old file meanwhile sees, after locking it, that it is no longer the file at the path,
+        and starts over (:func:`claim_out_dir`).
+        """
         scratch, self._scratch = self._scratch, None
         fd, self._fd = self._fd, None
         try:
@@ -78,6 +83,9 @@ class OutDirClaim:
                 scratch.__exit__(None, None, None)
         finally:
             if fd is not None:
+                with contextlib.suppress(OSError):
+                    if _same_file(fd, os.path.join(self.out_dir, LOCK_NAME)):
+                        os.unlink(os.path.join(self.out_dir, LOCK_NAME))
                 os.close(fd)
 
     def __enter__(self) -> OutDirClaim:
@@ -114,16 +122,7 @@ def claim_out_dir(
             or (resume) ``results.jsonl`` repeats a cell.
     """
     os.makedirs(out_dir, exist_ok=True)
-    lock_path = os.path.join(out_dir, LOCK_NAME)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    if not _try_lock(fd):
-        holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-        os.close(fd)
-        raise InputError(
-            f"another wfbench run (pid {holder}) is using this output directory; refusing to run a"
-            " second sweep into it",
-            source=out_dir,
-        )
+    fd = _locked(os.path.join(out_dir, LOCK_NAME), out_dir)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
@@ -132,6 +131,31 @@ def claim_out_dir(
     except BaseException:
         os.close(fd)
         raise
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _locked(lock_path: str, out_dir: str) -> int:
+    """Open and lock ``lock_path``; retry when the file was removed by its releaser meanwhile."""
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        if not _try_lock(fd):
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise InputError(
+                f"another wfbench run (pid {holder}) is using this output directory; refusing to run a"
+                " second sweep into it",
+                source=out_dir,
+            )
+        if _same_file(fd, lock_path):
+            return fd
+        os.close(fd)  # unlinked by the previous holder after we opened it: lock the new file
 
 
 def _prepare_out_dir(out_dir: str, *, resume: bool, note: Note) -> None:

@@ -85,8 +85,16 @@ def sweep_policy(data: FinishInput) -> PromotionPolicy:
     return data.policy if chosen is None else attrs.evolve(data.policy, decision_policy=chosen)
 
 
-def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> tuple[str, ...]:
-    """Write report.md, report.html and promotion.json (when candidates ran); the UNUSABLE arms."""
+@attrs.frozen
+class FinishOutcome:
+    """What the finish step found: the UNUSABLE arms, and ``(candidate, decision)`` per candidate."""
+
+    unusable: tuple[str, ...]
+    decisions: tuple[tuple[str, str], ...]
+
+
+def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> FinishOutcome:
+    """Write report.md, report.html and promotion.json (when candidates ran); what it found."""
     promotion = promotion_evidence(data) if candidate_pairs(data.arms) else None
     write_reports(data.rows, data.out_dir, promotion=promotion, context=report_context(data))
     if promotion is not None:
@@ -113,7 +121,12 @@ def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> tuple[str
                 + "; ".join(decision["reasons"])
             )
     note(f"Written to {data.out_dir}/")
-    return bad
+    decisions = (
+        ()
+        if promotion is None
+        else tuple((str(d["candidate_arm"]), str(d["decision"])) for d in promotion["decisions"])
+    )
+    return FinishOutcome(unusable=bad, decisions=decisions)
 
 
 def _status(data: FinishInput) -> str | None:

@@ -188,6 +188,27 @@ def _relocated_transcript(source: str, task: str, arm: str, run: int) -> str:
     return layout.cell_file(task, arm, run, f"{layout.TRANSCRIPTS_DIR}/{name}")
 
 
+def select_reuse(
+    prior_rows: Sequence[Row],
+    *,
+    tasks: Sequence[BoundTask],
+    arms: Sequence[Arm],
+    planned: Sequence[CellKey],
+    settings: RunSettings,
+) -> tuple[dict[CellKey, Row], tuple[CellKey, ...]]:
+    """The prior rows that may stand in for planned cells (after keeping paid canaries), and the canaries.
+
+    Nothing is copied: ``wfbench run --dry-run`` shows this selection; :func:`plan_reuse` then
+    materializes it.
+    """
+    chosen: dict[CellKey, Row] = {}
+    for task_id, binding in reuse_bindings(tasks, arms, settings).items():
+        selection = select_reusable_comparators((r for r in prior_rows if r.task == task_id), binding=binding)
+        chosen.update(selection.rows)
+    kept, canaries = keep_paid_canary(chosen, planned)
+    return dict(kept), tuple(canaries)
+
+
 def plan_reuse(
     prior: PriorResults,
     *,
@@ -199,11 +220,7 @@ def plan_reuse(
 ) -> ReusePlan:
     """Select, canary-trim and materialize the prior rows this sweep may reuse."""
     prior_rows = prior.rows()
-    chosen: dict[CellKey, Row] = {}
-    for task_id, binding in reuse_bindings(tasks, arms, settings).items():
-        selection = select_reusable_comparators((r for r in prior_rows if r.task == task_id), binding=binding)
-        chosen.update(selection.rows)
-    kept, canaries = keep_paid_canary(chosen, planned)
+    kept, canaries = select_reuse(prior_rows, tasks=tasks, arms=arms, planned=planned, settings=settings)
     for task, arm, run in canaries:
         note(
             f"reuse-results: keeping one paid {arm} cell ({task} run {run}) so incumbent health is"

@@ -48,14 +48,23 @@ class SweepConfig:
     prior: PriorResults | None = None
 
 
+def _ignore_bound(tasks: Sequence[BoundTask]) -> None:
+    del tasks
+
+
 @attrs.frozen
 class SweepServices:
-    """The ports of a sweep: the cell's ports, the result store, progress and a log callback."""
+    """The ports of a sweep: the cell's ports, the result store, progress and a log callback.
+
+    ``on_bound`` is called once the tasks are bound and prepared, before any cell runs (the CLI
+    writes the run manifest there, or refuses a resume whose tasks drifted by raising).
+    """
 
     cell: CellServices
     store: ResultStore
     progress: Progress
     log: Callable[..., None] = attrs.field(default=lambda *_args, **_fields: None)
+    on_bound: Callable[[Sequence[BoundTask]], None] = _ignore_bound
 
 
 @attrs.frozen
@@ -67,6 +76,8 @@ class SweepResult:
     tripped: bool
     cancelled: bool
     unusable: tuple[str, ...]
+    #: ``(candidate arm, decision)`` for each candidate judged, in arm order.
+    decisions: tuple[tuple[str, str], ...] = ()
 
 
 def selected_tasks(corpus: Corpus, *, include_expensive: bool) -> tuple[TaskSpec, ...]:
@@ -99,6 +110,7 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     for task in prepared:
         if task.failure:
             services.progress.note(f"[{task.spec.id}] {task.failure}")
+    services.on_bound(prepared)
     cells = plan_cells(prepared, config.arms, config.runs)
     done = {row.cell for row in services.store.rows()} if config.resume else set()
     reuse = ReusePlan()
@@ -134,10 +146,11 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         now=config.settings.now(),
         effort=config.settings.effort,
     )
-    unusable = finish_sweep(finish, note=services.progress.note)
+    finished = finish_sweep(finish, note=services.progress.note)
+    unusable = finished.unusable
     code = 1 if unusable or outcome.tripped else 130 if outcome.cancelled else 0
     services.log("sweep_finished", exit_code=code, rows=len(rows), tripped=outcome.tripped)
-    return SweepResult(code, rows, outcome.tripped, outcome.cancelled, unusable)
+    return SweepResult(code, rows, outcome.tripped, outcome.cancelled, unusable, finished.decisions)
 
 
 def _run_cells(

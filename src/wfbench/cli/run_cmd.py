@@ -181,6 +181,23 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     file_size_limit: lim.FileSizeLimit = "1G",
     tmpfs_size: lim.TmpfsSize = "1G",
     disk_budget: lim.DiskBudget = "4G",
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            metavar="DECISION[,DECISION]",
+            help="Exit 3 when a candidate's decision is one of these (" + ", ".join(DECISIONS) + ").",
+            show_default=False,
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the planned cells (after reuse and resume), the estimated spend and the warnings;"
+            " run nothing, write nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
     from wfbench.cli.run_flow import RunRequest, execute, explicit_options
@@ -190,7 +207,7 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         outage_streak=outage_streak, out=out, sandbox=sandbox, agent=agent, model=model,
         provider_script=provider_script, base_url=base_url, reuse_results=reuse_results, resume=resume,
         candidate_overlay=candidate_overlay, include_expensive=include_expensive, timeout=timeout,
-        verify_timeout=verify_timeout, explicit=explicit_options(ctx),
+        verify_timeout=verify_timeout, fail_on=fail_on, dry_run=dry_run, explicit=explicit_options(ctx),
         limits=lim.resource_limits(memory=memory_limit, processes=process_limit, open_files=open_files,
                                    file_size=file_size_limit, tmpfs=tmpfs_size),
         disk_budget=lim.size_option(disk_budget, "--disk-budget"),

@@ -1,34 +1,40 @@
-"""What ``wfbench run`` does with its options: validate, claim the output directory, run the sweep.
+"""What ``wfbench run`` does with its options: resolve, claim the output directory, run the sweep.
 
-``wfbench run`` with no corpus runs the built-in offline demo (materialized into the output
-directory). SIGINT/SIGTERM set a cancel event that reaches every running session; the partial
-report is written and the command exits 130.
+In order, and nothing runs until every step before it succeeded:
+
+1. ``--resume DIR``: read ``DIR/manifest.json`` and take the sweep's configuration from it; an
+   option that contradicts it is refused (:mod:`wfbench.cli.run_manifest`).
+2. ``--dry-run`` stops here with the plan (:mod:`wfbench.cli.run_dry`).
+3. Claim the output directory (lock, resume repairs), resolve the corpus and options
+   (:mod:`wfbench.cli.run_setup`), print the warnings, build the adapters.
+4. Run the sweep. Once tasks are bound the manifest is written (a resume checks instead that
+   nothing drifted). SIGINT/SIGTERM cancel it; the partial report is written; exit 130.
+
+A run that fails before its first cell leaves nothing behind: the lock file is removed with the
+claim, and a directory this run created is removed again (:class:`Litter`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import attrs
 
-from wfbench.adapters import stale
-from wfbench.app.arms import check_overlay_arms, load_overlay, overlay_digest, resolve_arms
-from wfbench.app.cell_checks import DEFAULT_DISK_BUDGET, CellServices, RunSettings
-from wfbench.app.corpus import Corpus, load_corpus
-from wfbench.app.progress import BarProgress, LineProgress, Progress
-from wfbench.app.sweep import SweepConfig, SweepServices, run_sweep
+from wfbench.app.cell_checks import DEFAULT_DISK_BUDGET
 from wfbench.cli import bootstrap as boot
+from wfbench.cli.exit_codes import DECISION, OK
 from wfbench.domain.errors import InputError
 
-DEFAULT_ARMS = ("workflow", "workflow_direct", "baseline")
+DEMO_CORPUS_DIR = "demo-corpus"
 
 
 @attrs.frozen
@@ -53,6 +59,8 @@ class RunRequest:
     include_expensive: bool
     timeout: float
     verify_timeout: float
+    fail_on: str | None = None
+    dry_run: bool = False
     #: Parameter names given on the command line (the rest are defaults).
     explicit: frozenset[str] = frozenset()
     #: Per-command sandbox limits (``ResourceLimits``; None: the defaults).
@@ -69,104 +77,254 @@ def explicit_options(ctx: Any) -> frozenset[str]:
 
 def execute(request: RunRequest) -> int:
     """Run the sweep ``request`` describes; its exit code (:mod:`wfbench.cli.exit_codes`)."""
-    out_dir = os.path.abspath(request.resume or request.out or _default_out())
-    prior = None
-    if request.reuse_results is not None:
-        from wfbench.adapters.prior_results import PriorResultsDir
+    from wfbench.cli.gate_cmd import failing_decisions, parse_fail_on
+    from wfbench.cli.run_manifest import read_manifest, resumed_request
 
-        prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
-    # Held for the whole sweep: out-dir lock, refusals, resume repairs, scratch tree for every temp dir.
-    claim = stale.claim_out_dir(out_dir, resume=request.resume is not None, note=print)
-    services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
-    corpus = request.corpus
-    if corpus is None:
-        from wfbench import demo as demo_pkg
+    fail_on = parse_fail_on(request.fail_on)
+    recorded = None
+    resuming = request.resume is not None
+    if request.resume is not None:
+        recorded = read_manifest(os.path.abspath(request.resume))
+        request = resumed_request(request, recorded)
+    out_dir = os.path.abspath(request.out or _default_out())
+    _check_out_dir(out_dir, resume=resuming)
+    if request.dry_run:
+        from wfbench.cli.run_dry import dry_run
 
-        corpus = demo_pkg.materialize(os.path.join(out_dir, "demo-corpus"))
-    loaded = load_corpus(corpus)
-    chosen = resolve_arms(list(request.arms) or list(loaded.defaults.arms) or list(DEFAULT_ARMS), loaded.arms)
-    overlay_dir = request.candidate_overlay or (
-        loaded.defaults.candidate_overlay if any(a.is_candidate for a in chosen) else None
-    )
-    overlay = (
-        None if overlay_dir is None else load_overlay(overlay_dir, [a for a in chosen if a.is_candidate])
-    )
-    check_overlay_arms(overlay, chosen, loaded.arms)
-    pinned = request.model or loaded.defaults.model
-    if not pinned:
-        raise InputError("a named --model is required so evidence cannot drift", field="--model")
-    from wfbench.cli.agents import arm_agents
-
-    agents = arm_agents(chosen, default=request.agent, default_adapter=services.agent)
-    exit_code = _sweep(
-        loaded, services, out_dir=out_dir, arms=chosen, overlay=overlay, model=pinned,
-        agents=agents,
-        runs=request.runs or loaded.defaults.runs or 1, workers=request.workers, window=request.window,
-        outage_streak=request.outage_streak, script=request.provider_script or loaded.provider_script,
-        base_url=request.base_url, resume=request.resume is not None,
-        include_expensive=request.include_expensive, timeout=request.timeout, sandbox_name=request.sandbox,
-        prior=prior, agent=request.agent, verify_timeout=request.verify_timeout,
-        disk_budget=request.disk_budget,
-    )  # fmt: skip
-    claim.release()
-    return exit_code
+        return dry_run(request, out_dir=out_dir, resuming=resuming)
+    litter = Litter(out_dir)
+    with litter.cleaned_unless_started():
+        result = _claimed_sweep(request, out_dir, recorded, litter)
+    if result.exit_code != OK:
+        return int(result.exit_code)
+    failing = failing_decisions([decision for _, decision in result.decisions], fail_on) if fail_on else []
+    if failing:
+        print(f"wfbench: --fail-on {','.join(sorted(fail_on))}: {', '.join(failing)}", file=sys.stderr)
+        return DECISION
+    return OK
 
 
 def _default_out() -> str:
     return os.path.join("results", "wfbench-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S"))
 
 
-def _sweep(corpus: Corpus, services: boot.Services, *, out_dir: str, **opts: Any) -> int:
-    secrets_seen: list[str] = []
+def _check_out_dir(out_dir: str, *, resume: bool) -> None:
+    """An ``--out`` that names a file, or sits under one, is refused before anything is created."""
+    field = "--resume" if resume else "--out"
+    probe = out_dir
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return
+        probe = parent
+    if not os.path.isdir(probe):
+        what = "is a file, not a directory" if probe == out_dir else f"is under a file ({probe})"
+        raise InputError(what, field=field, source=out_dir)
+
+
+class Litter:
+    """What a run created in its output directory, removed again if it fails before its first cell."""
+
+    def __init__(self, out_dir: str) -> None:
+        self.out_dir = out_dir
+        self.created_dir = not os.path.exists(out_dir)
+        self.preexisting = frozenset(os.listdir(out_dir)) if os.path.isdir(out_dir) else frozenset()
+        self.started = False
+
+    @contextmanager
+    def cleaned_unless_started(self) -> Iterator[None]:
+        """On an exception before :attr:`started` is set, remove what this run created."""
+        try:
+            yield
+        except BaseException:
+            if not self.started:
+                self._clean()
+            raise
+
+    def _clean(self) -> None:
+        if not os.path.isdir(self.out_dir):
+            return
+        if self.created_dir:
+            shutil.rmtree(self.out_dir, ignore_errors=True)
+            return
+        for name in sorted(set(os.listdir(self.out_dir)) - self.preexisting):
+            path = os.path.join(self.out_dir, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with _suppress_os_error():
+                    os.unlink(path)
+
+
+@contextmanager
+def _suppress_os_error() -> Iterator[None]:
+    try:
+        yield
+    except OSError:
+        return
+
+
+def _claimed_sweep(request: RunRequest, out_dir: str, recorded: Any, litter: Litter) -> Any:
+    from wfbench.adapters import stale
+    from wfbench.cli.run_setup import resolve_setup
+
+    prior = None
+    if request.reuse_results is not None:
+        from wfbench.adapters.prior_results import PriorResultsDir
+
+        prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
+    try:
+        claim = stale.claim_out_dir(out_dir, resume=request.resume is not None, note=print)
+    except OSError as exc:
+        raise InputError(
+            f"cannot use it as the output directory: {exc.strerror or exc}",
+            field="--resume" if request.resume is not None else "--out",
+            source=out_dir,
+        ) from None
+    with claim:
+        # The sandbox first: a missing bwrap is named before anything else can fail.
+        services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
+        corpus_path = request.corpus
+        if corpus_path is None:
+            corpus_path = _demo_corpus(out_dir)
+        setup = resolve_setup(
+            corpus_path, arms=request.arms, runs=request.runs, model=request.model,
+            candidate_overlay=request.candidate_overlay, provider_script=request.provider_script,
+            agent=request.agent,
+        )  # fmt: skip
+        from wfbench.cli.agents import arm_agents
+
+        agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
+        return _sweep(request, setup, services, _SweepContext(out_dir, recorded, prior, litter, agents))
+
+
+def _demo_corpus(out_dir: str) -> str:
+    """The built-in demo corpus, materialized into the sweep directory (kept there for a resume)."""
+    from wfbench import demo as demo_pkg
+
+    target = os.path.join(out_dir, DEMO_CORPUS_DIR)
+    existing = os.path.join(target, "corpus.yaml")
+    if os.path.isfile(existing):
+        return existing
+    return demo_pkg.materialize(target)
+
+
+@attrs.frozen
+class _SweepContext:
+    out_dir: str
+    recorded: Any
+    prior: Any
+    litter: Litter
+    #: Per-arm agent adapters for arms that name another agent than ``--agent``.
+    agents: Any = None
+
+
+def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
+    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.app.cell_checks import CellServices, RunSettings
+    from wfbench.app.progress import BarProgress, LineProgress, Progress
+    from wfbench.app.sweep import SweepConfig, SweepServices, run_sweep
+
+    out_dir = context.out_dir
     cancel = threading.Event()
     with _signals(cancel), boot.endpoint(
-        script_path=opts["script"], base_url=opts["base_url"], environ=os.environ,
+        script_path=setup.provider_script, base_url=request.base_url, environ=os.environ,
         warn=lambda text: print(text, file=sys.stderr),
     ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
         out_dir
     ) as log:  # fmt: skip
-        secrets_seen.extend((ep.api_key, *ep.withheld))
-        runtime = boot.runtime_digest(agent=opts["agent"], script_path=opts["script"], environ=os.environ)
+        secrets = (ep.api_key, *ep.withheld)
+        runtime = boot.runtime_digest(
+            agent=request.agent, script_path=setup.provider_script, environ=os.environ
+        )
         from wfbench.cli.agents import arm_runtimes
 
         runtimes = arm_runtimes(
-            opts["arms"], default=opts["agent"], adapters=opts["agents"], default_adapter=services.agent,
-            script_path=opts["script"], environ=os.environ,
+            setup.arms, default=request.agent, adapters=context.agents, default_adapter=services.agent,
+            script_path=setup.provider_script, environ=os.environ,
         )  # fmt: skip
         settings = RunSettings(
             out_dir=out_dir,
             work_dir=work_dir,
-            model=opts["model"],
-            sandbox_backend=opts["sandbox_name"],
+            model=setup.model,
+            sandbox_backend=request.sandbox,
             command_env=_command_env(),
             agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
             secrets={"ANTHROPIC_API_KEY": ep.api_key},
-            session_timeout_s=opts["timeout"],
-            verify_timeout_s=opts["verify_timeout"],
+            session_timeout_s=request.timeout,
+            verify_timeout_s=request.verify_timeout,
             clock=services.clock,
             runtime_digest=runtime,
             withheld=ep.withheld,
-            disk_budget_bytes=opts["disk_budget"],
+            disk_budget_bytes=request.disk_budget,
             arm_runtimes=runtimes,
         )
-        overlay = opts["overlay"]
+        store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
+        start_manifest = _manifest_starter(
+            request, setup, runtime, context, secrets=secrets, log=log, store=store, runtimes=runtimes
+        )
         config = SweepConfig(
-            corpus=corpus, arms=tuple(opts["arms"]), runs=opts["runs"], workers=opts["workers"],
-            settings=settings, window=opts["window"], outage_streak=opts["outage_streak"], overlay=overlay,
-            overlay_digest=None if overlay is None else overlay_digest(overlay), resume=opts["resume"],
-            include_expensive=opts["include_expensive"], prior=opts["prior"],
+            corpus=setup.corpus, arms=setup.arms, runs=setup.runs, workers=request.workers, settings=settings,
+            window=request.window, outage_streak=request.outage_streak, overlay=setup.overlay,
+            overlay_digest=setup.overlay_digest, resume=request.resume is not None,
+            include_expensive=request.include_expensive, prior=context.prior,
         )  # fmt: skip
-        from wfbench.adapters.jsonl_store import JsonlResultStore
-
-        progress: Progress = (BarProgress if sys.stdout.isatty() else LineProgress)(secrets=secrets_seen)
+        progress: Progress = (BarProgress if sys.stdout.isatty() else LineProgress)(secrets=secrets)
         cell = CellServices(
-            services.sandbox, services.agent, services.workspaces, services.clock, agents=opts["agents"]
+            services.sandbox, services.agent, services.workspaces, services.clock, agents=context.agents
         )
-        sweep_services = SweepServices(
-            cell, JsonlResultStore(os.path.join(out_dir, "results.jsonl")), progress, log
-        )
-        result = run_sweep(config, services=sweep_services, cancel=cancel)
-    return result.exit_code
+        sweep_services = SweepServices(cell, store, progress, log, on_bound=start_manifest)
+        return run_sweep(config, services=sweep_services, cancel=cancel)
+
+
+def _manifest_starter(
+    request: RunRequest,
+    setup: Any,
+    runtime: str,
+    context: _SweepContext,
+    *,
+    secrets: Sequence[str],
+    log: Any,
+    store: Any,
+    runtimes: Any,
+) -> Any:
+    """The ``on_bound`` hook: write the manifest (a resume: check nothing drifted), then the sweep starts."""
+    from wfbench.cli import run_manifest as rm
+    from wfbench.domain.redaction import redact_text
+
+    inputs = rm.ManifestInputs(
+        argv=tuple(redact_text(arg, tuple(secrets)) for arg in rm.argv()), demo=request.corpus is None,
+        agent=request.agent, agent_version=_default_agent_version(request, runtimes), sandbox=request.sandbox,
+        base_url=request.base_url, reuse_results=request.reuse_results,
+        include_expensive=request.include_expensive, session_timeout_s=request.timeout,
+        verify_timeout_s=request.verify_timeout, runtime_digest=runtime, workers=request.workers,
+        window=request.window, outage_streak=request.outage_streak, started_at=dt.datetime.now(dt.UTC),
+    )  # fmt: skip
+    current = rm.build_manifest(setup, inputs, arm_runtimes=runtimes)
+
+    def on_bound(tasks: Sequence[Any]) -> None:
+        bound = attrs.evolve(current, tasks=tuple(task.binding() for task in tasks))
+        if context.recorded is not None:
+            rm.check_drift(context.recorded, bound, out_dir=context.out_dir)
+            log("sweep_resumed", level="info", manifest=context.recorded.to_mapping(), argv=list(inputs.argv))
+        else:
+            if request.resume is not None:  # a sweep without a manifest: its rows must agree
+                rm.check_rows(bound, store.rows(), out_dir=context.out_dir)
+            rm.write_manifest(context.out_dir, bound)
+            log(
+                "sweep_started", level="info", manifest=bound.to_mapping(), resumed=request.resume is not None
+            )
+        context.litter.started = True
+
+    return on_bound
+
+
+def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:
+    """The version of ``--agent``, from the runtime of an arm that runs it (None when no arm does)."""
+    for runtime in runtimes.values():
+        if runtime.agent == request.agent:
+            return str(runtime.agent_version) if runtime.agent_version is not None else None
+    return None
 
 
 def _command_env() -> dict[str, str]:

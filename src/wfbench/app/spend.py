@@ -1,0 +1,87 @@
+"""Money: what a sweep has spent, and what the cells it plans are expected to cost.
+
+Spend comes from a :class:`SpendSource`. Today that is :class:`RowSpend`, the rows' own
+``cost_usd`` (each session's reported cost, summed per cell) over every row the sweep wrote,
+including the rows of cancelled cells a resume set aside (their sessions were paid for). Wire
+metering (usage recorded by the key proxy per cell) is a drop-in replacement: anything with
+``spent()`` returning a :class:`Spend`.
+
+Unknown is never zero: a row without ``cost_usd`` is counted as unmeasured, and a total over
+nothing measured is ``None``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+from wfbench.domain.results.rows import Row
+
+
+@attrs.frozen
+class Spend:
+    """Dollars over the cells whose cost is known, and how many cells had none."""
+
+    usd: float | None
+    measured: int
+    unmeasured: int
+
+    def text(self) -> str:
+        """``$1.2345`` (``n/a`` when nothing was measured), with the unmeasured count when any."""
+        amount = "n/a" if self.usd is None else f"${self.usd:.4f}"
+        return amount + (f" ({self.unmeasured} cell(s) without a cost)" if self.unmeasured else "")
+
+
+class SpendSource(Protocol):
+    """Where a sweep's spend so far is read from (rows today; the wire meter when it lands)."""
+
+    def spent(self) -> Spend:
+        """The spend so far."""
+
+
+def spend_of(rows: Iterable[Row]) -> Spend:
+    """The summed ``cost_usd`` of ``rows`` (reused rows excluded: this sweep did not pay for them)."""
+    total = 0.0
+    measured = unmeasured = 0
+    for row in rows:
+        if row.reused:
+            continue
+        if row.cost_usd is None:
+            unmeasured += 1
+        else:
+            measured += 1
+            total += row.cost_usd
+    return Spend(usd=round(total, 6) if measured else None, measured=measured, unmeasured=unmeasured)
+
+
+class RowSpend:
+    """A :class:`SpendSource` over rows as they are folded, plus rows written before (a resume)."""
+
+    def __init__(self, earlier: Sequence[Row] = ()) -> None:
+        self._rows: list[Row] = list(earlier)
+
+    def add(self, row: Row) -> None:
+        """Count a newly persisted row."""
+        self._rows.append(row)
+
+    def spent(self) -> Spend:
+        """Every counted row's cost."""
+        return spend_of(self._rows)
+
+
+def estimate(cells: Sequence[tuple[str, str]], prior: Iterable[Row]) -> list[float | None]:
+    """Expected cost per planned ``(task, arm)`` cell: the median prior cost of that (task, arm),
+    else of that arm on any task; ``None`` when no prior row of the arm has a cost."""
+    by_cell: dict[tuple[str, str], list[float]] = {}
+    by_arm: dict[str, list[float]] = {}
+    for row in prior:
+        if row.cost_usd is None:
+            continue
+        by_cell.setdefault((row.task, row.arm), []).append(row.cost_usd)
+        by_arm.setdefault(row.arm, []).append(row.cost_usd)
+    medians: Mapping[tuple[str, str], float] = {key: statistics.median(v) for key, v in by_cell.items()}
+    arm_medians = {arm: statistics.median(values) for arm, values in by_arm.items()}
+    return [medians.get(cell, arm_medians.get(cell[1])) for cell in cells]
