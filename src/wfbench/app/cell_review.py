@@ -78,7 +78,8 @@ def grade_review(
     try:
         data = read_artifact(path)
         artifact = parse_review_artifact(data)
-        score = score_review(artifact, parse_labels(labels))
+        parsed = parse_labels(labels)
+        score = score_review(artifact, parsed)
     except InputError as exc:
         fields: dict[str, Any] = {"review_score": None, "review_evidence_detail": exc.reason}
         return ReviewGrade(False, False, "review artifact unusable", fields)
@@ -88,6 +89,15 @@ def grade_review(
     with open(target, "wb") as handle:
         handle.write(scrubbed.encode("utf-8"))
     passed = review_oracle_passed(score)
-    fields = {**score.row_fields(), "review_score": score.to_mapping(), "review_artifact": name}
+    matching = {
+        "pairs": [{"finding": finding, "label": label} for finding, label in score.pairs],
+        "labels": [label.to_mapping() for label in parsed.labels],
+    }
+    fields = {
+        **score.row_fields(),
+        "review_score": score.to_mapping(),
+        "review_artifact": name,
+        "label_matching": matching,
+    }
     text = "hidden review labels matched" if passed else "hidden review labels not fully matched"
     return ReviewGrade(True, passed, text, fields)

@@ -17,8 +17,8 @@ import attrs
 from wfbench.app.arms import Arm, Overlay
 from wfbench.app.binding import BoundTask
 from wfbench.app.corpus import Corpus
-from wfbench.app.report_html import render_report_html
-from wfbench.app.report_md import ReportContext, render_report_md
+from wfbench.app.report.model import ReportInputs
+from wfbench.app.report.render import render_reports
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.judging import PairSpec, judge_rows
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
@@ -137,18 +137,29 @@ def _status(data: FinishInput) -> str | None:
     return None
 
 
-def report_context(data: FinishInput) -> ReportContext:
-    """What report.md shows beyond the rows: model, effort, selected/skipped tasks, status, health arms."""
+def report_context(data: FinishInput) -> ReportInputs:
+    """What the reports show beyond the rows: model, effort, selected/skipped tasks, status, manifest."""
     selected = tuple(task.spec.id for task in data.tasks)
     skipped = () if data.corpus is None else tuple(t.id for t in data.corpus.tasks if t.id not in selected)
-    return ReportContext(
+    return ReportInputs(
+        title="wfbench workflow benchmark",
         benchmark_model=data.model,
         effort=data.effort,
         selected_tasks=selected,
         skipped_tasks=skipped,
         status=_status(data),
-        health_arms=tuple(health_arms(data.arms)),
+        manifest=_read_manifest(data.out_dir),
     )
+
+
+def _read_manifest(out_dir: str) -> Mapping[str, Any] | None:
+    """The sweep's ``manifest.json`` when it has a readable one (provenance for the report)."""
+    try:
+        with open(os.path.join(out_dir, "manifest.json"), encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, Mapping) else None
 
 
 def write_reports(
@@ -156,14 +167,13 @@ def write_reports(
     out_dir: str,
     *,
     promotion: Mapping[str, Any] | None,
-    context: ReportContext | None = None,
+    context: ReportInputs | None = None,
 ) -> None:
     """report.md and report.html, both from rows alone (plus the provenance in ``context``)."""
-    status = None if context is None else context.status
-    _write_text(os.path.join(out_dir, "report.md"), render_report_md(rows, context, promotion=promotion))
-    _write_text(
-        os.path.join(out_dir, "report.html"), render_report_html(rows, promotion=promotion, status=status)
-    )
+    inputs = attrs.evolve(context or ReportInputs(), promotion=promotion)
+    markdown, page = render_reports(rows, inputs)
+    _write_text(os.path.join(out_dir, "report.md"), markdown)
+    _write_text(os.path.join(out_dir, "report.html"), page)
 
 
 def _write_text(path: str, text: str) -> None:

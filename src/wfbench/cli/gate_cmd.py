@@ -335,20 +335,27 @@ def register(app: typer.Typer) -> None:
         pair: _Pairs = None,
         decision_policy: _DecisionPolicy = "reference",
     ) -> None:
-        """Write report.md and report.html beside RESULTS (aggregates, savings, review quality, health)."""
+        """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
         from wfbench.adapters.jsonl_store import write_text_atomic
-        from wfbench.app.report_md import render_report_md
+        from wfbench.adapters.sweep_dir import SweepDirectory
+        from wfbench.app.report.model import ReportInputs
+        from wfbench.app.report.render import render_reports
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         pairs = parse_pairs(pair)
         source, rows = _load(results)
         result = _regate(rows, policy, pairs, now=evidence_time(source, rows))
         promotion = None if result.evidence is None else result.evidence.to_mapping()
+        manifest, _ = SweepDirectory(str(source.parent)).json_file("manifest.json")
+        inputs = ReportInputs(
+            title="wfbench workflow benchmark",
+            promotion=promotion,
+            manifest=manifest if isinstance(manifest, dict) else None,
+        )
+        markdown, page = render_reports(rows, inputs)
         target = source.parent / "report.md"
-        write_text_atomic(target, render_report_md(rows, promotion=promotion))
+        write_text_atomic(target, markdown)
         typer.echo(f"wrote {target}")
-        from wfbench.app.report_html import render_report_html
-
         html = source.parent / "report.html"
-        write_text_atomic(html, render_report_html(rows, promotion=promotion))
+        write_text_atomic(html, page)
         typer.echo(f"wrote {html}")

@@ -1,0 +1,429 @@
+"""``report.md``: the decision first, then the evidence behind it, in the order a reader needs it.
+
+1. the verdict per candidate (decision, reasons, effect and interval, what the sweep could
+   detect), the sweep's total spend and run status;
+2. per-task paired results of each candidate against its own incumbent;
+3. per-arm totals, implementation and review arms apart (resolve rate with a Wilson interval,
+   spend, real cell wall time);
+4. the per-task, per-arm table and the review quality per task;
+5. measurement health of every arm, the notes, and the provenance.
+
+Unknowns print ``n/a``. A pure function of the :class:`~wfbench.app.report.model.SweepModel`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from wfbench.app.report import fmt
+from wfbench.app.report.model import ArmTotals, CellRef, SweepModel
+from wfbench.app.report.verdicts import Effect, PairedTask, Verdict
+from wfbench.domain.results.aggregation import Aggregate
+
+__all__ = ["effect_text", "effect_value", "render_markdown", "spend_text", "wall_median"]
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def effect_value(unit: str | None, value: float | None) -> str:
+    """One effect value in its unit: ``+33.3 pts`` (points), ``+24.9% saved`` (savings), else plain."""
+    if value is None:
+        return "n/a"
+    if unit == "points":
+        return fmt.pts(value)
+    if unit == "savings_pct":
+        return fmt.pct(value) + " saved"
+    return f"{value:+.4g}".replace("-", "−") + (f" {unit}" if unit else "")
+
+
+def effect_text(effect: Effect | None) -> str:
+    """``+24.9% saved [90% CI +18.0% saved, +31.2% saved]``; ``n/a`` when unknown."""
+    if effect is None or effect.effect is None:
+        return "n/a"
+
+    def fmt_one(value: float) -> str:
+        return effect_value(effect.unit, value)
+
+    text = fmt_one(effect.effect)
+    if effect.ci_low is not None and effect.ci_high is not None:
+        level = "" if effect.confidence is None else f"{effect.confidence:.0%} "
+        text += f" [{level}CI {fmt_one(effect.ci_low)}, {fmt_one(effect.ci_high)}]"
+    return text
+
+
+def spend_text(model: SweepModel) -> str:
+    """The sweep's total spend and where it comes from."""
+    unknown = f"; {model.spend_unknown} row(s) reported no cost" if model.spend_unknown else ""
+    return f"{fmt.money(model.spend, 4)} over {model.rows} cell(s), from {model.spend_source}{unknown}"
+
+
+def wall_median(cells: Sequence[CellRef]) -> float | None:
+    """Median real cell wall time (``cell_wall_s``) of ``cells``; ``None`` when none has it."""
+    known = [c.cell_wall_s for c in cells if c.cell_wall_s is not None]
+    return statistics.median(known) if known else None
+
+
+def _sign_test(effect: Effect | None) -> str:
+    if effect is None or effect.wins is None:
+        return "n/a"
+    p = fmt.na(effect.sign_test_p, ".3g")
+    return f"{effect.wins} better / {effect.losses} worse / {effect.ties} tied (sign test p = {p})"
+
+
+def _verdict(verdict: Verdict) -> list[str]:
+    lines = [
+        f"### `{verdict.candidate}` vs `{verdict.incumbent}`: **{verdict.decision.upper()}**",
+        "",
+        *[f"- {_cell(reason)}" for reason in verdict.reasons],
+    ]
+    for policy, decision, reasons in verdict.other_policies:
+        lines.append(f"- The {policy} policy says **{decision}**: " + "; ".join(reasons))
+    metric = verdict.metric or "metric"
+    lines += [
+        "",
+        f"- Gate: {verdict.gate or 'n/a'} on `{metric}`; median improvement "
+        f"{fmt.pct(verdict.median_improvement_pct)} (promotes at ≥ "
+        f"{fmt.pct(verdict.min_improvement_pct, signed=False)};"
+        f" a task may regress at most {fmt.pct(verdict.max_task_regression_pct, signed=False)})",
+        f"- Effect on `{metric}`: {effect_text(verdict.metric_effect)}",
+        f"- Effect on resolution: {effect_text(verdict.resolution_effect)}",
+        f"- Per task: {_sign_test(verdict.metric_effect)}",
+        f"- What this sweep could detect: {verdict.detectability or 'n/a (no statistics in promotion.json)'}",
+    ]
+    regressions = verdict.regressions
+    if regressions:
+        names = ", ".join(f"{t.task} ({'; '.join(t.flags)})" for t in regressions)
+        lines.append(f"- **Regressions flagged ({len(regressions)})**: {_cell(names)}")
+    return [*lines, ""]
+
+
+def _verdict_section(model: SweepModel) -> list[str]:
+    lines = ["## Verdict", ""]
+    if not model.verdicts:
+        lines += ["No candidate arm ran against its incumbent: there is no promotion decision.", ""]
+    for verdict in model.verdicts:
+        lines += _verdict(verdict)
+    lines += [
+        f"- Total spend: {spend_text(model)}",
+        f"- Run status: {model.run_status or 'n/a'}"
+        + (f" — {model.inputs.status}" if model.inputs.status else ""),
+        "",
+    ]
+    return lines
+
+
+def _paired_row(verdict: Verdict, task: PairedTask) -> list[object]:
+    metric = verdict.metric or ""
+    interval = task.effect_interval
+    effect = "n/a" if task.effect is None else f"{task.effect:+.3g}"
+    if interval is not None:
+        effect += f" [{interval[0]:+.3g}, {interval[1]:+.3g}]"
+    return [
+        task.task,
+        task.task_class or "n/a",
+        fmt.ratio(task.incumbent_resolved, task.incumbent_valid),
+        fmt.ratio(task.candidate_resolved, task.candidate_valid),
+        fmt.metric_value(metric, task.incumbent_metric),
+        fmt.metric_value(metric, task.candidate_metric),
+        fmt.metric_delta(metric, task.delta),
+        fmt.pct(task.improvement_pct),
+        effect,
+        "; ".join(task.flags) or "—",
+    ]
+
+
+def _paired_section(model: SweepModel) -> list[str]:
+    lines: list[str] = []
+    for verdict in model.verdicts:
+        metric = verdict.metric or "metric"
+        lines += [f"## Per task: `{verdict.candidate}` vs its incumbent `{verdict.incumbent}`", ""]
+        header = [
+            "task",
+            "class",
+            f"{verdict.incumbent} resolved",
+            f"{verdict.candidate} resolved",
+            f"{verdict.incumbent} {metric}",
+            f"{verdict.candidate} {metric}",
+            "Δ (candidate − incumbent)",
+            "improvement",
+            "effect [interval]",
+            "flags",
+        ]
+        ordered = sorted(
+            verdict.tasks, key=lambda t: (t.improvement_pct is None, -(t.improvement_pct or 0.0))
+        )
+        lines += _table(header, [_paired_row(verdict, task) for task in ordered])
+    return lines
+
+
+def _rate(totals: ArmTotals) -> str:
+    if totals.rate is None:
+        return "n/a"
+    text = f"{100 * totals.rate:.0f}%"
+    if totals.wilson is not None:
+        text += f" [{100 * totals.wilson[0]:.0f}–{100 * totals.wilson[1]:.0f}%]"
+    return text
+
+
+def _errors(kinds: object) -> str:
+    items = kinds.items() if isinstance(kinds, dict) else []
+    return ", ".join(f"{kind}×{count}" for kind, count in sorted(items)) or "—"
+
+
+def _arms_section(model: SweepModel) -> list[str]:
+    lines = ["## Arms", ""]
+    impl = [model.arm_totals[a] for a in model.arms if model.arm_totals[a].kind != "review"]
+    review = [model.arm_totals[a] for a in model.arms if model.arm_totals[a].kind == "review"]
+    if impl:
+        lines += ["### Implementation arms", ""]
+        header = [
+            "arm",
+            "tasks",
+            "resolved / valid",
+            "resolve rate [90% Wilson]",
+            "median cost per run",
+            "spend",
+            "median cell wall s",
+            "total cell wall s",
+            "errors",
+        ]
+        lines += _table(header, [_impl_arm(t) for t in impl])
+    if review:
+        lines += ["### Review arms", ""]
+        header = [
+            "arm",
+            "cases",
+            "runs",
+            "mean weighted F1",
+            "mean precision",
+            "mean recall",
+            "mean blocker recall",
+            "clean controls passed",
+            "spend",
+            "median cell wall s",
+            "errors",
+        ]
+        lines += _table(header, [_review_arm(t) for t in review])
+    return lines
+
+
+def _impl_arm(t: ArmTotals) -> list[object]:
+    spend = fmt.money(t.spend) + (f" (+{t.spend_unknown} unknown)" if t.spend_unknown else "")
+    return [
+        t.arm,
+        t.tasks,
+        fmt.ratio(t.resolved, t.valid_runs),
+        _rate(t),
+        fmt.money(t.cost_median),
+        spend,
+        fmt.na(t.wall_median, ".1f"),
+        fmt.na(t.wall_total, ".1f"),
+        _errors(dict(t.error_kinds)),
+    ]
+
+
+def _review_arm(t: ArmTotals) -> list[object]:
+    means = t.review_means
+    return [
+        t.arm,
+        t.tasks,
+        t.runs,
+        *(
+            fmt.na(means.get(name), ".3f")
+            for name in ("review_weighted_f1", "review_precision", "review_recall", "review_blocker_recall")
+        ),
+        fmt.ratio(t.clean_passed, t.clean_total) if t.clean_total else "n/a",
+        fmt.money(t.spend),
+        fmt.na(t.wall_median, ".1f"),
+        _errors(dict(t.error_kinds)),
+    ]
+
+
+def _churn(agg: Aggregate) -> str:
+    parts = (agg.diff_files, agg.diff_insertions, agg.diff_deletions)
+    if all(part is None for part in parts):
+        return "n/a"
+    files, ins, dels = (fmt.na(part, ".0f") for part in parts)
+    return f"{files}/+{ins}/−{dels}"
+
+
+def _resolved(agg: Aggregate) -> str:
+    text = f"{agg.resolved}/{agg.valid_runs}"
+    return f"{text} ({agg.excluded_runs} excluded)" if agg.excluded_runs else text
+
+
+def _task_table(model: SweepModel) -> list[str]:
+    impl = [a for a in model.arms if model.arm_totals[a].kind != "review"]
+    rows = []
+    for task in model.tasks:
+        for arm in impl:
+            agg = model.table.get(task, arm)
+            if agg is None:
+                continue
+            rows.append(
+                [
+                    task,
+                    agg.task_class or "n/a",
+                    arm,
+                    _resolved(agg),
+                    fmt.money(agg.cost_usd),
+                    fmt.na(agg.output_tokens, ",.0f"),
+                    fmt.na(agg.num_turns, ".0f"),
+                    fmt.na(wall_median(model.cells_of(task, arm)), ".1f"),
+                    _churn(agg),
+                    _errors({k.value: v for k, v in agg.error_kinds.items()}),
+                ]
+            )
+    if not rows:
+        return []
+    header = [
+        "task",
+        "class",
+        "arm",
+        "resolved",
+        "median cost",
+        "median output tokens",
+        "median turns",
+        "median cell wall s",
+        "churn",
+        "errors",
+    ]
+    return ["## Per task and arm", "", *_table(header, rows)]
+
+
+def _review_table(model: SweepModel) -> list[str]:
+    rows = []
+    for task in model.tasks:
+        for arm in model.arms:
+            agg = model.table.get(task, arm)
+            if agg is None or not agg.review:
+                continue
+            metric = agg.review.get
+            clean = metric("review_clean_control")
+            rows.append(
+                [
+                    task,
+                    arm,
+                    _resolved(agg),
+                    *(
+                        fmt.na(metric(f"review_{n}"), ".1f")
+                        for n in ("true_positives", "false_positives", "false_negatives")
+                    ),
+                    *(
+                        fmt.na(metric(f"review_{n}"), ".3f")
+                        for n in ("precision", "recall", "blocker_recall", "weighted_f1")
+                    ),
+                    "n/a"
+                    if clean is None
+                    else ("yes, passed" if metric("review_clean_pass") else "yes, failed")
+                    if clean
+                    else "no",
+                ]
+            )
+    if not rows:
+        return []
+    header = [
+        "case",
+        "arm",
+        "resolved",
+        "TP",
+        "FP",
+        "FN",
+        "precision",
+        "recall",
+        "blocker recall",
+        "weighted F1",
+        "clean control",
+    ]
+    return ["## Review quality per case", "", *_table(header, rows)]
+
+
+def _health(model: SweepModel) -> list[str]:
+    lines = ["## Measurement health (every arm)", ""]
+    for arm in model.arms:
+        verdict = model.arm_totals[arm].health
+        c = verdict.counters
+        line = (
+            f"- `{arm}`: {verdict.status.value} (fresh attempts {c.fresh_attempts}, reused {c.reused}, "
+            f"admissible {c.admissible}, execution failures {c.execution_failures}, "
+            f"evidence failures {c.evidence_failures})"
+        )
+        lines.append(line + ("" if not verdict.reasons else " — " + "; ".join(verdict.reasons)))
+    return [*lines, ""]
+
+
+def _notes(model: SweepModel) -> list[str]:
+    notes = []
+    excluded = sum(agg.excluded_runs for _, agg in model.table.items())
+    if excluded:
+        notes.append(
+            f"{excluded} run(s) hit session/infra errors or had unverifiable evidence and were excluded "
+            "from medians and resolve denominators — see error_kind in results.jsonl."
+        )
+    if model.skill_not_invoked:
+        notes.append(
+            f"{model.skill_not_invoked} run(s) never invoked the skill under test: they count as valid runs "
+            "(they "
+            "spent real tokens) but are kept out of quality medians; the gate requires equal scored runs "
+            "per pair."
+        )
+    if model.transcripts_missing:
+        notes.append(
+            f"{model.transcripts_missing} run(s) had no locatable session transcript, so skill invocation "
+            "could "
+            "not be verified (skill_invoked=null) — see transcript_missing in results.jsonl."
+        )
+    notes += [f"results.jsonl: {problem}" for problem in model.inputs.problems]
+    notes.append(
+        "Medians are over valid runs; cost is the only figure that includes subagent spend; cell wall time "
+        "is "
+        "the harness's measured time per cell (cell_wall_s), not the agent's self-reported duration."
+    )
+    notes.append(
+        "Each cell's transcripts, patch and review artifact are under cells/<task>/<arm>/run-<i>/ "
+        "(see the row's transcript_artifacts); `wfbench view DIR` shows them per cell."
+    )
+    return ["## Notes", "", *[f"- {note}" for note in notes], ""]
+
+
+def _provenance(model: SweepModel) -> list[str]:
+    lines = ["## Provenance", ""]
+    lines += [f"- {name}: {fmt.na(value)}" for name, value in model.provenance]
+    selected = model.inputs.selected_tasks or model.tasks
+    lines.append(f"- tasks ({len(selected)}): {', '.join(selected) or 'none'}")
+    if model.inputs.skipped_tasks:
+        skipped = model.inputs.skipped_tasks
+        lines.append(f"- skipped expensive tasks ({len(skipped)}): {', '.join(skipped)}")
+    return [*lines, ""]
+
+
+def render_markdown(model: SweepModel) -> str:
+    """The whole ``report.md`` (ends with one newline)."""
+    summary = (
+        f"{model.rows} cell(s) · {len(model.tasks)} task(s) · {len(model.arms)} arm(s) · "
+        f"run status {model.run_status or 'n/a'}"
+    )
+    lines = [
+        f"# {model.inputs.title}",
+        "",
+        summary,
+        "",
+        *_verdict_section(model),
+        *_paired_section(model),
+        *_arms_section(model),
+        *_task_table(model),
+        *_review_table(model),
+        *_health(model),
+        *_notes(model),
+        *_provenance(model),
+    ]
+    return "\n".join(lines).rstrip("\n") + "\n"

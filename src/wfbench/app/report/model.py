@@ -1,0 +1,341 @@
+"""One model of a sweep for every rendering: built in one pass over the rows.
+
+:func:`build_model` reads each row once and keeps, besides the aggregates, only what the pages
+need: a small :class:`CellRef` per cell (its status, cost and real wall time, for the links from
+every number to the cells behind it), per-arm totals (spend, wall time, resolve counts with a
+Wilson interval, health counters), the review quality per arm, and the provenance the rows
+carry (model, sandbox, runtime digest, recording dates). ``promotion.json`` gives the verdicts
+(:mod:`wfbench.app.report.verdicts`) and ``manifest.json``, when the sweep has one, the rest of
+the provenance. Unknown is ``None`` everywhere; the renderers print ``n/a``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from wfbench import __version__
+from wfbench.app.report.verdicts import Verdict, verdicts_of
+from wfbench.domain.results.aggregation import Aggregate, AggregateTable
+from wfbench.domain.results.health import ArmHealth, classify_health
+from wfbench.domain.results.rows import ErrorKind, Row
+from wfbench.domain.statistics.distributions import wilson_interval
+
+__all__ = ["ArmTotals", "CellRef", "ReportInputs", "SweepModel", "build_model"]
+
+CONFIDENCE = 0.9
+_REVIEW_MEANS = ("review_weighted_f1", "review_precision", "review_recall", "review_blocker_recall")
+
+
+@attrs.frozen
+class ReportInputs:
+    """What the rows alone do not say. Every field is optional."""
+
+    title: str = "wfbench report"
+    promotion: Mapping[str, Any] | None = None
+    manifest: Mapping[str, Any] | None = None
+    #: "Sweep aborted: …" / "Sweep cancelled: …" when the sweep did not finish.
+    status: str | None = None
+    benchmark_model: str | None = None
+    effort: str | None = None
+    selected_tasks: tuple[str, ...] | None = None
+    skipped_tasks: tuple[str, ...] = ()
+    #: Candidate arm → the sentence saying what its sweep could detect.
+    detectability: Mapping[str, str] = attrs.field(factory=dict)
+    #: Lines of ``results.jsonl`` that were not rows (``view`` shows them; ``report`` refuses them).
+    problems: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class CellRef:
+    """One cell, small: what a link to it shows."""
+
+    task: str
+    arm: str
+    run: int
+    resolved: bool
+    error_kind: str | None
+    excluded: bool
+    reused: bool
+    cost_usd: float | None
+    cell_wall_s: float | None
+    quality: float | None = None
+
+    @property
+    def status(self) -> str:
+        """``resolved``, the error kind, or ``unresolved``."""
+        if self.resolved:
+            return "resolved"
+        return self.error_kind or "unresolved"
+
+
+@attrs.frozen
+class ArmTotals:
+    """One arm over every task of the sweep."""
+
+    arm: str
+    kind: str
+    tasks: int
+    runs: int
+    valid_runs: int
+    resolved: int
+    wilson: tuple[float, float] | None
+    #: Sum of the known ``cost_usd`` over every row (excluded ones too: they were paid).
+    spend: float
+    spend_unknown: int
+    #: Median ``cost_usd`` per valid run (``None`` when any is unknown).
+    cost_median: float | None
+    wall_median: float | None
+    wall_total: float
+    wall_unknown: int
+    error_kinds: Mapping[str, int]
+    health: ArmHealth
+    #: Review arms: the mean over tasks of each task's median metric; clean controls passed/total.
+    review_means: Mapping[str, float | None] = attrs.field(factory=dict)
+    clean_passed: int = 0
+    clean_total: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        """Resolved over valid runs (0..1); ``None`` without valid runs."""
+        return self.resolved / self.valid_runs if self.valid_runs else None
+
+
+@attrs.frozen
+class SweepModel:
+    """Everything a report or a viewer page shows about one sweep."""
+
+    inputs: ReportInputs
+    table: AggregateTable
+    tasks: tuple[str, ...]
+    arms: tuple[str, ...]
+    task_kinds: Mapping[str, str]
+    cells: Mapping[tuple[str, str], tuple[CellRef, ...]]
+    arm_totals: Mapping[str, ArmTotals]
+    verdicts: tuple[Verdict, ...]
+    provenance: tuple[tuple[str, str | None], ...]
+    run_status: str | None
+    rows: int
+    skill_not_invoked: int
+    transcripts_missing: int
+
+    @property
+    def spend(self) -> float:
+        """Known spend of the whole sweep (sum of the rows' ``cost_usd``)."""
+        return sum(totals.spend for totals in self.arm_totals.values())
+
+    @property
+    def spend_unknown(self) -> int:
+        """Rows whose cost was not reported."""
+        return sum(totals.spend_unknown for totals in self.arm_totals.values())
+
+    @property
+    def spend_source(self) -> str:
+        """Where the spend figure comes from."""
+        return "the rows' self-reported cost_usd (wire metering is not recorded in this sweep)"
+
+    def arms_of_kind(self, kind: str) -> tuple[str, ...]:
+        """Arms whose rows are of ``kind`` (``implementation`` or ``review``), in sweep order."""
+        return tuple(arm for arm in self.arms if self.arm_totals[arm].kind == kind)
+
+    def cells_of(self, task: str, arm: str) -> tuple[CellRef, ...]:
+        """The cells of one (task, arm), by run."""
+        return self.cells.get((task, arm), ())
+
+
+def _number(value: Any) -> float | None:
+    return None if isinstance(value, bool) or not isinstance(value, int | float) else float(value)
+
+
+class _Collector:
+    """The one pass: rows grouped by (task, arm), cell refs and the provenance they carry."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str], list[Row]] = {}
+        self.cells: dict[tuple[str, str], list[CellRef]] = {}
+        self.tasks: dict[str, None] = {}
+        self.arms: dict[str, None] = {}
+        self.task_kinds: dict[str, str] = {}
+        self.arm_kinds: dict[str, set[str]] = {}
+        self.seen: dict[str, dict[str, None]] = {}
+        self.recorded: list[str] = []
+        self.rows = self.uninvoked = self.missing = 0
+
+    def add(self, row: Row) -> None:
+        key = (row.task, row.arm)
+        self.rows += 1
+        self.tasks.setdefault(row.task)
+        self.arms.setdefault(row.arm)
+        self.groups.setdefault(key, []).append(row)
+        kind = row.extra.get("kind")
+        if not isinstance(kind, str):
+            kind = "review" if row.review_evidence_valid is not None or row.review else "implementation"
+        self.task_kinds.setdefault(row.task, kind)
+        self.arm_kinds.setdefault(row.arm, set()).add(kind)
+        self.uninvoked += row.error_kind is ErrorKind.SKILL_NOT_INVOKED
+        self.missing += row.transcript_missing
+        self.cells.setdefault(key, []).append(
+            CellRef(
+                task=row.task,
+                arm=row.arm,
+                run=row.run,
+                resolved=row.resolved,
+                error_kind=None if row.effective_kind is None else row.effective_kind.value,
+                excluded=row.excluded,
+                reused=row.reused,
+                cost_usd=row.cost_usd,
+                cell_wall_s=_number(row.extra.get("cell_wall_s")),
+                quality=_number(row.review.get("review_weighted_f1")),
+            )
+        )
+        for name in ("benchmark_model", "model", "sandbox_backend", "effort", "runtime_digest"):
+            value = row.extra.get(name)
+            if isinstance(value, str) and value:
+                self.seen.setdefault(name, {}).setdefault(value)
+        recorded = row.extra.get("reused_from_recorded_at") or row.extra.get("recorded_at")
+        if isinstance(recorded, str):
+            self.recorded.append(recorded[:10])
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _review(aggs: Sequence[Aggregate]) -> tuple[dict[str, float | None], int, int]:
+    means: dict[str, float | None] = {}
+    for name in _REVIEW_MEANS:
+        values = [v for agg in aggs if (v := _number(agg.review.get(name))) is not None]
+        means[name] = sum(values) / len(values) if values else None
+    controls = [agg for agg in aggs if agg.review.get("review_clean_control") is True]
+    passed = sum(1 for agg in controls if agg.review.get("review_clean_pass") is True)
+    return means, passed, len(controls)
+
+
+def _arm_totals(arm: str, kinds: set[str], collector: _Collector, table: AggregateTable) -> ArmTotals:
+    rows = [row for (_, name), group in collector.groups.items() if name == arm for row in group]
+    valid = [row for row in rows if not row.excluded]
+    costs = [row.cost_usd for row in rows if row.cost_usd is not None]
+    valid_costs = [row.cost_usd for row in valid]
+    walls = [c.cell_wall_s for key, refs in collector.cells.items() if key[1] == arm for c in refs]
+    known_walls = [wall for wall in walls if wall is not None]
+    resolved = sum(1 for row in valid if row.resolved)
+    errors: dict[str, int] = {}
+    for row in rows:
+        if row.effective_kind is not None:
+            errors[row.effective_kind.value] = errors.get(row.effective_kind.value, 0) + 1
+    aggs = [agg for (_, name), agg in table.items() if name == arm]
+    kind = "review" if kinds == {"review"} else "implementation" if kinds == {"implementation"} else "mixed"
+    means, passed, controls = _review(aggs) if kind == "review" else ({}, 0, 0)
+    return ArmTotals(
+        arm=arm,
+        kind=kind,
+        tasks=len(aggs),
+        runs=len(rows),
+        valid_runs=len(valid),
+        resolved=resolved,
+        wilson=wilson_interval(resolved, len(valid), CONFIDENCE) if valid else None,
+        spend=sum(costs),
+        spend_unknown=len(rows) - len(costs),
+        cost_median=None
+        if any(c is None for c in valid_costs)
+        else _median([c for c in valid_costs if c is not None]),
+        wall_median=_median(known_walls),
+        wall_total=sum(known_walls),
+        wall_unknown=len(walls) - len(known_walls),
+        error_kinds=dict(sorted(errors.items())),
+        health=classify_health(rows, arm),
+        review_means=means,
+        clean_passed=passed,
+        clean_total=controls,
+    )
+
+
+def _single(collector: _Collector, name: str) -> str | None:
+    values = list(collector.seen.get(name, {}))
+    return None if not values else values[0] if len(values) == 1 else ", ".join(values)
+
+
+def _manifest(inputs: ReportInputs, key: str) -> str | None:
+    manifest = inputs.manifest or {}
+    value: Any = manifest
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or None
+    return None if value is None or value == "" else str(value)
+
+
+def _provenance(inputs: ReportInputs, collector: _Collector) -> tuple[tuple[str, str | None], ...]:
+    promotion = inputs.promotion or {}
+    dates = sorted(collector.recorded)
+    when = None if not dates else dates[0] if dates[0] == dates[-1] else f"{dates[0]} – {dates[-1]}"
+    model = inputs.benchmark_model or _single(collector, "benchmark_model") or _single(collector, "model")
+    return (
+        ("wfbench", _manifest(inputs, "wfbench_version") or __version__),
+        ("agent", _manifest(inputs, "agent.name") or _manifest(inputs, "agent")),
+        ("agent version", _manifest(inputs, "agent.version") or _manifest(inputs, "agent_version")),
+        ("model", model),
+        ("effort", inputs.effort or _single(collector, "effort")),
+        ("sandbox", _manifest(inputs, "sandbox") or _single(collector, "sandbox_backend")),
+        ("corpus digest", _manifest(inputs, "corpus_digest") or _manifest(inputs, "corpus.digest")),
+        ("environment digests", _manifest(inputs, "environment_digests")),
+        ("runtime digest", _single(collector, "runtime_digest")),
+        ("candidate overlay digest", promotion.get("candidate_overlay_digest")),
+        ("measured on", when),
+        ("promotion evidence generated", promotion.get("generated_at")),
+        ("evidence expires", promotion.get("evidence_expires_at")),
+    )
+
+
+def _order(tasks: Iterable[str], selected: tuple[str, ...] | None) -> tuple[str, ...]:
+    present = list(tasks)
+    if selected is None:
+        return tuple(present)
+    have = set(present)
+    chosen = set(selected)
+    return tuple([t for t in selected if t in have] + [t for t in present if t not in chosen])
+
+
+def _run_status(inputs: ReportInputs) -> str | None:
+    if inputs.status:
+        return (
+            "aborted"
+            if "aborted" in inputs.status
+            else "cancelled"
+            if "cancel" in inputs.status
+            else "partial"
+        )
+    status = (inputs.promotion or {}).get("run_status") or _manifest(inputs, "run_status")
+    return status if isinstance(status, str) else None
+
+
+def build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> SweepModel:
+    """The model of the sweep whose rows are ``rows`` (consumed once)."""
+    inputs = inputs or ReportInputs()
+    collector = _Collector()
+    for row in rows:
+        collector.add(row)
+    table = AggregateTable(
+        {key: Aggregate.from_rows(key[0], key[1], group) for key, group in sorted(collector.groups.items())}
+    )
+    arms = tuple(collector.arms)
+    totals = {arm: _arm_totals(arm, collector.arm_kinds[arm], collector, table) for arm in arms}
+    cells = {key: tuple(sorted(refs, key=lambda c: c.run)) for key, refs in collector.cells.items()}
+    return SweepModel(
+        inputs=inputs,
+        table=table,
+        tasks=_order(collector.tasks, inputs.selected_tasks),
+        arms=arms,
+        task_kinds=collector.task_kinds,
+        cells=cells,
+        arm_totals=totals,
+        verdicts=verdicts_of(inputs.promotion, inputs.detectability),
+        provenance=_provenance(inputs, collector),
+        run_status=_run_status(inputs),
+        rows=collector.rows,
+        skill_not_invoked=collector.uninvoked,
+        transcripts_missing=collector.missing,
+    )
