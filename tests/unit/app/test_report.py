@@ -37,9 +37,13 @@ def _sweep(cand_cost=0.5, *, tasks=("task-a", "task-b")):
     return _modelled(rows)
 
 
-def _model(rows, **inputs):
+def _model(rows, *, statistics=True, **inputs):
     evidence = regate(rows, now=NOW).evidence
     promotion = None if evidence is None else evidence.to_mapping()
+    if promotion is not None and not statistics:
+        for decision in promotion["decisions"]:
+            decision.pop("statistics", None)
+            decision.pop("by_policy", None)
     return build_model(rows, ReportInputs(promotion=promotion, **inputs))
 
 
@@ -97,8 +101,8 @@ def test_a_task_that_regresses_is_flagged_in_the_table_and_the_verdict():
 def test_unknowns_print_n_a_and_never_none():
     """No statistics, no manifest, unknown costs: n/a everywhere, the word None nowhere."""
     rows = _modelled(runs("t", "workflow", same(2, cost_usd=None)) + runs("t", "candidate_workflow", same(2)))
-    report = render_markdown(_model(rows))
-    page = render_overview(_model(rows), Links())
+    report = render_markdown(_model(rows, statistics=False))
+    page = render_overview(_model(rows, statistics=False), Links())
 
     assert "None" not in report
     assert ">None<" not in page
@@ -171,8 +175,27 @@ def test_statistics_are_rendered_when_promotion_json_carries_them():
     ET.fromstring(svg)
 
 
+def test_the_gates_own_statistics_are_recomputed_and_their_detectability_said():
+    """promotion.json from the gate carries statistics: the effect and the detectability sentence show."""
+    report = render_markdown(_model(_sweep()))
+
+    assert "- Effect on `cost_usd`: +50.0% saved [90% CI" in report
+    assert "- What this sweep could detect: this sweep (2 tasks x 3 runs) can detect" in report
+    assert "The statistical policy says **" in report
+
+
+def test_a_tampered_statistics_object_is_said_not_shown_as_evidence():
+    """Statistics that disagree with their own samples give an explicit n/a sentence."""
+    rows = _sweep()
+    promotion = regate(rows, now=NOW).evidence.to_mapping()
+    promotion["decisions"][0]["statistics"]["effect"] = 99.0
+    report = render_markdown(build_model(rows, ReportInputs(promotion=promotion)))
+
+    assert "- What this sweep could detect: n/a (the statistics object does not hold up:" in report
+
+
 def test_the_verdict_shows_each_pairs_effects_the_other_policy_and_what_the_sweep_could_detect():
-    """A statistical-policy sweep: the statistical decision, the reference's beside it, intervals, the sentence."""
+    """A statistical-policy sweep: its decision, the reference's beside it, intervals, the sentence."""
     from tests.unit.promotion.test_judging import ARM, sweep_rows
     from wfbench.domain.promotion.policy import PromotionPolicy
 
@@ -183,7 +206,10 @@ def test_the_verdict_shows_each_pairs_effects_the_other_policy_and_what_the_swee
     assert f"### `{ARM}` vs `workflow`: **PROMOTE**" in report
     assert "- The reference policy says **keep_incumbent**: " in report
     assert "- Effect on resolution: +58.3 pts [90% CI " in report
-    assert "- What this sweep could detect: this sweep (12 tasks x 3 runs) can detect a cost_usd saving" in report
+    assert (
+        "- What this sweep could detect: this sweep (12 tasks x 3 runs) can detect a cost_usd saving"
+        in report
+    )
 
 
 def test_an_aborted_sweep_says_so_in_the_verdict():

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from wfbench import __version__
-from wfbench.app.report.verdicts import Verdict, verdicts_of
+from wfbench.app.report.verdicts import Verdict, detectability_sentences, verdicts_of
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable
 from wfbench.domain.results.health import ArmHealth, classify_health
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -324,6 +324,7 @@ def build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> Swee
     arms = tuple(collector.arms)
     totals = {arm: _arm_totals(arm, collector.arm_kinds[arm], collector, table) for arm in arms}
     cells = {key: tuple(sorted(refs, key=lambda c: c.run)) for key, refs in collector.cells.items()}
+    detect = inputs.detectability or detectability_sentences(inputs.promotion)
     return SweepModel(
         inputs=inputs,
         table=table,
@@ -332,7 +333,7 @@ def build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> Swee
         task_kinds=collector.task_kinds,
         cells=cells,
         arm_totals=totals,
-        verdicts=verdicts_of(inputs.promotion, inputs.detectability),
+        verdicts=verdicts_of(inputs.promotion, detect),
         provenance=_provenance(inputs, collector),
         run_status=_run_status(inputs),
         rows=collector.rows,

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Effect", "PairedTask", "Verdict", "verdicts_of"]
+__all__ = ["Effect", "PairedTask", "Verdict", "detectability_sentences", "verdicts_of"]
 
 
 @attrs.frozen
@@ -267,6 +267,45 @@ def _verdict(decision: Mapping[str, Any], policy: Mapping[str, Any], detect: str
         detectability=detect,
         tasks=tasks,
     )
+
+
+def _sentence(decision: Mapping[str, Any], policy: Mapping[str, Any]) -> str | None:
+    from wfbench.domain.errors import InputError
+    from wfbench.domain.statistics.view import statistics_view
+
+    raw = decision.get("statistics")
+    if not isinstance(raw, Mapping):
+        return None
+    try:
+        view = statistics_view(
+            raw,
+            candidate=str(decision.get("candidate_arm")),
+            incumbent=str(decision.get("incumbent_arm")),
+            target=_num(policy.get("min_improvement_pct")),
+        )
+    except InputError as exc:
+        return f"n/a (the statistics object does not hold up: {exc.reason})"
+    return view.detectability.sentence
+
+
+def detectability_sentences(promotion: Mapping[str, Any] | None) -> dict[str, str]:
+    """Candidate arm → the sentence saying what its sweep could detect (from each ``statistics`` object).
+
+    The statistics are recomputed from the samples they carry (so a tampered object is said,
+    not shown); the target is the policy's ``min_improvement_pct`` for spend metrics.
+    """
+    if not isinstance(promotion, Mapping):
+        return {}
+    policies = _map(promotion.get("policy"))
+    out: dict[str, str] = {}
+    for decision in _list(promotion.get("decisions")):
+        if not isinstance(decision, Mapping):
+            continue
+        candidate = _str(decision.get("candidate_arm")) or "?"
+        sentence = _sentence(decision, _map(policies.get(candidate)))
+        if sentence is not None:
+            out[candidate] = sentence
+    return out
 
 
 def verdicts_of(
