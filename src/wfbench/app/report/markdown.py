@@ -19,13 +19,18 @@ from collections.abc import Sequence
 from wfbench.app.report import fmt
 from wfbench.app.report.model import ArmTotals, CellRef, SweepModel
 from wfbench.app.report.verdicts import Effect, PairedTask, Verdict
+from wfbench.domain.redaction import escape_controls
 from wfbench.domain.results.aggregation import Aggregate
 
 __all__ = ["effect_text", "effect_value", "render_markdown", "spend_text", "wall_median"]
 
 
+NO_STATISTICS = "n/a (no statistics in promotion.json)"
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """One table cell or list item: control characters escaped (no terminal escapes), pipes escaped."""
+    return escape_controls(str(text).replace("\n", " ")).replace("|", "\\|")
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -86,7 +91,7 @@ def _verdict(verdict: Verdict) -> list[str]:
         *[f"- {_cell(reason)}" for reason in verdict.reasons],
     ]
     for policy, decision, reasons in verdict.other_policies:
-        lines.append(f"- The {policy} policy says **{decision}**: " + "; ".join(reasons))
+        lines.append(f"- The {_cell(policy)} policy says **{_cell(decision)}**: " + _cell("; ".join(reasons)))
     metric = verdict.metric or "metric"
     lines += [
         "",
@@ -97,7 +102,7 @@ def _verdict(verdict: Verdict) -> list[str]:
         f"- Effect on `{metric}`: {effect_text(verdict.metric_effect)}",
         f"- Effect on resolution: {effect_text(verdict.resolution_effect)}",
         f"- Per task: {_sign_test(verdict.metric_effect)}",
-        f"- What this sweep could detect: {verdict.detectability or 'n/a (no statistics in promotion.json)'}",
+        f"- What this sweep could detect: {_cell(verdict.detectability or NO_STATISTICS)}",
     ]
     regressions = verdict.regressions
     if regressions:
@@ -357,8 +362,19 @@ def _health(model: SweepModel) -> list[str]:
             f"admissible {c.admissible}, execution failures {c.execution_failures}, "
             f"evidence failures {c.evidence_failures})"
         )
-        lines.append(line + ("" if not verdict.reasons else " — " + "; ".join(verdict.reasons)))
+        lines.append(_cell(line + ("" if not verdict.reasons else " — " + "; ".join(verdict.reasons))))
     return [*lines, ""]
+
+
+def _diagnostics(model: SweepModel) -> list[str]:
+    """``## Evidence diagnostics``: each row's ``evidence_diagnostics`` (shadowing, paths not diffed)."""
+    lines: list[str] = []
+    for task, arm, run, shown, total in model.diagnostics:
+        lines.append(f"- `{_cell(task)}` / `{_cell(arm)}` / run {run}:")
+        lines += [f"  - {_cell(item)}" for item in shown]
+        if total > len(shown):
+            lines.append(f"  - … and {total - len(shown)} more (results.jsonl has them all)")
+    return ["## Evidence diagnostics", "", *lines, ""] if lines else []
 
 
 def _notes(model: SweepModel) -> list[str]:
@@ -392,17 +408,17 @@ def _notes(model: SweepModel) -> list[str]:
         "Each cell's transcripts, patch and review artifact are under cells/<task>/<arm>/run-<i>/ "
         "(see the row's transcript_artifacts); `wfbench view DIR` shows them per cell."
     )
-    return ["## Notes", "", *[f"- {note}" for note in notes], ""]
+    return ["## Notes", "", *[f"- {_cell(note)}" for note in notes], ""]
 
 
 def _provenance(model: SweepModel) -> list[str]:
     lines = ["## Provenance", ""]
-    lines += [f"- {name}: {fmt.na(value)}" for name, value in model.provenance]
+    lines += [f"- {name}: {_cell(fmt.na(value))}" for name, value in model.provenance]
     selected = model.inputs.selected_tasks or model.tasks
-    lines.append(f"- tasks ({len(selected)}): {', '.join(selected) or 'none'}")
+    lines.append(f"- tasks ({len(selected)}): {_cell(', '.join(selected) or 'none')}")
     if model.inputs.skipped_tasks:
         skipped = model.inputs.skipped_tasks
-        lines.append(f"- skipped expensive tasks ({len(skipped)}): {', '.join(skipped)}")
+        lines.append(f"- skipped expensive tasks ({len(skipped)}): {_cell(', '.join(skipped))}")
     return [*lines, ""]
 
 
@@ -423,6 +439,7 @@ def render_markdown(model: SweepModel) -> str:
         *_task_table(model),
         *_review_table(model),
         *_health(model),
+        *_diagnostics(model),
         *_notes(model),
         *_provenance(model),
     ]

@@ -27,6 +27,8 @@ from wfbench.domain.statistics.distributions import wilson_interval
 __all__ = ["ArmTotals", "CellRef", "ReportInputs", "SweepModel", "build_model"]
 
 CONFIDENCE = 0.9
+#: Evidence diagnostics the reports show per row (the row keeps them all).
+REPORT_DIAGNOSTICS = 10
 _REVIEW_MEANS = ("review_weighted_f1", "review_precision", "review_recall", "review_blocker_recall")
 
 
@@ -121,6 +123,8 @@ class SweepModel:
     rows: int
     skill_not_invoked: int
     transcripts_missing: int
+    #: ``(task, arm, run, the first diagnostics, how many the row has)`` for rows with any.
+    diagnostics: tuple[tuple[str, str, int, tuple[str, ...], int], ...] = ()
 
     @property
     def spend(self) -> float:
@@ -163,6 +167,7 @@ class _Collector:
         self.seen: dict[str, dict[str, None]] = {}
         self.recorded: list[str] = []
         self.rows = self.uninvoked = self.missing = 0
+        self.diagnostics: list[tuple[str, str, int, tuple[str, ...], int]] = []
 
     def add(self, row: Row) -> None:
         key = (row.task, row.arm)
@@ -175,6 +180,10 @@ class _Collector:
             kind = "review" if row.review_evidence_valid is not None or row.review else "implementation"
         self.task_kinds.setdefault(row.task, kind)
         self.arm_kinds.setdefault(row.arm, set()).add(kind)
+        found = row.extra.get("evidence_diagnostics")
+        if isinstance(found, list) and found:
+            shown = tuple(str(item) for item in found[:REPORT_DIAGNOSTICS])
+            self.diagnostics.append((row.task, row.arm, row.run, shown, len(found)))
         self.uninvoked += row.error_kind is ErrorKind.SKILL_NOT_INVOKED
         self.missing += row.transcript_missing
         self.cells.setdefault(key, []).append(
@@ -339,4 +348,5 @@ def build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> Swee
         rows=collector.rows,
         skill_not_invoked=collector.uninvoked,
         transcripts_missing=collector.missing,
+        diagnostics=tuple(collector.diagnostics),
     )

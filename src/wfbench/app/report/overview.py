@@ -375,6 +375,22 @@ def _health(model: SweepModel) -> str:
     return '<h2 id="health">Measurement health (every arm)</h2><ul>' + "".join(items) + "</ul>"
 
 
+def _diagnostics(model: SweepModel, links: Links) -> str:
+    if not model.diagnostics:
+        return ""
+    items = []
+    for task, arm, run, shown, total in model.diagnostics[:200]:
+        more = f"<li>… and {total - len(shown)} more</li>" if total > len(shown) else ""
+        listed = "".join(f"<li>{esc(item)}</li>" for item in shown)
+        items.append(
+            f'<li><a href="{esc(links.cell(task, arm, run))}">{esc(task)} / {esc(arm)} / run {run}</a>'
+            f"<ul>{listed}{more}</ul></li>"
+        )
+    extra = len(model.diagnostics) - 200
+    tail = f'<p class="muted">… and {extra} more cells (report.md lists them all)</p>' if extra > 0 else ""
+    return f'<h2 id="diagnostics">Evidence diagnostics</h2><ul>{"".join(items)}</ul>{tail}'
+
+
 def _provenance(model: SweepModel) -> str:
     rows = "".join(
         f'<dt>{esc(name)}</dt><dd class="mono">{esc(fmt.na(value))}</dd>' for name, value in model.provenance
@@ -420,6 +436,7 @@ def render_overview(model: SweepModel, links: Links) -> str:
         + _arms(model, links)
         + _task_arm_table(model, links)
         + _health(model)
+        + _diagnostics(model, links)
         + _notes(model)
         + _provenance(model)
     )
