@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -73,8 +74,26 @@ SHELL_PREFIX_SCRIPT = """#!/bin/sh
 # wfbench: the Bash tool's commands run here with no agent credentials in their environment.
 [ "$#" -eq 1 ] || { echo "shell-prefix: expected exactly one argument" >&2; exit 64; }
 exec /usr/bin/env -i HOME="$HOME" PATH="$PATH" TMPDIR="${TMPDIR:-/tmp}" LANG="${LANG:-C.UTF-8}" \\
-  TERM=dumb /bin/bash -c "$1"
+  TERM=dumb{forwarded} /bin/bash -c "$1"
 """
+#: Names the agent's tools keep besides HOME/PATH/TMPDIR/LANG/TERM: the harness's command variables
+#: (task variables, VIRTUAL_ENV, PYTHONDONTWRITEBYTECODE…), never a credential-like name.
+TOOL_ENV_VAR = "WFBENCH_TOOL_ENV"
+_TOOL_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CREDENTIAL = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|ANTHROPIC|OPENAI", re.IGNORECASE)
+_TOOL_BASE = frozenset({"HOME", "PATH", "TMPDIR", "LANG", "TERM", "PWD"})
+
+
+def tool_env_names(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The variables of the harness's command environment the agent's tool commands keep."""
+    names = (n for n in env if n not in _TOOL_BASE and _TOOL_ENV_NAME.match(n))
+    return tuple(sorted(n for n in names if not _CREDENTIAL.search(n)))
+
+
+def shell_prefix_script(names: Sequence[str]) -> str:
+    """The Bash wrapper, forwarding each of ``names`` when set (``${N+"N=$N"}``)."""
+    forwarded = "".join(f' ${{{n}+"{n}=${n}"}}' for n in names)
+    return SHELL_PREFIX_SCRIPT.replace("{forwarded}", forwarded)
 __all__ = [
     "ClaudeCLI",
     "build_argv",
@@ -136,7 +155,7 @@ class ClaudeCLI:
             InputError: the request is unsafe (no base URL, a blank secret, a secret in argv).
             SandboxError: the sandbox could not start the agent at all.
         """
-        with self._prefix_file() as prefix_host:
+        with self._prefix_file(tool_env_names(policy.env)) as prefix_host:
             session_policy = self.session_policy(request, policy, sandbox=sandbox, prefix_host=prefix_host)
             argv = self.argv(request, sandbox=sandbox, policy=session_policy)
             result = sandbox.run(argv, policy=session_policy, stdin=request.prompt.encode(), cancel=cancel)
@@ -176,6 +195,7 @@ class ClaudeCLI:
         """
         mounts = [*policy.mounts, *(m for m in self.mounts if m not in policy.mounts)]
         env = session_env(request, policy.env)
+        env[TOOL_ENV_VAR] = " ".join(tool_env_names(policy.env))
         if prefix_host is not None:
             mounts.append(Mount(prefix_host, SHELL_PREFIX_TARGET))
         evolved = attrs.evolve(policy, mounts=tuple(mounts), env=env, timeout_s=request.timeout_s)
@@ -184,7 +204,7 @@ class ClaudeCLI:
         return evolved
 
     @contextlib.contextmanager
-    def _prefix_file(self) -> Iterator[str | None]:
+    def _prefix_file(self, names: Sequence[str] = ()) -> Iterator[str | None]:
         if not self.shell_prefix:
             yield None
             return
@@ -192,7 +212,7 @@ class ClaudeCLI:
         try:
             path = os.path.join(root, "shell-prefix")
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(SHELL_PREFIX_SCRIPT)
+                handle.write(shell_prefix_script(names))
             os.chmod(path, 0o500)
             yield path
         finally:

@@ -105,6 +105,7 @@ def resolve_commit(repo: str, ref: str) -> str:
     probe = run_git(["-c", "safe.directory=*", "rev-parse", "--git-dir"], cwd=repo)
     if not probe.ok:
         raise InputError(f"{repo} is not a git repository", field="repo")
+    _require_top_level(repo)
     result = run_git(
         [
             "-c",
@@ -121,6 +122,30 @@ def resolve_commit(repo: str, ref: str) -> str:
     if not result.ok or not COMMIT_RE.match(commit):
         raise InputError(f"ref {ref!r} does not resolve to a commit in {repo}", field="ref")
     return commit
+
+
+def _require_top_level(repo: str) -> None:
+    """``repo`` must be a repository's top level (or a bare repository), never a directory inside one.
+
+    A plain directory inside another repository would bind the *enclosing* repository and snapshot
+    its whole tree — the corpus's hidden oracle files included.
+    """
+    trusted = ["-c", "safe.directory=*"]
+    bare = run_git([*trusted, "rev-parse", "--is-bare-repository"], cwd=repo)
+    if bare.ok and bare.stdout.strip() == b"true":
+        git_dir = run_git([*trusted, "rev-parse", "--absolute-git-dir"], cwd=repo)
+        found = git_dir.stdout.decode("utf-8", "replace").strip()
+        if os.path.realpath(found) != os.path.realpath(repo):
+            raise InputError(f"{repo} is inside the bare repository {found}", field="repo")
+        return
+    top = run_git([*trusted, "rev-parse", "--show-toplevel"], cwd=repo)
+    toplevel = top.stdout.decode("utf-8", "replace").strip()
+    if not top.ok or os.path.realpath(toplevel) != os.path.realpath(repo):
+        raise InputError(
+            f"{repo} is not the top level of a git repository: it is inside"
+            f" {toplevel or 'another repository'} (point `repo:` at a repository of its own)",
+            field="repo",
+        )
 
 
 def build_snapshot(repo: str, ref: str, dest: str, *, commit: str | None = None) -> Snapshot:

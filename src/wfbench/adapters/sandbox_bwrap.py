@@ -22,6 +22,7 @@ import attrs
 from wfbench.adapters.command_limits import DEFAULT_TMPFS_BYTES, CommandLimits, ResourceLimits
 from wfbench.adapters.pids_cgroup import DEFAULT_PIDS_LIMIT
 from wfbench.adapters.process import run_managed
+from wfbench.adapters.python_sites import site_dirs
 from wfbench.adapters.sandbox_common import (
     SANDBOX_GID,
     SANDBOX_HOME,
@@ -116,6 +117,9 @@ def bwrap_argv(
     * the system trees and ``/etc`` entries above, ``--ro-bind`` (``--ro-bind-try`` for optional
       ones); ``/etc/resolv.conf`` only with the network; the Python runtime and ``runtime_paths``
       read-only at the same path.
+    * ``--tmpfs <d> --remount-ro <d>`` over every ``site-packages``/``dist-packages`` of ``/usr``,
+      those runtimes and same-path read-only mounts (:mod:`wfbench.adapters.python_sites`): no
+      host package is importable; a task's packages come from its environment at ``/env``.
     * ``--ro-bind <private>/passwd /etc/passwd`` (and ``group``): names ``agent`` only.
     * ``--proc /proc --dev /dev``: a fresh procfs for the PID namespace and a minimal ``/dev``;
       ``--size <tmpfs_bytes> --tmpfs /dev/shm`` then ``--remount-ro /dev``.
@@ -147,7 +151,8 @@ def bwrap_argv(
     etc = ETC_ENTRIES + (NETWORK_ETC_ENTRIES if policy.network else ())
     for entry in etc:
         args += ["--ro-bind-try", entry, entry]
-    for path in (*python_runtime_paths(), *runtime_paths):
+    runtimes = (*python_runtime_paths(), *runtime_paths)
+    for path in runtimes:
         args += ["--ro-bind", path, path]
     args += ["--ro-bind", private.passwd, "/etc/passwd", "--ro-bind", private.group, "/etc/group"]
     size = str(tmpfs_bytes)
@@ -169,6 +174,9 @@ def bwrap_argv(
         args += ["--ro-bind", os.path.join(policy.workspace, rel), f"{SANDBOX_WORKSPACE}/{rel}"]
     for mount in sorted(policy.mounts, key=lambda m: m.target.count("/")):
         args += ["--bind" if mount.writable else "--ro-bind", mount.host, mount.target]
+    same_path = [m.host for m in policy.mounts if m.host == m.target and not m.writable]
+    for path in site_dirs(("/usr", *runtimes, *same_path)):  # no host package is importable
+        args += ["--tmpfs", path, "--remount-ro", path]
     for mount in launch_mounts:
         args += ["--ro-bind", mount.host, mount.target]
     chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE

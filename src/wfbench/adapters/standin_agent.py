@@ -459,7 +459,8 @@ class Tools:
         still reaches them.
         """
         timeout_s = min(float(args.get("timeout") or 120000), 600000) / 1000
-        env = {k: v for k, v in os.environ.items() if k in BASH_ENV_KEYS and not SECRET_NAME.search(k)}
+        keep = {*BASH_ENV_KEYS, *os.environ.get("WFBENCH_TOOL_ENV", "").split()}
+        env = {k: v for k, v in os.environ.items() if k in keep and not SECRET_NAME.search(k)}
         import subprocess
         import tempfile
 

@@ -296,6 +296,24 @@ class GitWorkspaces:
         """See :func:`disk_usage`."""
         return disk_usage(workspace)
 
+    def ignored(self, snapshot: Snapshot, paths: Sequence[str]) -> frozenset[str]:
+        """Which of ``paths`` the snapshot's ignore rules (its ``.gitignore`` files) ignore.
+
+        Asked of the harness-owned snapshot, never of the agent's workspace, so only the base
+        commit's rules count; a tracked path is never ignored.
+        """
+        if not paths:
+            return frozenset()
+        result = run_git(
+            ["-c", "safe.directory=*", "-c", "core.excludesFile=/dev/null", "check-ignore", "--stdin", "-z"],
+            cwd=snapshot.path,
+            stdin=b"".join(p.encode() + b"\0" for p in paths),
+        )
+        if result.returncode not in (0, 1):
+            tail = result.stderr_tail.decode("utf-8", "replace")[-300:]
+            raise SandboxError(f"git check-ignore failed: {tail}")
+        return frozenset(p for p in result.stdout.decode("utf-8", "replace").split("\0") if p)
+
     def churn(self, workspace: str, snapshot: Snapshot, *, base_commit: str | None = None) -> Churn:
         """See :func:`churn`."""
         return churn(workspace, snapshot, base_commit=base_commit)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import attrs
 
 from wfbench.app.corpus import Corpus, Dependency, OracleSpec, TaskSpec
+from wfbench.domain.environment.spec import BuiltEnvironment
 from wfbench.domain.errors import InputError, WfbenchError
 from wfbench.domain.ports import Workspaces
 from wfbench.domain.workspace.oracle import OracleBundle
@@ -56,6 +57,13 @@ class BoundTask:
     oracle: OracleBundle
     snapshot: Snapshot | None = None
     failure: str | None = None
+    #: The task's built environment (None: the task declares none, or it is not built yet).
+    environment: BuiltEnvironment | None = None
+
+    @property
+    def environment_digest(self) -> str | None:
+        """The digest of the task's built environment (``None`` without one): on every row."""
+        return None if self.environment is None else self.environment.digest
 
     @property
     def oracle_digests(self) -> dict[str, str]:
@@ -81,12 +89,26 @@ class BoundTask:
         manifest = {"schema_version": 1, "dependencies": declared}
         return {
             "task_asset_snapshot_digest": self.snapshot.commit,
-            "task_asset_manifest_digest": sha256_json(
-                {"schema_version": 1, "tree": self.snapshot.tree, "setup": spec.setup, "verify": spec.verify}
-            ),
+            "task_asset_manifest_digest": sha256_json(self._asset_manifest()),
             "sandbox_dependency_manifest_digest": sha256_json(manifest),
             "sandbox_dependency_content_digest": sha256_json({**manifest, "tree": self.snapshot.tree}),
         }
+
+    def _asset_manifest(self) -> dict[str, object]:
+        """What the asset digest covers: the tree, setup, verify and — when declared — the environment.
+
+        A task with neither an environment nor variables keeps the original manifest (and digest),
+        so rows of earlier sweeps stay comparable.
+        """
+        assert self.snapshot is not None
+        spec = self.spec
+        manifest: dict[str, object] = {
+            "schema_version": 1, "tree": self.snapshot.tree, "setup": spec.setup, "verify": spec.verify,
+        }  # fmt: skip
+        if spec.environment is not None or spec.env:
+            manifest["environment_digest"] = self.environment_digest
+            manifest["env"] = dict(spec.env)
+        return manifest
 
     def binding(self) -> dict[str, object]:
         """The task binding recorded in ``promotion.json`` (``selected_tasks``)."""
@@ -100,6 +122,7 @@ class BoundTask:
             "prompt_digest": sha256_text(spec.prompt),
             "setup_digest": None if spec.setup is None else sha256_text(spec.setup),
             "verify_digest": sha256_text(spec.verify),
+            "environment_digest": self.environment_digest,
             **self.oracle_digests,
             "sandbox_dependency_content_digest": self.asset_digests["sandbox_dependency_content_digest"],
             "sandbox_dependency_manifest_digest": self.asset_digests["sandbox_dependency_manifest_digest"],
@@ -118,6 +141,7 @@ def bind_tasks(corpus: Corpus, tasks: Sequence[TaskSpec], *, workspaces: Workspa
     bound: list[BoundTask] = []
     for spec in tasks:
         try:
+            _refuse_sources_inside(corpus.root, spec)
             commit = workspaces.resolve_commit(spec.repo, spec.ref)
             oracle = workspaces.capture_oracle(
                 corpus.root, spec.oracle.files, task_id=spec.id, source=corpus.path
@@ -126,6 +150,25 @@ def bind_tasks(corpus: Corpus, tasks: Sequence[TaskSpec], *, workspaces: Workspa
             raise exc.located(source=corpus.path, locator=spec.id) from None
         bound.append(BoundTask(spec=spec, commit=commit, oracle=oracle))
     return tuple(bound)
+
+
+def _refuse_sources_inside(root: str, spec: TaskSpec) -> None:
+    """An oracle or label file inside the task's repository would be in the agent's snapshot.
+
+    Raises:
+        InputError: naming the field (``oracle.files[i].source`` or ``labels``) and the repository.
+    """
+    repo = os.path.realpath(spec.repo)
+    for number, item in enumerate(spec.oracle.files):
+        path = os.path.realpath(os.path.join(root, item.source))
+        if path == repo or path.startswith(repo + os.sep):
+            labels = item.target == "review-labels.json" and spec.kind.value == "review"
+            field = "labels" if labels else f"oracle.files[{number}].source"
+            raise InputError(
+                f"{item.source} is inside the task's repository {spec.repo}: the agent would see it"
+                " (keep hidden files in the corpus, outside the repository)",
+                field=field,
+            )
 
 
 def dependency_source(snapshot: Snapshot, dependency: Dependency) -> str:

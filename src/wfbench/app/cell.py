@@ -43,7 +43,7 @@ from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.session.outcome import classify_outcome, sum_sessions
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep import layout
-from wfbench.domain.workspace.rules import COMMIT_RE, PhaseBoundary, phase_verdict
+from wfbench.domain.workspace.rules import COMMIT_RE, PhaseBoundary, WorkspaceState, phase_verdict
 from wfbench.domain.workspace.sandbox import Mount, ProcessState
 from wfbench.domain.workspace.shadowing import shadowing_diagnostics
 
@@ -208,8 +208,10 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
 
 
 def _setup(ctx: CellContext, command: str) -> None:
-    result = ctx.services.sandbox.run(
-        ["/bin/sh", "-c", command], policy=ctx.policy(writable=True, timeout_s=600.0), cancel=ctx.cancel
+    result = ctx.services.sandbox.run(  # set -eu: a failing line fails the setup (docs/corpus.md)
+        ["/bin/sh", "-c", "set -eu\n" + command],
+        policy=ctx.policy(writable=True, timeout_s=600.0),
+        cancel=ctx.cancel,
     )
     if not result.ok:
         tail = (result.stdout[-600:] + result.stderr_tail[-600:]).decode("utf-8", "replace")
@@ -259,10 +261,11 @@ def _phase(
     plan: CellPlan, ctx: CellContext, phase: Phase, review_dir: str, plan_doc: str
 ) -> tuple[SessionRecord, str]:
     mounts = (Mount(review_dir, REVIEW_MOUNT, writable=True),) if phase.role is PhaseRole.REVIEW else ()
+    plugins = tuple(os.path.realpath(d) for d in phase.plugin_dirs)  # read-only, where the agent is told
     policy = ctx.policy(
         writable=phase.workspace is WorkspaceMode.WRITABLE,
         network=True,
-        mounts=mounts,
+        mounts=mounts + tuple(Mount(d, d) for d in plugins),
         timeout_s=ctx.settings.session_timeout_s,
         read_only_paths=(
             *_skill_paths(ctx.workspace, plan.arm),
@@ -280,7 +283,7 @@ def _phase(
         allowed_tools=phase.tools,
         disallowed_tools=phase.disallowed_tools,
         mcp_config_json=phase.mcp_config_json,
-        plugin_dirs=phase.plugin_dirs,
+        plugin_dirs=tuple(ctx.services.sandbox.mount_path(d, policy) for d in plugins),
         add_dirs=(review_dir_seen,) if mounts else (),
         expected_skill=phase.skill,
         skill_paths={path.rsplit("/", 1)[-1]: path for path in skills},
@@ -297,6 +300,8 @@ def _phase(
     after = ctx.services.workspaces.state(ctx.workspace)
     ctx.first_state = ctx.first_state or before
     ctx.last_state = after
+    if _BOUNDARY[phase.role] is not PhaseBoundary.UNRESTRICTED:
+        before, after = _without_ignored(ctx, before, after)
     verdict = phase_verdict(before, after, _BOUNDARY[phase.role])
     reasons = list(verdict.reasons)
     if (over := _over_disk_budget(ctx)) is not None:
@@ -318,6 +323,32 @@ def _over_disk_budget(ctx: CellContext) -> str | None:
     return (
         f"the workspace grew by {grown} bytes on disk during the sessions, over the disk budget of"
         f" {budget} bytes (wfbench run --disk-budget)"
+def _without_ignored(
+    ctx: CellContext, before: WorkspaceState, after: WorkspaceState
+) -> tuple[WorkspaceState, WorkspaceState]:
+    """Both states without the changed paths the base commit's ``.gitignore`` ignores (``__pycache__/``…).
+
+    Only the snapshot's rules count (never a ``.gitignore`` the agent wrote); a tracked path never is.
+    """
+    snapshot = ctx.task.snapshot
+    assert snapshot is not None
+    changed = sorted(
+        p for p in set(before.entries) | set(after.entries) if before.entries.get(p) != after.entries.get(p)
+    )
+    if not changed:
+        return before, after
+    kinds = {p: after.kind(p) or before.kind(p) for p in changed}
+    asked = [p + "/" if kinds[p] == "d" else p for p in changed]
+    ignored = {p.rstrip("/") for p in ctx.services.workspaces.ignored(snapshot, asked)}
+    if not ignored:
+        return before, after
+
+    def keep(path: str) -> bool:
+        return not any(path == i or path.startswith(i + "/") for i in ignored)
+
+    return (
+        attrs.evolve(before, entries={p: f for p, f in before.entries.items() if keep(p)}),
+        attrs.evolve(after, entries={p: f for p, f in after.entries.items() if keep(p)}),
     )
 
 
@@ -520,6 +551,7 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "recorded_at": settings.now().isoformat(),
         **task.oracle_digests,
         **task.asset_digests,
+        "environment_digest": task.environment_digest,
     }
 
 

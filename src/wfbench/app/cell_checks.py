@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from wfbench.app.binding import BoundTask
+from wfbench.domain.environment.spec import ENV_MOUNT
 from wfbench.domain.errors import SandboxError
-from wfbench.domain.ports import CancelToken, Clock, ModelCLI, Sandbox, Workspaces
+from wfbench.domain.ports import CancelToken, Clock, Environments, ModelCLI, Sandbox, Workspaces
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.workspace.rules import WorkspaceState
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
@@ -52,6 +53,8 @@ class CellServices:
     clock: Clock
     #: ``AgentChoice.key`` → the adapter for arms that name their own agent.
     agents: Mapping[str, ModelCLI] = attrs.field(factory=dict)
+    #: Builds task environments (``None``: a task that declares one fails its preparation).
+    environments: Environments | None = None
 
     def agent_for(self, key: str | None) -> ModelCLI:
         """The adapter of an arm's agent (``None``: the run's).
@@ -149,10 +152,30 @@ class CellContext:
             workspace_writable=writable,
             network=network,
             timeout_s=timeout_s or self.settings.verify_timeout_s,
-            env=dict(self.settings.command_env),
-            mounts=mounts + (self.dependency_mounts if dependencies else ()),
+            env=task_command_env(self.settings.command_env, self.task),
+            mounts=mounts + environment_mounts(self.task) + (self.dependency_mounts if dependencies else ()),
             read_only_paths=read_only_paths,
         )
+
+
+def task_command_env(base: Mapping[str, str], task: BoundTask) -> dict[str, str]:
+    """The command environment of ``task``: its environment's ``bin/`` first on PATH, then its variables."""
+    env = dict(base)
+    built = task.environment
+    if built is not None:
+        env["PATH"] = f"{built.bin_dir}:{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
+        if built.python:
+            env["VIRTUAL_ENV"] = built.mount
+    env.update(task.spec.env)
+    return env
+
+
+def environment_mounts(task: BoundTask) -> tuple[Mount, ...]:
+    """The task's environment, read-only where cells see it, and the base interpreter it needs."""
+    built = task.environment
+    if built is None:
+        return ()
+    return (Mount(built.host_path, ENV_MOUNT), *(Mount(path, path) for path in built.runtime_paths))
 
 
 def checked_run(ctx: CellContext, argv: Sequence[str], *, writable: bool) -> str:

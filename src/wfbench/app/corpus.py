@@ -29,6 +29,8 @@ from wfbench.app.arms import (
     WorkspaceMode,
     preset_arms,
 )
+from wfbench.app.environment_spec import parse_environment, parse_task_env
+from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.policy import DecisionPolicy
 from wfbench.domain.review.labels import parse_labels
@@ -36,10 +38,10 @@ from wfbench.domain.workspace.oracle import OracleFileSpec, OracleLimits
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-TOP_KEYS = frozenset({"name", "tasks", "arms", "skills", "provider_script", "defaults"})
+TOP_KEYS = frozenset({"name", "tasks", "arms", "skills", "provider_script", "defaults", "environment"})
 TASK_KEYS = frozenset(
     {"id", "class", "kind", "repo", "ref", "prompt", "setup", "verify", "oracle", "labels",
-     "expensive", "dependencies"}
+     "expensive", "dependencies", "environment", "env", "gold_patch"}
 )  # fmt: skip
 DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model", "policy"})
 PHASE_KEYS = frozenset(
@@ -85,6 +87,12 @@ class TaskSpec:
     setup: str | None = None
     expensive: bool = False
     dependencies: tuple[Dependency, ...] = ()
+    #: Built once per (snapshot, spec), mounted read-only at /env in every cell (None: no environment).
+    environment: EnvironmentSpec | None = None
+    #: Task variables (sorted name, value pairs) for setup, sessions, verify and the oracle.
+    env: tuple[tuple[str, str], ...] = ()
+    #: A patch (absolute path, in the corpus) that resolves the task: ``wfbench tasks validate`` applies it.
+    gold_patch: str | None = None
 
 
 @attrs.frozen
@@ -97,6 +105,7 @@ class CorpusDefaults:
     model: str | None = None
     #: ``reference`` or ``statistical``: which rule decides promotion (``None``: the reference).
     policy: DecisionPolicy | None = None
+    workers: int | None = None
 
 
 @attrs.frozen
@@ -154,7 +163,10 @@ def _corpus(raw: Any, source: str) -> Corpus:
             raise InputError(
                 f"unknown incumbent arm {arm.incumbent!r}", locator=f"arm {arm.name}", field="incumbent"
             )
-    tasks = tuple(_task(item, index, root) for index, item in enumerate(raw["tasks"]))
+    environment = None
+    if raw.get("environment") is not None:
+        environment = parse_environment(raw["environment"], locator="")
+    tasks = tuple(_task(item, index, root, environment) for index, item in enumerate(raw["tasks"]))
     seen: set[str] = set()
     for task in tasks:
         if task.id in seen:
@@ -170,7 +182,7 @@ def _corpus(raw: Any, source: str) -> Corpus:
     return Corpus(source, root, str(name), tasks, arms, skills, script, defaults)
 
 
-def _task(raw: Any, index: int, root: str) -> TaskSpec:
+def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None = None) -> TaskSpec:
     locator = f"task #{index + 1}"
     if not isinstance(raw, Mapping):
         raise InputError("must be a mapping", locator=locator)
@@ -190,6 +202,11 @@ def _task(raw: Any, index: int, root: str) -> TaskSpec:
     repo = os.path.normpath(os.path.join(root, os.path.expanduser(repo)))
     if not os.path.isdir(repo):
         raise InputError(f"repository does not exist: {repo}", locator=locator, field="repo")
+    if "environment" in raw:
+        environment = parse_environment(raw["environment"], locator=locator)
+    gold = raw.get("gold_patch")
+    if gold is not None:
+        gold = _existing_file(_text(gold, "gold_patch", locator=locator), root, "gold_patch", locator=locator)
     expensive = raw.get("expensive", False)
     if not isinstance(expensive, bool):
         raise InputError("must be true or false", locator=locator, field="expensive")
@@ -205,6 +222,9 @@ def _task(raw: Any, index: int, root: str) -> TaskSpec:
         setup=_opt_text(raw.get("setup"), "setup", locator=locator),
         expensive=expensive,
         dependencies=_dependencies(raw.get("dependencies", []), locator),
+        environment=environment,
+        env=parse_task_env(raw.get("env"), locator=locator),
+        gold_patch=gold,
     )
 
 
@@ -365,6 +385,9 @@ def _phase(raw: Any, number: int, locator: str, root: str) -> Phase:
     plugins = tuple(
         os.path.join(root, p) for p in _strings(raw.get("plugin_dirs", []), f"{field}.plugin_dirs", locator)
     )
+    for plugin in plugins:
+        if not os.path.isdir(plugin):
+            raise InputError(f"{plugin} is not a directory", locator=locator, field=f"{field}.plugin_dirs")
     phase = Phase(
         name=_text(raw.get("name", role.value), f"{field}.name", locator=locator),
         role=role,
@@ -411,6 +434,10 @@ def _defaults(raw: Any, arms: Mapping[str, Arm], root: str) -> CorpusDefaults:
             os.path.join(root, _text(overlay, "defaults.candidate_overlay", locator=""))
         )
     model = _opt_text(raw.get("model"), "defaults.model", locator="")
+    workers = raw.get("workers")
+    bad_workers = isinstance(workers, bool) or not isinstance(workers, int) or not 0 < workers < 9
+    if workers is not None and bad_workers:
+        raise InputError("must be an integer from 1 to 8", field="defaults.workers")
     policy = raw.get("policy")
     if policy is not None and (not isinstance(policy, str) or policy not in set(DecisionPolicy)):
         allowed = ", ".join(member.value for member in DecisionPolicy)
@@ -420,6 +447,7 @@ def _defaults(raw: Any, arms: Mapping[str, Arm], root: str) -> CorpusDefaults:
         runs=runs,
         candidate_overlay=overlay,
         model=model,
+        workers=workers,
         policy=None if policy is None else DecisionPolicy(policy),
     )
 

@@ -19,10 +19,12 @@ from wfbench.app.binding import BoundTask, bind_tasks, prepare_snapshots
 from wfbench.app.cell import CellPlan, run_cell
 from wfbench.app.cell_checks import CellServices, RunSettings
 from wfbench.app.corpus import Corpus, TaskSpec
+from wfbench.app.environments import prepare_environments
 from wfbench.app.finish import FinishInput, finish_sweep
 from wfbench.app.progress import Progress
 from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
 from wfbench.app.scheduler import run_packed
+from wfbench.app.selection import select_ids
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import CancelToken, ResultStore
 from wfbench.domain.results.rows import Row
@@ -44,6 +46,8 @@ class SweepConfig:
     overlay_digest: str | None = None
     resume: bool = False
     include_expensive: bool = False
+    #: ``--tasks``: ids or globs of the tasks to run (empty: all).
+    tasks: tuple[str, ...] = ()
     #: ``--reuse-results DIR``: a prior sweep whose comparator rows may stand in for paid cells.
     prior: PriorResults | None = None
 
@@ -80,9 +84,20 @@ class SweepResult:
     decisions: tuple[tuple[str, str], ...] = ()
 
 
-def selected_tasks(corpus: Corpus, *, include_expensive: bool) -> tuple[TaskSpec, ...]:
-    """The corpus's tasks in file order, without expensive ones unless asked."""
-    tasks = tuple(t for t in corpus.tasks if include_expensive or not t.expensive)
+def selected_tasks(
+    corpus: Corpus, *, include_expensive: bool, only: Sequence[str] = ()
+) -> tuple[TaskSpec, ...]:
+    """The corpus's tasks in file order: those ``only`` selects (``--tasks``), without expensive ones
+    unless asked (a task named exactly by ``only`` is kept even if expensive).
+
+    Raises:
+        InputError: an id or glob of ``only`` matches no task (field ``--tasks``), or nothing is left.
+    """
+    chosen = select_ids([t.id for t in corpus.tasks], only)
+    named = {pattern for pattern in only if pattern in chosen}
+    tasks = tuple(
+        t for t in corpus.tasks if t.id in chosen and (include_expensive or not t.expensive or t.id in named)
+    )
     if not tasks:
         raise InputError("no tasks selected after expensive-task filtering", source=corpus.path)
     return tasks
@@ -99,7 +114,7 @@ def plan_cells(tasks: Sequence[BoundTask], arms: Sequence[Arm], runs: int) -> tu
 def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelToken) -> SweepResult:
     """Run the whole sweep and write its outputs; see the module docstring for the exit code."""
     corpus = config.corpus
-    tasks = selected_tasks(corpus, include_expensive=config.include_expensive)
+    tasks = selected_tasks(corpus, include_expensive=config.include_expensive, only=config.tasks)
     services.progress.note(
         f"selected {len(tasks)} task(s): {', '.join(t.id for t in tasks)}; arms: "
         + ", ".join(a.name for a in config.arms)
@@ -107,6 +122,9 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     bound = bind_tasks(corpus, tasks, workspaces=services.cell.workspaces)
     work_dir = config.settings.work_dir
     prepared = prepare_snapshots(bound, workspaces=services.cell.workspaces, parent=work_dir)
+    prepared = prepare_environments(
+        prepared, environments=services.cell.environments, cancel=cancel, note=services.progress.note
+    )
     for task in prepared:
         if task.failure:
             services.progress.note(f"[{task.spec.id}] {task.failure}")

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
-from wfbench.domain.ports import Clock, ModelCLI, Sandbox, Workspaces
+from wfbench.domain.ports import Clock, Environments, ModelCLI, Sandbox, Workspaces
 
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OFFLINE_KEY = "offline-scripted-provider"
@@ -35,6 +35,7 @@ class Services:
     agent: ModelCLI
     workspaces: Workspaces
     clock: Clock
+    environments: Environments | None = None
 
 
 @attrs.frozen
@@ -176,17 +177,40 @@ def bootstrap(
     workspaces: Workspaces | None = None,
     clock: Clock | None = None,
     limits: Any = None,
+    environments: Environments | None = None,
 ) -> Services:
     """Build every adapter (or take the override given for it); ``limits`` as in :func:`build_sandbox`."""
     from wfbench.adapters.clock import SystemClock
     from wfbench.adapters.workspace import GitWorkspaces
 
+    built_sandbox = build_sandbox(sandbox, limits) if isinstance(sandbox, str) else sandbox
     return Services(
-        sandbox=build_sandbox(sandbox, limits) if isinstance(sandbox, str) else sandbox,
+        sandbox=built_sandbox,
         agent=build_agent(agent) if isinstance(agent, str) else agent,
         workspaces=workspaces or GitWorkspaces(),
         clock=clock or SystemClock(),
+        environments=environments or build_environments(built_sandbox, os.environ),
     )
+
+
+def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environments:
+    """Task environments built through ``sandbox`` into ``$WFBENCH_CACHE/envs`` (docs/real-repos.md)."""
+    from wfbench.adapters.envbuild import CachedEnvironments, default_cache_dir
+
+    cache = default_cache_dir(environ)
+    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env())
+
+
+def harness_command_env() -> dict[str, str]:
+    """The base environment of every sandboxed harness command (setup, verify, oracle, builds)."""
+    python_bin = os.path.join(os.path.realpath(sys.base_prefix), "bin")
+    return {
+        "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
 
 
 @contextlib.contextmanager

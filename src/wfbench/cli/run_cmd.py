@@ -149,6 +149,22 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
             show_default=False,
         ),
     ] = None,
+    no_provider_script: Annotated[
+        bool,
+        typer.Option(
+            "--no-provider-script",
+            help="Ignore the corpus's provider_script: run its tasks against --base-url (a real endpoint).",
+        ),
+    ] = False,
+    tasks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tasks",
+            metavar="IDS",
+            help="Run only these tasks: ids or globs (comma-separated or repeated); an unknown id is exit 2.",
+            show_default=False,
+        ),
+    ] = None,
     reuse_results: Annotated[
         str | None,
         typer.Option(
@@ -211,6 +227,7 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         limits=lim.resource_limits(memory=memory_limit, processes=process_limit, open_files=open_files,
                                    file_size=file_size_limit, tmpfs=tmpfs_size),
         disk_budget=lim.size_option(disk_budget, "--disk-budget"),
+        no_provider_script=no_provider_script, tasks=tuple(_split_arms(tasks)),
     )  # fmt: skip
     raise typer.Exit(execute(request))
 

@@ -67,6 +67,10 @@ class RunRequest:
     limits: Any = None
     #: Bytes a workspace may grow during its sessions (None: unchecked).
     disk_budget: int | None = DEFAULT_DISK_BUDGET
+    #: ``--no-provider-script``: run a scripted corpus against ``--base-url``.
+    no_provider_script: bool = False
+    #: ``--tasks``: ids or globs.
+    tasks: tuple[str, ...] = ()
 
 
 def explicit_options(ctx: Any) -> frozenset[str]:
@@ -102,6 +106,32 @@ def execute(request: RunRequest) -> int:
         print(f"wfbench: --fail-on {','.join(sorted(fail_on))}: {', '.join(failing)}", file=sys.stderr)
         return DECISION
     return OK
+
+
+def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
+    """The provider script to serve, or None for ``--base-url``; a conflicting pair is refused.
+
+    Raises:
+        InputError: ``--base-url`` with a provider script (the corpus's or ``--provider-script``)
+            unless ``--no-provider-script``; ``--no-provider-script`` without ``--base-url``.
+    """
+    if request.no_provider_script:
+        if request.base_url is None:
+            raise InputError("--no-provider-script needs --base-url (the endpoint to use instead)",
+                             field="--no-provider-script")  # fmt: skip
+        if request.provider_script is not None:
+            raise InputError("--no-provider-script and --provider-script contradict each other",
+                             field="--provider-script")  # fmt: skip
+        return None
+    script = resolved
+    if request.base_url is not None and script is not None:
+        where = "--provider-script" if request.provider_script else f"the corpus's provider_script ({script})"
+        raise InputError(
+            f"--base-url and {where} conflict: the sweep would silently ignore --base-url;"
+            " pass --no-provider-script to run against --base-url",
+            field="--base-url",
+        )
+    return script
 
 
 def _default_out() -> str:
@@ -192,6 +222,9 @@ def _claimed_sweep(request: RunRequest, out_dir: str, recorded: Any, litter: Lit
             candidate_overlay=request.candidate_overlay, provider_script=request.provider_script,
             agent=request.agent,
         )  # fmt: skip
+        setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
+        if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
+            request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
         from wfbench.cli.agents import arm_agents
 
         agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
@@ -248,7 +281,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             work_dir=work_dir,
             model=setup.model,
             sandbox_backend=request.sandbox,
-            command_env=_command_env(),
+            command_env=boot.harness_command_env(),
             agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
             secrets={"ANTHROPIC_API_KEY": ep.api_key},
             session_timeout_s=request.timeout,
@@ -267,11 +300,12 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             corpus=setup.corpus, arms=setup.arms, runs=setup.runs, workers=request.workers, settings=settings,
             window=request.window, outage_streak=request.outage_streak, overlay=setup.overlay,
             overlay_digest=setup.overlay_digest, resume=request.resume is not None,
-            include_expensive=request.include_expensive, prior=context.prior,
+            include_expensive=request.include_expensive, prior=context.prior, tasks=request.tasks,
         )  # fmt: skip
         progress: Progress = (BarProgress if sys.stdout.isatty() else LineProgress)(secrets=secrets)
         cell = CellServices(
-            services.sandbox, services.agent, services.workspaces, services.clock, agents=context.agents
+            services.sandbox, services.agent, services.workspaces, services.clock, agents=context.agents,
+            environments=services.environments,
         )
         sweep_services = SweepServices(cell, store, progress, log, on_bound=start_manifest)
         return run_sweep(config, services=sweep_services, cancel=cancel)
@@ -325,17 +359,6 @@ def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:
         if runtime.agent == request.agent:
             return str(runtime.agent_version) if runtime.agent_version is not None else None
     return None
-
-
-def _command_env() -> dict[str, str]:
-    python_bin = os.path.join(os.path.realpath(sys.base_prefix), "bin")
-    return {
-        "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_TERMINAL_PROMPT": "0",
-    }
 
 
 @contextmanager

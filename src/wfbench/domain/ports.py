@@ -8,9 +8,10 @@ raise the :mod:`wfbench.domain.errors` named in each docstring.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
 from wfbench.domain.results.rows import Row
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
@@ -155,6 +156,10 @@ class Workspaces(Protocol):
         """Bytes the workspace occupies on disk (allocated blocks, ``.git`` included). Never follows links."""
         ...
 
+    def ignored(self, snapshot: Snapshot, paths: Sequence[str]) -> frozenset[str]:
+        """Which of ``paths`` (relative; directories end in ``/``) the base commit's ignore rules ignore."""
+        ...
+
     def churn(self, workspace: str, snapshot: Snapshot, *, base_commit: str | None = None) -> Churn:
         """Churn against ``base_commit`` (default the snapshot's), untracked files included."""
         ...
@@ -183,4 +188,23 @@ class Workspaces(Protocol):
 
     def erase_oracle(self, bundle: OracleBundle, stage: str) -> bool:
         """Remove the stage; True if its bytes were intact. Raises SandboxError if removal fails."""
+        ...
+
+
+class Environments(Protocol):
+    """Task environments: built once per digest inside the sandbox, cached, mounted read-only in cells.
+
+    Raises ``SandboxError`` when a build fails (with the tail of its log) and ``InputError`` when
+    the spec names an interpreter that cannot be used.
+    """
+
+    def ensure(
+        self,
+        spec: EnvironmentSpec,
+        *,
+        snapshot: Snapshot,
+        task_env: Mapping[str, str],
+        cancel: CancelToken | None = None,
+    ) -> BuiltEnvironment:
+        """The environment of ``spec`` for ``snapshot``: from the cache when its digest was built."""
         ...
