@@ -115,6 +115,16 @@ def test_a_failing_install_line_fails_the_build_under_set_eu(sandbox, snapshot, 
     assert not any(p.is_dir() and (p / "bin").exists() for p in cache.iterdir() if len(p.name) == 64)
 
 
+def test_a_build_reaches_no_host_but_the_package_registries(sandbox, snapshot, tmp_path):
+    """The build's only way out is the registry proxy: a request to another host is refused (403) by the
+    proxy before anything is resolved or connected, and the build fails."""
+    fetch = "python -c \"import urllib.request; urllib.request.urlopen('https://example.com/', timeout=20)\""
+    spec = EnvironmentSpec(install=(fetch,))
+    with pytest.raises(SandboxError, match="environment build failed") as caught:
+        CachedEnvironments(sandbox, cache_dir=str(tmp_path)).ensure(spec, snapshot=snapshot, task_env={})
+    assert "403" in str(caught.value)
+
+
 def test_a_shell_only_environment_puts_its_tools_first_on_path(sandbox, snapshot, tmp_path):
     spec = EnvironmentSpec(
         python=None,

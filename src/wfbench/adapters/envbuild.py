@@ -13,7 +13,8 @@ with the environment directory mounted writable at the place cells see it (``/en
 its own host path under ``host-unsafe``, which has no mounts), under ``set -eu``:
 ``<python> -m venv [--without-pip] /env`` for a Python environment (never with system
 site-packages), then the spec's install commands. Only a build reaches the package registries
-(:class:`RegistryAccess`); cells never do.
+(:func:`proxied_registries`: its own network namespace and a bridge to an allow-listing CONNECT
+proxy); cells never do.
 
 Why a standard ``venv`` plus the task's own commands (pip by default): it needs nothing but the
 interpreter, its layout is what every Python tool expects, and the install commands are the
@@ -33,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
@@ -68,6 +69,25 @@ class RegistryAccess:
     host_network: bool = True
     bridges: tuple[Bridge, ...] = ()
     env: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@contextlib.contextmanager
+def proxied_registries() -> Iterator[RegistryAccess]:
+    """The default: the build has its own network namespace, and a bridge to an allow-listing CONNECT
+    proxy on the host (:mod:`wfbench.adapters.registry_proxy`) named in ``HTTPS_PROXY``."""
+    from wfbench.adapters.net_bridge import TcpBridge
+    from wfbench.adapters.registry_proxy import RegistryProxy
+
+    with RegistryProxy() as proxy, TcpBridge(proxy.address) as tunnel:
+        url = tunnel.bridge.url
+        names = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+        yield RegistryAccess(host_network=False, bridges=(tunnel.bridge,), env=dict.fromkeys(names, url))
+
+
+@contextlib.contextmanager
+def host_network() -> Iterator[RegistryAccess]:
+    """The host's network as it is (``network: host``-style; for machines without the bridge)."""
+    yield RegistryAccess()
 
 
 @attrs.frozen
@@ -112,12 +132,12 @@ class CachedEnvironments:
         sandbox: Sandbox,
         *,
         cache_dir: str,
-        registry: RegistryAccess | None = None,
+        registry: Callable[[], contextlib.AbstractContextManager[RegistryAccess]] = proxied_registries,
         command_env: Mapping[str, str] | None = None,
     ) -> None:
         self._sandbox = sandbox
         self._cache = os.path.abspath(cache_dir)
-        self._registry = registry or RegistryAccess()
+        self._registry = registry
         self._command_env = dict(command_env or {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
 
     @property
@@ -213,20 +233,21 @@ class CachedEnvironments:
             mounts = [Mount(final, ENV_MOUNT, writable=True), Mount(caches, CACHE_MOUNT, writable=True)]
             if base is not None and not _under_system(base.prefix):
                 mounts.append(Mount(base.prefix, base.prefix))
-            policy = SandboxPolicy(
-                workspace=workspace,
-                workspace_writable=True,
-                network=self._registry.host_network,
-                timeout_s=spec.timeout_s,
-                mounts=tuple(mounts),
-                bridges=self._registry.bridges,
-            )
-            where = self._sandbox.mount_path(ENV_MOUNT, policy)
-            cache_seen = self._sandbox.mount_path(CACHE_MOUNT, policy)
-            env = self._build_env(where, cache_seen, task_env)
-            policy = attrs.evolve(policy, env=env)
-            script = _script(spec, base, where)
-            result = self._sandbox.run(["/bin/sh", "-c", script], policy=policy, cancel=cancel)
+            with self._registry() as registry:
+                policy = SandboxPolicy(
+                    workspace=workspace,
+                    workspace_writable=True,
+                    network=registry.host_network,
+                    timeout_s=spec.timeout_s,
+                    mounts=tuple(mounts),
+                    bridges=registry.bridges,
+                )
+                where = self._sandbox.mount_path(ENV_MOUNT, policy)
+                cache_seen = self._sandbox.mount_path(CACHE_MOUNT, policy)
+                env = {**self._build_env(where, cache_seen, task_env), **registry.env}
+                policy = attrs.evolve(policy, env=env)
+                script = _script(spec, base, where)
+                result = self._sandbox.run(["/bin/sh", "-c", script], policy=policy, cancel=cancel)
         finally:
             force_remove(scratch)
         log = (result.stdout + b"\n" + result.stderr_tail).decode("utf-8", "replace")
@@ -252,7 +273,6 @@ class CachedEnvironments:
         )
         if os.path.isfile(CA_BUNDLE):
             env.update(PIP_CERT=CA_BUNDLE, SSL_CERT_FILE=CA_BUNDLE, REQUESTS_CA_BUNDLE=CA_BUNDLE)
-        env.update(self._registry.env)
         env.update(task_env)
         return env
 

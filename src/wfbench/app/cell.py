@@ -323,6 +323,9 @@ def _over_disk_budget(ctx: CellContext) -> str | None:
     return (
         f"the workspace grew by {grown} bytes on disk during the sessions, over the disk budget of"
         f" {budget} bytes (wfbench run --disk-budget)"
+    )
+
+
 def _without_ignored(
     ctx: CellContext, before: WorkspaceState, after: WorkspaceState
 ) -> tuple[WorkspaceState, WorkspaceState]:

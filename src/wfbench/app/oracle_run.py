@@ -17,6 +17,7 @@ What code inside the oracle process can still do is in ``docs/security.md``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import attrs
 
@@ -67,6 +68,16 @@ def python_guard_env(env: dict[str, str], *, site: str, append: list[str]) -> di
     }
 
 
+def task_pythonpath(env: dict[str, str] | Mapping[str, str], workspace: str) -> list[str]:
+    """The task's own ``PYTHONPATH`` entries (``env: {PYTHONPATH: src}``), relative ones under the workspace.
+
+    The guard replaces ``PYTHONPATH``; these are appended after the workspace instead, so a ``src/``
+    layout still imports in the oracle.
+    """
+    entries = [e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
+    return [e if os.path.isabs(e) else f"{workspace}/{e}" for e in entries]
+
+
 def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
     """Stage the hidden oracle (the agent has exited), run it, erase it; keep only the verdict.
 
@@ -86,10 +97,11 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
             mounts.append(Mount(report_dir, REPORT_MOUNT, writable=True))
         policy = ctx.policy(writable=False, mounts=tuple(mounts), dependencies=True)
         root = ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)
+        workspace = ctx.services.sandbox.workspace_path(policy)
         env = python_guard_env(
             {**policy.env, "WFBENCH_ORACLE_ROOT": root},
             site=ctx.services.sandbox.mount_path(SITE_MOUNT, policy),
-            append=[ctx.services.sandbox.workspace_path(policy), root],
+            append=[workspace, *task_pythonpath(policy.env, workspace), root],
         )
         if junit:
             env["WFBENCH_ORACLE_REPORT"] = (

@@ -23,11 +23,11 @@ import attrs
 from wfbench.app.binding import BoundTask
 from wfbench.app.cell_checks import CellContext, CellServices, RunSettings
 from wfbench.app.corpus import TaskSpec
+from wfbench.app.oracle_run import run_oracle
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.workspace.sandbox import Mount
 
-ORACLE_MOUNT = "/wfbench-oracle"
 GOLD_MOUNT = "/wfbench-gold"
 TAIL = 600
 
@@ -140,21 +140,8 @@ def _run(ctx: CellContext, command: str) -> bool:
 
 
 def _oracle(ctx: CellContext) -> bool:
-    task = ctx.task
-    stage = ctx.services.workspaces.stage_oracle(
-        task.oracle, os.path.join(ctx.scratch, f"oracle-{os.getpid()}")
-    )
-    try:
-        policy = ctx.policy(writable=False, mounts=(Mount(stage, ORACLE_MOUNT),), dependencies=True)
-        env = {**policy.env, "WFBENCH_ORACLE_ROOT": ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)}
-        done = ctx.services.sandbox.run(
-            ["/bin/sh", "-c", task.spec.oracle.command],
-            policy=attrs.evolve(policy, env=env),
-            cancel=ctx.cancel,
-        )
-    finally:
-        ctx.services.workspaces.erase_oracle(task.oracle, stage)
-    return done.ok
+    """The hidden oracle's verdict, exactly as a cell gets it (staged, guarded, its report read)."""
+    return run_oracle(ctx, ctx.task).passed
 
 
 class _copy:
