@@ -40,7 +40,10 @@ MODE = (
 
 def _edits(usage: dict[str, int]) -> dict[str, Any]:
     old = "    return ordered[len(ordered) // 2]\n"
-    test = "from calc.stats import mode\n\n\ndef test_mode():\n    assert mode([1, 2, 2]) == 2\n"
+    test = (
+        "import unittest\n\nfrom calc.stats import mode\n\n\nclass ModeTest(unittest.TestCase):\n"
+        "    def test_mode(self):\n        self.assertEqual(mode([1, 2, 2]), 2)\n"
+    )
     return {
         "tools": [
             {"name": "Read", "input": {"file_path": "{workspace}/calc/stats.py"}},
@@ -82,6 +85,7 @@ def _corpus(demo: Path, tmp: Path) -> Path:
     phase = {"name": "work", "role": "work", "skill": "work"}
     corpus = {
         "provider_script": str(tmp / "script.yaml"),
+        "environment": {"python": "harness"},
         "skills": {"plan": "preset-plan", "work": "preset-work", "review": "preset-review"},
         "arms": {
             "inc": {"phases": [{**phase, "prompt": "INCUMBENT-ARM: {task}"}]},
@@ -100,7 +104,7 @@ def _corpus(demo: Path, tmp: Path) -> Path:
                 "repo": str(root / "repo"),
                 "ref": "main",
                 "prompt": "Add mode(values) to calc/stats.py.",
-                "verify": "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -p no:cacheprovider tests",
+                "verify": "python -m unittest discover -s tests",  # the demo's environment: stdlib only
                 "oracle": {
                     "command": "true",
                     "files": [{"source": "oracles/add_mode_oracle.py", "target": "o.py"}],
