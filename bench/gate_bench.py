@@ -109,7 +109,8 @@ def synthetic_rows(tasks: int, seed: int = 7) -> Iterator[dict[str, Any]]:
                                               "sha256": _digest(rng), "bytes": rng.randint(1000, 90000),
                                               "source": "parent-captured-stream-json"}],
                     "evidence_diagnostics": [], "tool_use_counts": {"Read": rng.randint(0, 9), "Edit": 2},
-                    "plan_produced": measured, "authored_tests_passed": kind not in ("verify-failed", *_NO_USAGE),
+                    "plan_produced": measured,
+                    "authored_tests_passed": kind not in ("verify-failed", *_NO_USAGE),
                     "authored_test_output": "3 passed", "verify_output": "3 passed",
                     "oracle_passed": None if kind in _NO_USAGE else kind != "oracle-failed",
                     "oracle_output": "", "resolved": kind is None,
@@ -158,7 +159,9 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000], help="row counts")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each command per size (median shown)")
     parser.add_argument("--seed", type=int, default=7)
@@ -183,7 +186,9 @@ def main() -> int:
         mib = results.stat().st_size / 2**20
         print(f"\n{tasks * len(ARMS) * RUNS:,} rows over {tasks:,} tasks ({mib:,.0f} MiB)")
         for command in args.commands:
-            samples = [timed([args.python, "-m", "wfbench", command, str(results)], env) for _ in range(args.repeats)]
+            samples = [
+                timed([args.python, "-m", "wfbench", command, str(results)], env) for _ in range(args.repeats)
+            ]
             failed = [rc for _, _, rc in samples if rc != 0]
             wall = statistics.median(s[0] for s in samples)
             rss = max(s[1] for s in samples)

@@ -86,6 +86,60 @@ def aggregation_rows(draw: st.DrawFn) -> Row:
     )
 
 
+# Numbers at the edges of what a double holds exactly (2**52, 2**53 + 1, 2**64), mixed with floats.
+_edge_number = (
+    st.integers(min_value=0, max_value=2**64)
+    | st.sampled_from([0, 1, 2**52, 2**52 + 1, 2**53, 2**53 + 1, 2**63 + 5])
+    | st.floats(min_value=0, max_value=1e300, allow_nan=False)
+)
+_wide_review_value = st.none() | st.booleans() | _edge_number
+
+
+@st.composite
+def wide_rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2", "t3")) -> Row:
+    """A row with any value shape aggregation must reduce exactly: integers beyond a double's exact
+    range, mixed ints and floats, booleans and nulls in review metrics, partial review metrics, and
+    provenance fields (``benchmark_model``, digests) that may disagree."""
+    row = draw(aggregation_rows())
+    maybe = st.none() | _edge_number
+    review = {
+        name: draw(_wide_review_value)
+        for name in draw(st.lists(st.sampled_from(_WIDE_REVIEW_NAMES), max_size=6, unique=True))
+    }
+    extra = {
+        name: draw(st.sampled_from(values))
+        for name, values in _WIDE_EXTRA.items()
+        if draw(st.booleans())
+    }
+    return attrs.evolve(
+        row,
+        task=draw(st.sampled_from(tasks)),
+        arm=draw(st.sampled_from(("review", "workflow", "candidate_workflow", "candidate_review"))),
+        input_tokens=draw(st.none() | st.integers(min_value=0, max_value=2**64)),
+        output_tokens=draw(maybe.filter(lambda v: v is None or isinstance(v, int))),
+        cost_usd=draw(st.none() | st.floats(min_value=0, max_value=1e300, allow_nan=False)),
+        review=review if draw(st.booleans()) else dict(row.review),
+        extra=extra,
+    )
+
+
+_WIDE_REVIEW_NAMES = (
+    "review_weighted_f1", "review_blocker_recall", "review_true_positives", "review_precision",
+    "review_verdict_correct", "review_clean_control", "review_clean_pass", "review_grounded_evidence",
+)  # fmt: skip
+_WIDE_EXTRA: dict[str, list[object]] = {
+    "benchmark_model": ["m-1", "m-2", "", None, 3],
+    "model": ["m-1", "m-3"],
+    "effort": ["high", "xhigh", None],
+    "proposer_model": ["p-1", None],
+    "candidate_overlay_digest": ["d1", "d2", ""],
+    "ce_plugin_version": ["1.0", None],
+    "task_base_sha": ["a" * 40, "b" * 40, None],
+    "oracle_digest": ["o1", "o2", 7, 7.0, True],
+    "task_prompt_digest": ["p1", ""],
+}
+
+
 @st.composite
 def session_records(draw: st.DrawFn) -> SessionRecord:
     """A session record whose usage, cost, turns and duration may each be unreported (None)."""

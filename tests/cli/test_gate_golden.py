@@ -36,11 +36,24 @@ def reference_mix() -> list[dict[str, Any]]:
     rows = promoting_rows()
     rows.append(
         {
-            "task": "task-b", "arm": "workflow", "run": 0, "class": "bugfix", "ok": False,
-            "resolved": False, "error_kind": "infra-error", "error_detail": "clone failed",
-            "input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-            "output_tokens": 0, "session_ids": [], "cost_usd": 0.0, "duration_s": 0.0, "num_turns": 0,
-            "sandbox_backend": "bwrap", "oracle_digest": DIGEST,
+            "task": "task-b",
+            "arm": "workflow",
+            "run": 0,
+            "class": "bugfix",
+            "ok": False,
+            "resolved": False,
+            "error_kind": "infra-error",
+            "error_detail": "clone failed",
+            "input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 0,
+            "session_ids": [],
+            "cost_usd": 0.0,
+            "duration_s": 0.0,
+            "num_turns": 0,
+            "sandbox_backend": "bwrap",
+            "oracle_digest": DIGEST,
         }  # fmt: skip
     )
     review = {
@@ -100,7 +113,8 @@ def random_sweep(seed: int = 18) -> list[dict[str, Any]]:
             for arm in ("baseline", "workflow", "candidate_workflow", "review", "candidate_review"):
                 kind = rng.choice(kinds)
                 fields: dict[str, Any] = {
-                    "error_kind": kind, "resolved": kind is None, "cost_usd": rng.choice([None, 0.25, 1.5, 2.0]),
+                    "error_kind": kind, "resolved": kind is None,
+                    "cost_usd": rng.choice([None, 0.25, 1.5, 2.0]),
                     "output_tokens": rng.randint(0, 5000), "duration_s": rng.uniform(1, 900),
                     "num_turns": rng.randint(1, 50), "diff_files": rng.choice([None, 1, 4]),
                 }  # fmt: skip
@@ -143,7 +157,7 @@ def _check(name: str, actual: str) -> None:
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES))
 def test_gate_and_report_outputs_equal_their_goldens(fixture: str, tmp_path: Path) -> None:
-    """Gate text, promotion.json (= gate --json) and both reports, byte for byte."""
+    """Gate text, the evidence (gate --json, and --out byte for byte the same) and both reports."""
     write_results(tmp_path, FIXTURES[fixture]())
 
     text = wfbench("gate", tmp_path)
@@ -155,8 +169,9 @@ def test_gate_and_report_outputs_equal_their_goldens(fixture: str, tmp_path: Pat
 
     _check(f"{fixture}.gate.txt", _normalized(text.stdout, tmp_path))
     _check(f"{fixture}.gate.json", _normalized(printed.stdout, tmp_path))
-    promotion = tmp_path / "promotion.json"
-    if promotion.exists():
-        assert json.loads(promotion.read_text()) == json.loads(printed.stdout)
+    written = wfbench("gate", tmp_path, "--out", tmp_path / "regated.json")
+    assert written.returncode == 0, written.stderr
+    if (tmp_path / "regated.json").exists():
+        assert (tmp_path / "regated.json").read_text(encoding="utf-8") == printed.stdout
     _check(f"{fixture}.report.md", (tmp_path / "report.md").read_text(encoding="utf-8"))
     _check(f"{fixture}.report.html", (tmp_path / "report.html").read_text(encoding="utf-8"))

@@ -100,6 +100,7 @@ PUBLIC_API = frozenset({
     "evaluate_candidate", "evaluate_pair", "evaluate_review_candidate", "infer_gate", "is_scored",
     "parse_labels", "parse_review_artifact", "parse_rows", "review_oracle_passed", "saving_pct",
     "savings", "score_review", "unusable_arms", "validate_for_apply",
+    "parse_row_lines", "summarize", "RowSummary", "SummaryBuilder", "TableBuilder",
 })  # fmt: skip
 
 

@@ -4,6 +4,8 @@
 JSON object with the reference's field names (see :class:`wfbench.domain.results.rows.Row`). Reading
 refuses a torn or invalid line with an :class:`InputError` naming the file, the line and the
 field; a row is never skipped silently. Fields wfbench does not model are kept verbatim.
+:meth:`JsonlResultStore.iter_rows` and :func:`iter_rows` read line by line, so a million-row
+file is never in memory at once (``wfbench gate`` and ``report`` summarize it as it streams).
 
 Also here: :func:`write_json_atomic` and :func:`write_text_atomic`, which replace a file in one
 rename so a reader never sees it half-written.
@@ -15,17 +17,19 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from wfbench.adapters.json_indent import dumps_indented
 from wfbench.domain.errors import InputError
-from wfbench.domain.results.jsonl import parse_rows
+from wfbench.domain.results.jsonl import parse_row_lines
 from wfbench.domain.results.rows import Row
 
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["JsonlResultStore", "read_rows", "write_json_atomic", "write_text_atomic"]
+__all__ = ["JsonlResultStore", "iter_rows", "read_rows", "write_json_atomic", "write_text_atomic"]
 
 
 def make_converter() -> cattrs.Converter:
@@ -81,9 +85,17 @@ class JsonlResultStore:
         Raises:
             InputError: a line is torn, not JSON, not an object, or has an invalid field.
         """
+        return tuple(self.iter_rows())
+
+    def iter_rows(self) -> Iterator[Row]:
+        """The rows in the order appended, read and decoded one line at a time.
+
+        Raises:
+            InputError: when a torn or invalid line is reached (the rows before it were yielded).
+        """
         if not self.path.exists():
-            return ()
-        return _parse(self.path)
+            return iter(())
+        return _stream(self.path)
 
     def _refuse_torn_tail(self, fd: int) -> None:
         size = os.fstat(fd).st_size
@@ -106,18 +118,35 @@ def read_rows(path: str | os.PathLike[str]) -> tuple[Row, ...]:
     Raises:
         InputError: the file is missing or unreadable, or a line is torn or invalid.
     """
+    return tuple(iter_rows(path))
+
+
+def iter_rows(path: str | os.PathLike[str]) -> Iterator[Row]:
+    """The rows of a ``results.jsonl`` file, read line by line (see :func:`read_rows`)."""
     source = Path(path)
     if not source.is_file():
         raise InputError("no such results file", source=str(source))
-    return _parse(source)
+    return _stream(source)
 
 
-def _parse(path: Path) -> tuple[Row, ...]:
+#: Read size of the line reader: large enough that a million-row file costs few system calls.
+_READ_BUFFER = 1 << 20
+
+
+def _stream(path: Path) -> Iterator[Row]:
     try:
-        data = path.read_bytes()
+        handle = path.open("rb", buffering=_READ_BUFFER)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
-    return parse_rows(data, source=str(path))
+    return _lines_as_rows(handle, path)
+
+
+def _lines_as_rows(handle: BinaryIO, path: Path) -> Iterator[Row]:
+    with handle:
+        try:
+            yield from parse_row_lines(handle, source=str(path))
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -145,10 +174,11 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
-    """Write ``obj`` as indented JSON (no NaN), replacing ``path`` atomically."""
-    text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> str:
+    """Write ``obj`` as indented JSON (no NaN), replacing ``path`` atomically; the text written."""
+    text = dumps_indented(obj) + "\n"
     write_text_atomic(path, text)
+    return text
 
 
 def fsync_dir(directory: str | os.PathLike[str]) -> None:

@@ -7,20 +7,27 @@ builds an adapter. Rows with the reference harness's field names are re-gated as
 What the rows do not say is taken as unknown, never guessed: the benchmark model is the single
 ``benchmark_model`` (or ``model``) the paired rows agree on, else ``None`` (which the gates
 refuse); bindings the rows carry (task digests, overlay digest) are recorded, the rest is null.
+
+Rows are read once: :func:`gate_input` consumes any iterable of rows (the JSONL store's
+line-by-line reader for ``wfbench gate``) into a :class:`GateInput` — the domain's
+:class:`~wfbench.domain.results.summary.RowSummary` plus the provenance the rows attest
+(:class:`Attested`) — holding what the gate needs and never the rows. :func:`regate` takes rows
+or a ``GateInput``; ``wfbench report`` builds one ``GateInput`` and renders both reports from its
+summary, so a million-row file is decoded once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from wfbench.domain.ports import ResultStore
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.gates import Decision
-from wfbench.domain.promotion.judging import PairSpec, judge_rows
+from wfbench.domain.promotion.judging import PairSpec, judge_summary
 from wfbench.domain.promotion.policy import (
     CANDIDATE_ARMS,
     DEFAULT_GATES,
@@ -30,8 +37,19 @@ from wfbench.domain.promotion.policy import (
 )
 from wfbench.domain.results.aggregation import AggregateTable
 from wfbench.domain.results.rows import ErrorKind, Row
+from wfbench.domain.results.summary import RowSummary, SummaryBuilder
 
-__all__ = ["GateResult", "derive_bindings", "regate", "regate_store", "resolve_model"]
+__all__ = [
+    "Attested",
+    "GateInput",
+    "GateResult",
+    "aware_time",
+    "derive_bindings",
+    "gate_input",
+    "regate",
+    "regate_store",
+    "resolve_model",
+]
 
 #: Per-task row fields recorded as the task's binding when every row of the task agrees.
 TASK_BINDING_FIELDS = (
@@ -45,6 +63,145 @@ TASK_BINDING_FIELDS = (
 )
 
 
+#: Fields whose agreement is read over an arm's rows (every arm, candidates, paired arms).
+ARM_FIELDS = (
+    "proposer_model",
+    "effort",
+    "ce_plugin_version",
+    "ce_plugin_manifest_digest",
+    "candidate_overlay_digest",
+)
+#: The model a row was measured with: ``benchmark_model``, else ``model`` (an attested pseudo-field).
+MODEL = "benchmark_model|model"
+
+_ABSENT: Final = object()
+_CONFLICT: Final = object()
+
+
+def _attestable(value: Any) -> bool:
+    """A value that can attest a binding: a non-empty string or a number."""
+    return value not in (None, "") and isinstance(value, str | int | float)
+
+
+def aware_time(value: object) -> dt.datetime | None:
+    """An ISO-8601 time with a UTC offset as a datetime; ``None`` for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.utcoffset() is not None else None
+
+
+@attrs.frozen
+class Attested:
+    """What the rows attest about their provenance, collected in the same pass as the summary.
+
+    ``by_task``: per task, each of :data:`TASK_BINDING_FIELDS` that every row of the task agrees
+    on (one distinct value). ``by_arm``: per arm and field of :data:`ARM_FIELDS` (and
+    :data:`MODEL`), the distinct values with the index of the row each was first seen on —
+    at most two (enough to tell agreement) except for the model, whose disagreement is reported
+    by name.
+    """
+
+    by_task: Mapping[str, Mapping[str, Any]]
+    by_arm: Mapping[str, Mapping[str, tuple[tuple[Any, int], ...]]]
+    #: The newest ``recorded_at`` (with a UTC offset) of any row, or ``None``.
+    recorded_at: dt.datetime | None = None
+
+    def agreed(self, field: str, arms: Iterable[str] | None = None) -> tuple[Any, ...]:
+        """The distinct values of ``field`` over the rows of ``arms`` (default: all), first seen first."""
+        seen: dict[Any, int] = {}
+        for arm in self.by_arm if arms is None else arms:
+            for value, index in self.by_arm.get(arm, {}).get(field, ()):
+                if value not in seen or index < seen[value]:
+                    seen.pop(value, None)
+                    seen[value] = index
+        return tuple(sorted(seen, key=seen.__getitem__))
+
+    def single(self, field: str, arms: Iterable[str] | None = None) -> Any:
+        """The one value ``field`` has over the rows of ``arms``, or ``None`` (absent or disagreeing)."""
+        values = self.agreed(field, arms)
+        return values[0] if len(values) == 1 else None
+
+
+class AttestationBuilder:
+    """Rows in one at a time (:meth:`add`); :meth:`build` is the :class:`Attested`."""
+
+    __slots__ = ("_by_arm", "_by_task", "_index", "_recorded_at")
+
+    def __init__(self) -> None:
+        self._index = 0
+        self._recorded_at: dt.datetime | None = None
+        self._by_task: dict[str, list[Any]] = {}
+        self._by_arm: dict[str, dict[str, dict[Any, int]]] = {}
+
+    def add(self, row: Row) -> None:
+        """Observe one row's provenance fields."""
+        extra = row.extra
+        slots = self._by_task.get(row.task)
+        if slots is None:
+            slots = self._by_task[row.task] = [_ABSENT] * len(TASK_BINDING_FIELDS)
+        for position, (_, field) in enumerate(TASK_BINDING_FIELDS):
+            value, held = extra.get(field), slots[position]
+            if not _attestable(value) or held is _CONFLICT:
+                continue
+            if held is _ABSENT:
+                slots[position] = value
+            elif held != value:
+                slots[position] = _CONFLICT
+        fields = self._by_arm.get(row.arm)
+        if fields is None:
+            fields = self._by_arm[row.arm] = {name: {} for name in (*ARM_FIELDS, MODEL)}
+        for name in ARM_FIELDS:
+            self._note(fields[name], extra.get(name), cap=2)
+        self._note(fields[MODEL], extra.get("benchmark_model") or extra.get("model"), cap=None)
+        recorded = aware_time(extra.get("recorded_at"))
+        if recorded is not None and (self._recorded_at is None or recorded > self._recorded_at):
+            self._recorded_at = recorded
+        self._index += 1
+
+    def _note(self, seen: dict[Any, int], value: Any, *, cap: int | None) -> None:
+        if _attestable(value) and value not in seen and (cap is None or len(seen) < cap):
+            seen[value] = self._index
+
+    def build(self) -> Attested:
+        """What the rows added so far attest."""
+        by_task = {
+            task: {
+                key: value
+                for (key, _), value in zip(TASK_BINDING_FIELDS, slots, strict=True)
+                if value is not _ABSENT and value is not _CONFLICT
+            }
+            for task, slots in self._by_task.items()
+        }
+        by_arm = {
+            arm: {name: tuple(seen.items()) for name, seen in fields.items()}
+            for arm, fields in self._by_arm.items()
+        }
+        return Attested(by_task=by_task, by_arm=by_arm, recorded_at=self._recorded_at)
+
+
+@attrs.frozen
+class GateInput:
+    """Everything the gate reads from a stream of rows: the summary and what the rows attest."""
+
+    summary: RowSummary
+    attested: Attested
+
+
+def gate_input(rows: Iterable[Row] | GateInput) -> GateInput:
+    """Read ``rows`` once (the iterable is consumed) into a :class:`GateInput`."""
+    if isinstance(rows, GateInput):
+        return rows
+    summary, attested = SummaryBuilder(), AttestationBuilder()
+    for row in rows:
+        summary.add(row)
+        attested.add(row)
+    return GateInput(summary=summary.build(), attested=attested.build())
+
+
 @attrs.frozen
 class GateResult:
     """Everything a re-gate produced: the aggregates, the decisions, and the evidence (if any)."""
@@ -54,20 +211,12 @@ class GateResult:
     #: ``None`` when no candidate arm has rows (nothing to promote, no promotion.json).
     evidence: PromotionEvidence | None
     model: str | None
+    #: The one-pass summary the table came from (the reports render from it).
+    summary: RowSummary | None = None
 
 
-def _agreed(values: Iterable[Any]) -> tuple[Any, ...]:
-    """The distinct non-empty values, in first-seen order."""
-    seen: dict[Any, None] = {}
-    for value in values:
-        if value not in (None, "") and isinstance(value, str | int | float):
-            seen.setdefault(value, None)
-    return tuple(seen)
-
-
-def resolve_model(rows: Sequence[Row]) -> tuple[str | None, str | None]:
-    """The benchmark model the rows agree on, and a problem when they name more than one."""
-    models = _agreed(row.extra.get("benchmark_model") or row.extra.get("model") for row in rows)
+def _model_of(attested: Attested, arms: Iterable[str] | None = None) -> tuple[str | None, str | None]:
+    models = attested.agreed(MODEL, arms)
     if len(models) == 1:
         return str(models[0]), None
     if len(models) > 1:
@@ -75,40 +224,39 @@ def resolve_model(rows: Sequence[Row]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def derive_bindings(rows: Sequence[Row], *, model: str | None, candidates: Sequence[str]) -> EvidenceBindings:
+def resolve_model(rows: Iterable[Row] | GateInput) -> tuple[str | None, str | None]:
+    """The benchmark model the rows agree on, and a problem when they name more than one."""
+    return _model_of(gate_input(rows).attested)
+
+
+def derive_bindings(
+    rows: Iterable[Row] | GateInput, *, model: str | None, candidates: Sequence[str]
+) -> EvidenceBindings:
     """What the rows themselves attest: model, proposer, effort, overlay digest, task digests."""
-
-    def single(name: str, subset: Sequence[Row] = rows) -> Any:
-        values = _agreed(row.extra.get(name) for row in subset)
-        return values[0] if len(values) == 1 else None
-
-    tasks: list[dict[str, Any]] = []
-    for task in dict.fromkeys(row.task for row in rows):
-        of_task = [row for row in rows if row.task == task]
-        binding: dict[str, Any] = {"id": task}
-        for key, field in TASK_BINDING_FIELDS:
-            if (value := single(field, of_task)) is not None:
-                binding[key] = value
-        tasks.append(binding)
-    candidate_rows = [row for row in rows if row.arm in candidates]
-    plugin = {"version": single("ce_plugin_version"), "manifest_digest": single("ce_plugin_manifest_digest")}
+    read = gate_input(rows)
+    attested = read.attested
+    tasks = tuple({"id": task, **attested.by_task.get(task, {})} for task in read.summary.tasks)
+    plugin = {
+        "version": attested.single("ce_plugin_version"),
+        "manifest_digest": attested.single("ce_plugin_manifest_digest"),
+    }
     return EvidenceBindings(
         benchmark_model=model,
-        proposer_model=single("proposer_model"),
-        effort=single("effort"),
-        candidate_overlay_digest=single("candidate_overlay_digest", candidate_rows),
-        selected_tasks=tuple(tasks),
+        proposer_model=attested.single("proposer_model"),
+        effort=attested.single("effort"),
+        candidate_overlay_digest=attested.single("candidate_overlay_digest", candidates),
+        selected_tasks=tasks,
         ce_plugin=plugin if any(plugin.values()) else None,
     )
 
 
-def _inferred_status(rows: Sequence[Row]) -> RunStatus:
-    cancelled = any(row.error_kind is ErrorKind.CANCELLED for row in rows)
+def _inferred_status(summary: RowSummary) -> RunStatus:
+    cancelled = summary.count_kind(ErrorKind.CANCELLED) > 0
     return RunStatus.ABORTED if cancelled else RunStatus.COMPLETE
 
 
 def regate(
-    rows: Sequence[Row],
+    rows: Iterable[Row] | GateInput,
     *,
     now: dt.datetime,
     policy: PromotionPolicy = DEFAULT_POLICY,
@@ -117,20 +265,21 @@ def regate(
     run_status: RunStatus | None = None,
     bindings: EvidenceBindings | None = None,
 ) -> GateResult:
-    """Aggregate ``rows`` and judge every candidate arm of ``pairs`` that has rows.
+    """Aggregate ``rows`` (read once) and judge every candidate arm of ``pairs`` that has rows.
 
     ``gates`` names the gate per candidate arm (others are inferred from the data);
     ``run_status`` defaults to ``aborted`` when a row was cancelled, else ``complete``;
     ``bindings`` default to what the rows attest (:func:`derive_bindings`).
     """
-    present = {row.arm for row in rows}
+    read = gate_input(rows)
+    table = read.summary.table
+    present = set(table.arms())
     candidates = [arm for arm in pairs if arm in present]
-    paired = [row for row in rows if row.arm in candidates or row.arm in {pairs[arm] for arm in candidates}]
-    model, problem = resolve_model(paired)
+    model, problem = _model_of(read.attested, {*candidates, *(pairs[arm] for arm in candidates)})
     if bindings is not None:
         model = bindings.benchmark_model
     specs = [PairSpec(candidate, pairs[candidate], gates.get(candidate)) for candidate in candidates]
-    table, judged = judge_rows(rows, specs, model=model, policy=policy)
+    judged = judge_summary(read.summary, specs, model=model, policy=policy)
     decisions = [
         attrs.evolve(decision, reasons=(problem, *decision.reasons))
         if problem is not None and bindings is None
@@ -143,11 +292,13 @@ def regate(
             decisions,
             policy=policy,
             generated_at=now,
-            run_status=run_status or _inferred_status(rows),
-            bindings=bindings or derive_bindings(rows, model=model, candidates=candidates),
+            run_status=run_status or _inferred_status(read.summary),
+            bindings=bindings or derive_bindings(read, model=model, candidates=candidates),
         )
         decisions = list(evidence.decisions)
-    return GateResult(table=table, decisions=tuple(decisions), evidence=evidence, model=model)
+    return GateResult(
+        table=table, decisions=tuple(decisions), evidence=evidence, model=model, summary=read.summary
+    )
 
 
 def regate_store(store: ResultStore, *, now: dt.datetime, **options: Any) -> GateResult:

@@ -8,7 +8,11 @@ atomically, and refuses an existing file (the sweep's own ``promotion.json`` inc
 sweep's ``promotion.json``'s when there is one, else the newest row's ``recorded_at``; a re-gate
 never makes old evidence look fresh. ``--fail-on`` turns chosen decisions into exit code 3 for
 CI. ``report`` writes ``report.md`` and ``report.html`` beside the results. A torn or invalid
-line exits 2 naming the file, the line and the field.
+line exits 2 naming the file, the line and the field, before anything is written.
+
+``gate`` reads the file once, line by line, into the gate's one-pass input (never every row at
+once: a million-row file is summarized as it streams). ``report`` still holds the rows (the
+report model reads rows) and gates them from the same one-pass input.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from wfbench.cli.exit_codes import DECISION, EXIT_CODES_HELP, OK
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
-    from wfbench.app.gating import GateResult
+    from wfbench.app.gating import GateInput, GateResult
     from wfbench.domain.promotion.policy import PromotionPolicy
     from wfbench.domain.results.rows import Row
 
@@ -209,16 +213,25 @@ def _load(target: Path) -> tuple[Path, tuple[Row, ...]]:
     return source, JsonlResultStore(source).rows()
 
 
+def _stream(target: Path) -> tuple[Path, GateInput]:
+    """The results file of ``target``, read once, line by line, into the gate's input."""
+    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.app.gating import gate_input
+
+    source = results_path(target)
+    return source, gate_input(JsonlResultStore(source).iter_rows())
+
+
 def _regate(
-    rows: tuple[Row, ...], policy: PromotionPolicy, pairs: dict[str, str] | None, *, now: dt.datetime
+    read: GateInput, policy: PromotionPolicy, pairs: dict[str, str] | None, *, now: dt.datetime
 ) -> GateResult:
     from wfbench.app.gating import regate
     from wfbench.domain.promotion.policy import CANDIDATE_ARMS
 
-    return regate(rows, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
+    return regate(read, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
 
 
-def evidence_time(source: Path, rows: tuple[Row, ...]) -> dt.datetime:
+def evidence_time(source: Path, read: GateInput) -> dt.datetime:
     """When the evidence was made: the sweep's promotion.json's ``generated_at``, else the newest row.
 
     A re-gate judges old rows; stamping it "now" would renew their 90-day expiry. Only rows that
@@ -227,9 +240,8 @@ def evidence_time(source: Path, rows: tuple[Row, ...]) -> dt.datetime:
     stamped = _sweep_generated_at(source.parent / EVIDENCE_NAME)
     if stamped is not None:
         return stamped
-    times = [t for t in (_aware(row.extra.get("recorded_at")) for row in rows) if t is not None]
-    if times:
-        return max(times)
+    if read.attested.recorded_at is not None:
+        return read.attested.recorded_at
     from wfbench.adapters.clock import SystemClock
 
     return SystemClock().now()
@@ -244,13 +256,9 @@ def _sweep_generated_at(path: Path) -> dt.datetime | None:
 
 
 def _aware(value: object) -> dt.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.utcoffset() is not None else None
+    from wfbench.app.gating import aware_time
+
+    return aware_time(value)
 
 
 def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
@@ -304,9 +312,9 @@ def register(app: typer.Typer) -> None:
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         pairs = parse_pairs(pair)
         failing_on = parse_fail_on(fail_on)
-        source, rows = _load(results)
+        source, read = _stream(results)
         target = _target(out, force=force, source=source)
-        result = _regate(rows, policy, pairs, now=evidence_time(source, rows))
+        result = _regate(read, policy, pairs, now=evidence_time(source, read))
         evidence: dict[str, Any] | None = None if result.evidence is None else result.evidence.to_mapping()
         written = None
         if evidence is not None and target is not None:
@@ -314,7 +322,9 @@ def register(app: typer.Typer) -> None:
             written = target
         if as_json:
             empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
-            typer.echo(json.dumps(evidence if evidence is not None else empty, indent=2, ensure_ascii=False))
+            from wfbench.adapters.json_indent import dumps_indented
+
+            typer.echo(dumps_indented(evidence if evidence is not None else empty))
         else:
             typer.echo(render_gate_text(result, source=source, written=written))
             if target is not None and written is None:
@@ -343,8 +353,11 @@ def register(app: typer.Typer) -> None:
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         pairs = parse_pairs(pair)
+        from wfbench.app.gating import gate_input
+
         source, rows = _load(results)
-        result = _regate(rows, policy, pairs, now=evidence_time(source, rows))
+        read = gate_input(rows)
+        result = _regate(read, policy, pairs, now=evidence_time(source, read))
         promotion = None if result.evidence is None else result.evidence.to_mapping()
         manifest, _ = SweepDirectory(str(source.parent)).json_file("manifest.json")
         inputs = ReportInputs(

@@ -47,6 +47,7 @@ if _typing.TYPE_CHECKING:
         Aggregate,
         AggregateTable,
         Savings,
+        TableBuilder,
         aggregate,
         is_scored,
         saving_pct,
@@ -61,7 +62,7 @@ if _typing.TYPE_CHECKING:
         count_health,
         unusable_arms,
     )
-    from wfbench.domain.results.jsonl import parse_rows
+    from wfbench.domain.results.jsonl import parse_row_lines, parse_rows
     from wfbench.domain.results.rows import (
         EVIDENCE_FAILURE_KINDS,
         EXCLUDED_KINDS,
@@ -71,6 +72,7 @@ if _typing.TYPE_CHECKING:
         ErrorKind,
         Row,
     )
+    from wfbench.domain.results.summary import RowSummary, SummaryBuilder, summarize
     from wfbench.domain.review.artifact import Finding, ReviewArtifact, parse_review_artifact
     from wfbench.domain.review.fields import Category, Severity, Verdict
     from wfbench.domain.review.labels import Label, ReviewLabels, parse_labels
@@ -110,6 +112,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "Aggregate",
         "AggregateTable",
         "Savings",
+        "TableBuilder",
         "aggregate",
         "is_scored",
         "saving_pct",
@@ -124,7 +127,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "count_health",
         "unusable_arms",
     ),
-    "wfbench.domain.results.jsonl": ("parse_rows",),
+    "wfbench.domain.results.jsonl": ("parse_row_lines", "parse_rows"),
     "wfbench.domain.results.rows": (
         "EVIDENCE_FAILURE_KINDS",
         "EXCLUDED_KINDS",
@@ -134,6 +137,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "ErrorKind",
         "Row",
     ),
+    "wfbench.domain.results.summary": ("RowSummary", "SummaryBuilder", "summarize"),
     "wfbench.domain.review.artifact": ("Finding", "ReviewArtifact", "parse_review_artifact"),
     "wfbench.domain.review.fields": ("Category", "Severity", "Verdict"),
     "wfbench.domain.review.labels": ("Label", "ReviewLabels", "parse_labels"),
@@ -199,9 +203,12 @@ __all__ = [
     "ReviewScore",
     "ReviewTask",
     "Row",
+    "RowSummary",
     "RunStatus",
     "Savings",
     "Severity",
+    "SummaryBuilder",
+    "TableBuilder",
     "Verdict",
     "WfbenchError",
     "aggregate",
@@ -219,11 +226,13 @@ __all__ = [
     "is_scored",
     "parse_labels",
     "parse_review_artifact",
+    "parse_row_lines",
     "parse_rows",
     "review_oracle_passed",
     "saving_pct",
     "savings",
     "score_review",
+    "summarize",
     "unusable_arms",
     "validate_for_apply",
 ]

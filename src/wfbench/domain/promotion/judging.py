@@ -27,12 +27,13 @@ from wfbench.domain.promotion.policy import (
     PromotionPolicy,
 )
 from wfbench.domain.promotion.statistical_gate import StatisticalCase, judge_statistically
-from wfbench.domain.results.aggregation import AggregateTable, aggregate
+from wfbench.domain.results.aggregation import AggregateTable
 from wfbench.domain.results.rows import Row
+from wfbench.domain.results.summary import RowSummary, summarize
 from wfbench.domain.statistics.analysis import analyze_pair
-from wfbench.domain.statistics.samples import PairedSamples, paired_samples
+from wfbench.domain.statistics.samples import PairedSamples, summary_samples
 
-__all__ = ["PairSpec", "judge", "judge_rows", "pair_metric", "sample_problems"]
+__all__ = ["PairSpec", "judge", "judge_rows", "judge_summary", "pair_metric", "sample_problems"]
 
 
 @attrs.frozen
@@ -101,9 +102,20 @@ def judge_rows(
     model: str | None,
     policy: PromotionPolicy = DEFAULT_POLICY,
 ) -> tuple[AggregateTable, tuple[Decision, ...]]:
-    """Aggregate ``rows``, build each pair's samples from them, and :func:`judge`."""
-    every = tuple(rows)
-    table = aggregate(every)
+    """Aggregate ``rows`` (read once), build each pair's samples from them, and :func:`judge`."""
+    summary = summarize(rows)
+    return summary.table, judge_summary(summary, pairs, model=model, policy=policy)
+
+
+def judge_summary(
+    summary: RowSummary,
+    pairs: Sequence[PairSpec],
+    *,
+    model: str | None,
+    policy: PromotionPolicy = DEFAULT_POLICY,
+) -> tuple[Decision, ...]:
+    """:func:`judge` over a one-pass :class:`RowSummary`: its table and each pair's samples."""
+    table = summary.table
     specs = [
         attrs.evolve(
             spec, gate=spec.gate or infer_gate(table, candidate=spec.candidate, incumbent=spec.incumbent)
@@ -111,15 +123,15 @@ def judge_rows(
         for spec in pairs
     ]
     samples = {
-        spec.candidate: paired_samples(
-            every,
+        spec.candidate: summary_samples(
+            summary,
             candidate=spec.candidate,
             incumbent=spec.incumbent,
             metric=pair_metric(spec.gate or GateKind.IMPLEMENTATION, policy),
         )
         for spec in specs
     }
-    return table, judge(table, samples, specs, model=model, policy=policy)
+    return judge(table, samples, specs, model=model, policy=policy)
 
 
 def sample_problems(samples: PairedSamples, table: AggregateTable) -> list[str]:

@@ -22,17 +22,26 @@ Where wfbench deliberately differs from the reference (``docs/domain.md`` §10, 
    an unmeasured value must never read as a measured zero.
 3. ``review_verdict_correct``, ``review_clean_control`` and ``review_clean_pass`` over zero
    scored rows are ``None`` (the reference's ``all()`` of nothing would be true).
+
+Streaming: :class:`TableBuilder` takes rows one at a time (``add``) and keeps only what the
+aggregates need — per (task, arm) the counters, a health tally and the median fields' values
+packed as doubles (8 bytes each; a value a double cannot hold exactly switches that group to
+plain Python values, so results never change) — never the rows. :func:`aggregate` and
+:meth:`Aggregate.from_rows` are that builder over an iterable: one code path, one pass.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import math
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from wfbench.domain.results.health import count_health
+from wfbench.domain.results.columns import Columns
+from wfbench.domain.results.health import HealthTally
 from wfbench.domain.results.rows import CHURN_FIELDS, USAGE_FIELDS, ErrorKind, ReviewValue, Row
 
 __all__ = [
@@ -42,7 +51,9 @@ __all__ = [
     "SAVINGS_FIELDS",
     "Aggregate",
     "AggregateTable",
+    "GroupTally",
     "Savings",
+    "TableBuilder",
     "aggregate",
     "is_scored",
     "saving_pct",
@@ -94,38 +105,6 @@ def _median(values: Sequence[float]) -> float:
     return (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def _is_number_type(kind: type) -> bool:
-    return issubclass(kind, int | float) and not issubclass(kind, bool)
-
-
-def _reduce(values: Sequence[Any], reducer: Callable[[Sequence[float]], float]) -> float | None:
-    """``reducer`` over ``values``; ``None`` when there are none or any is not a number."""
-    # Each distinct type is checked once (not each value): the hot loop of aggregate().
-    if not values or not all(_is_number_type(kind) for kind in set(map(type, values))):
-        return None
-    return float(reducer(values))
-
-
-def _all_true(values: Sequence[Any]) -> bool | None:
-    """True when every value is true; ``None`` when there are none or any is not a boolean."""
-    if not values or not all(isinstance(value, bool) for value in values):
-        return None
-    return all(values)
-
-
-def _review_metrics(valid: Sequence[Row], scored: Sequence[Row]) -> Mapping[str, ReviewValue]:
-    """Review metrics over scored rows; empty unless some valid row carries a weighted F1."""
-    if not any("review_weighted_f1" in row.review for row in valid):
-        return {}
-    out: dict[str, ReviewValue] = {}
-    for name in REVIEW_NUMERIC_METRICS:
-        values = [row.review.get(name) for row in scored]
-        out[name] = _reduce(values, min if name in _MIN_REDUCED else _median)
-    for name in REVIEW_FLAG_METRICS:
-        out[name] = _all_true([row.review.get(name) for row in scored])
-    return out
-
-
 @attrs.frozen
 class Aggregate:
     """Every run of one task under one arm, summarised. Build it with :meth:`from_rows`.
@@ -167,34 +146,10 @@ class Aggregate:
     @classmethod
     def from_rows(cls, task: str, arm: str, rows: Iterable[Row]) -> Aggregate:
         """Aggregate ``rows`` (all of one task and arm; the caller groups them)."""
-        every = tuple(rows)
-        valid = [row for row in every if not row.excluded]
-        scored = [row for row in valid if is_scored(row)]
-        medians = {name: _reduce([getattr(row, name) for row in valid], _median) for name in MEDIAN_FIELDS}
-        kinds = Counter(row.error_kind for row in every if row.error_kind is not None)
-        health = count_health(every)
-        classes = sorted({row.task_class for row in every if row.task_class is not None})
-        return cls(
-            task=task,
-            arm=arm,
-            task_class=classes[0] if classes else None,
-            runs=len(every),
-            valid_runs=len(valid),
-            excluded_runs=len(every) - len(valid),
-            scored_runs=len(scored),
-            resolved=sum(1 for row in every if row.resolved),
-            resolved_fresh=sum(1 for row in every if row.resolved and not row.reused),
-            transcripts_missing=sum(1 for row in every if row.transcript_missing),
-            error_kinds=dict(sorted(kinds.items())),
-            cost_usd=_reduce([row.cost_usd for row in valid], _median),
-            fresh_attempts=health.fresh_attempts,
-            admissible=health.admissible,
-            execution_failures=health.execution_failures,
-            evidence_failures=health.evidence_failures,
-            health_reasons=health.reasons,
-            review=_review_metrics(valid, scored),
-            **medians,
-        )
+        group = GroupTally()
+        for row in rows:
+            group.add(row)
+        return group.build(task, arm)
 
     def value(self, name: str) -> float | bool | None:
         """A metric by its row field name: a median, ``cost_usd`` or a ``review_*`` metric."""
@@ -272,12 +227,203 @@ class AggregateTable:
         return {arm: agg for (each, arm), agg in self.by_cell.items() if each == task}
 
 
+#: The fields a group packs per valid row: the medians, then ``cost_usd``.
+_PACKED_FIELDS = (*MEDIAN_FIELDS, "cost_usd")
+_COST = len(MEDIAN_FIELDS)
+
+
+class GroupTally:
+    """The rows of one (task, arm), accumulated one at a time: what :class:`Aggregate` needs.
+
+    Counters, the smallest task class, a health tally, and per valid row the median fields
+    (:class:`~wfbench.domain.results.columns.Columns`), its run number, whether it resolved and
+    was scored, and its weighted F1 (what the paired statistics read, :meth:`admissible`); per
+    scored row of a review arm the numeric review metrics and, per boolean metric, how many were
+    not booleans and how many false. Rows themselves are not kept.
+    """
+
+    __slots__ = (
+        "_flags", "_medians", "_review", "_review_gaps", "_run_flags", "_run_numbers", "_weighted_f1",
+        "has_review", "health", "kinds", "resolved", "resolved_fresh", "resolved_valid", "runs", "scored",
+        "task_class", "transcripts_missing", "valid",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.runs = self.valid = self.scored = 0
+        self.resolved = self.resolved_fresh = self.resolved_valid = self.transcripts_missing = 0
+        self.kinds: Counter[ErrorKind] = Counter()
+        self.task_class: str | None = None
+        self.health = HealthTally()
+        self.has_review = False
+        self._medians = Columns(len(_PACKED_FIELDS))
+        self._review: Columns | None = None
+        #: Per boolean review metric: [values that were not booleans, values that were false].
+        self._flags = [[0, 0] for _ in REVIEW_FLAG_METRICS]
+        #: Scored rows without any review metric (every review metric is then unknown).
+        self._review_gaps = 0
+        #: Per valid row: its run number; resolved (bit 0) and scored (bit 1); its weighted F1.
+        self._run_numbers: list[int] = []
+        self._run_flags = bytearray()
+        self._weighted_f1: array[float] | None = None
+
+    def add(self, row: Row) -> None:
+        """Count ``row`` (of this group's task and arm)."""
+        self.runs += 1
+        if row.error_kind is not None:
+            self.kinds[row.error_kind] += 1
+        if row.task_class is not None and (self.task_class is None or row.task_class < self.task_class):
+            self.task_class = row.task_class
+        if row.resolved:
+            self.resolved += 1
+            self.resolved_fresh += not row.reused
+        self.transcripts_missing += row.transcript_missing
+        self.health.add(row)
+        if row.excluded:
+            return
+        self.valid += 1
+        self.resolved_valid += row.resolved
+        self._medians.append([getattr(row, name) for name in _PACKED_FIELDS])
+        review = row.review
+        self.has_review = self.has_review or "review_weighted_f1" in review
+        scored = row.error_kind is not ErrorKind.SKILL_NOT_INVOKED
+        self._note_run(row, scored)
+        if not scored:
+            return
+        self.scored += 1
+        if not review:
+            self._review_gaps += 1
+            return
+        if self._review is None:
+            self._review = Columns(len(REVIEW_NUMERIC_METRICS))
+        self._review.append([review.get(name) for name in REVIEW_NUMERIC_METRICS])
+        for counts, name in zip(self._flags, REVIEW_FLAG_METRICS, strict=True):
+            value = review.get(name)
+            if not isinstance(value, bool):
+                counts[0] += 1
+            elif not value:
+                counts[1] += 1
+
+    def _note_run(self, row: Row, scored: bool) -> None:
+        self._run_numbers.append(row.run)
+        self._run_flags.append(bool(row.resolved) | (scored << 1))
+        value = row.review.get("review_weighted_f1")
+        if self._weighted_f1 is None and value is not None:
+            self._weighted_f1 = array("d", [math.nan] * (len(self._run_numbers) - 1))
+        if self._weighted_f1 is not None:
+            self._weighted_f1.append(_finite_or_nan(value))
+
+    def admissible(self, field: str) -> list[tuple[int, bool, bool, Any]]:
+        """``(run, resolved, scored, value)`` of every valid row, in the order added.
+
+        ``field`` is one of :data:`MEDIAN_FIELDS`, ``cost_usd`` or ``review_weighted_f1``; the
+        value is what the row carried (``None`` when nothing, or not a finite number for the F1).
+        """
+        if field == "review_weighted_f1":
+            f1 = self._weighted_f1
+            values: list[Any] = (
+                [None] * len(self._run_numbers)
+                if f1 is None
+                else [None if math.isnan(value) else value for value in f1]
+            )
+        else:
+            values = self._medians.entries(_PACKED_FIELDS.index(field))
+        flags = self._run_flags
+        return [
+            (run, bool(flag & 1), bool(flag & 2), value)
+            for run, flag, value in zip(self._run_numbers, flags, values, strict=True)
+        ]
+
+    def costs(self) -> list[Any] | None:
+        """``cost_usd`` of every valid row; ``None`` when any is unknown."""
+        return self._medians.values(_COST)
+
+    def _median(self, index: int) -> float | None:
+        values = self._medians.values(index)
+        return None if not values else float(_median(values))
+
+    def _review_metrics(self) -> Mapping[str, ReviewValue]:
+        """Review metrics over scored rows; empty unless some valid row carries a weighted F1."""
+        if not self.has_review:
+            return {}
+        columns = None if self._review_gaps else self._review
+        out: dict[str, ReviewValue] = {}
+        for index, name in enumerate(REVIEW_NUMERIC_METRICS):
+            values = None if columns is None else columns.values(index)
+            out[name] = None if not values else float((min if name in _MIN_REDUCED else _median)(values))
+        for (not_bool, false), name in zip(self._flags, REVIEW_FLAG_METRICS, strict=True):
+            known = self.scored > 0 and not_bool == 0 and not self._review_gaps
+            out[name] = (false == 0) if known else None
+        return out
+
+    def build(self, task: str, arm: str) -> Aggregate:
+        """The aggregate of the rows added so far."""
+        health = self.health.counters()
+        medians = {name: self._median(index) for index, name in enumerate(MEDIAN_FIELDS)}
+        return Aggregate(
+            task=task,
+            arm=arm,
+            task_class=self.task_class,
+            runs=self.runs,
+            valid_runs=self.valid,
+            excluded_runs=self.runs - self.valid,
+            scored_runs=self.scored,
+            resolved=self.resolved,
+            resolved_fresh=self.resolved_fresh,
+            transcripts_missing=self.transcripts_missing,
+            error_kinds=dict(sorted(self.kinds.items())),
+            cost_usd=self._median(_COST),
+            fresh_attempts=health.fresh_attempts,
+            admissible=health.admissible,
+            execution_failures=health.execution_failures,
+            evidence_failures=health.evidence_failures,
+            health_reasons=health.reasons,
+            review=self._review_metrics(),
+            **medians,
+        )
+
+
+class TableBuilder:
+    """Rows in, one at a time, grouped once by (task, arm); :meth:`build` is the table."""
+
+    __slots__ = ("_groups",)
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str], GroupTally] = {}
+
+    def add(self, row: Row) -> None:
+        """Count ``row`` in its (task, arm) group."""
+        key = (row.task, row.arm)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = GroupTally()
+        group.add(row)
+
+    @property
+    def groups(self) -> Mapping[tuple[str, str], GroupTally]:
+        """The groups so far, in the order their first row arrived."""
+        return self._groups
+
+    def build(self) -> AggregateTable:
+        """Every group's aggregate, keyed in sorted (task, arm) order."""
+        groups = self._groups
+        return AggregateTable({key: groups[key].build(*key) for key in sorted(groups)})
+
+
+def _finite_or_nan(value: Any) -> float:
+    """``float(value)`` for a finite number (not a boolean); NaN (read back as ``None``) otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+    return math.nan
+
+
 def aggregate(rows: Iterable[Row]) -> AggregateTable:
     """Group ``rows`` by (task, arm) and aggregate each group; the result ignores row order."""
-    groups: defaultdict[tuple[str, str], list[Row]] = defaultdict(list)
+    builder = TableBuilder()
     for row in rows:
-        groups[(row.task, row.arm)].append(row)
-    return AggregateTable({key: Aggregate.from_rows(key[0], key[1], groups[key]) for key in sorted(groups)})
+        builder.add(row)
+    return builder.build()
 
 
 def saving_pct(base: float | None, arm: float | None) -> float | None:

@@ -25,6 +25,7 @@ __all__ = [
     "ArmHealth",
     "HealthCounters",
     "HealthStatus",
+    "HealthTally",
     "classify_health",
     "classify_sweep_health",
     "count_health",
@@ -107,42 +108,74 @@ def _breakdown(causes: Counter[str]) -> str:
     return ", ".join(f"{cause}×{count}" for cause, count in sorted(causes.items()))
 
 
-def count_health(rows: Iterable[Row]) -> HealthCounters:
-    """Count fresh attempts, admissible rows and both kinds of failure over ``rows``."""
-    fresh = reused = admissible = 0
-    execution: Counter[str] = Counter()
-    evidence: Counter[str] = Counter()
-    for row in rows:
+class HealthTally:
+    """Health counts accumulated one row at a time (mutable; :meth:`counters` freezes them).
+
+    :func:`count_health` is a tally over an iterable; streaming readers keep one tally per
+    (task, arm) and :meth:`merge` them per arm, so no row has to stay in memory.
+    """
+
+    __slots__ = ("admissible", "evidence", "execution", "fresh", "reused")
+
+    def __init__(self) -> None:
+        self.fresh = 0
+        self.reused = 0
+        self.admissible = 0
+        self.execution: Counter[str] = Counter()
+        self.evidence: Counter[str] = Counter()
+
+    def add(self, row: Row) -> None:
+        """Count one row."""
         if row.reused:
-            reused += 1
-            continue
-        fresh += 1
+            self.reused += 1
+            return
+        self.fresh += 1
         failed_execution = is_execution_failure(row)
         failed_evidence = is_evidence_failure(row)
         if failed_execution:
-            execution[str(row.error_kind)] += 1
+            self.execution[str(row.error_kind)] += 1
         if failed_evidence:
-            evidence[_evidence_cause(row)] += 1
+            self.evidence[_evidence_cause(row)] += 1
         if not (failed_execution or failed_evidence):
-            admissible += 1
-    n_exec, n_evid = execution.total(), evidence.total()
-    reasons: list[str] = []
-    if fresh == 0:
-        reasons.append("no fresh attempts" + (f" ({reused} reused row(s) only)" if reused else ""))
-    if n_exec:
-        reasons.append(f"{n_exec}/{fresh} fresh attempt(s) failed to execute ({_breakdown(execution)})")
-    if n_evid:
-        reasons.append(
-            f"{n_evid}/{fresh} fresh attempt(s) produced untrustworthy evidence ({_breakdown(evidence)})"
+            self.admissible += 1
+
+    def merge(self, other: HealthTally) -> None:
+        """Add ``other``'s counts to this tally."""
+        self.fresh += other.fresh
+        self.reused += other.reused
+        self.admissible += other.admissible
+        self.execution.update(other.execution)
+        self.evidence.update(other.evidence)
+
+    def counters(self) -> HealthCounters:
+        """The counts so far, with their reasons."""
+        fresh, reused, execution, evidence = self.fresh, self.reused, self.execution, self.evidence
+        n_exec, n_evid = execution.total(), evidence.total()
+        reasons: list[str] = []
+        if fresh == 0:
+            reasons.append("no fresh attempts" + (f" ({reused} reused row(s) only)" if reused else ""))
+        if n_exec:
+            reasons.append(f"{n_exec}/{fresh} fresh attempt(s) failed to execute ({_breakdown(execution)})")
+        if n_evid:
+            reasons.append(
+                f"{n_evid}/{fresh} fresh attempt(s) produced untrustworthy evidence ({_breakdown(evidence)})"
+            )
+        return HealthCounters(
+            fresh_attempts=fresh,
+            reused=reused,
+            admissible=self.admissible,
+            execution_failures=n_exec,
+            evidence_failures=n_evid,
+            reasons=tuple(reasons),
         )
-    return HealthCounters(
-        fresh_attempts=fresh,
-        reused=reused,
-        admissible=admissible,
-        execution_failures=n_exec,
-        evidence_failures=n_evid,
-        reasons=tuple(reasons),
-    )
+
+
+def count_health(rows: Iterable[Row]) -> HealthCounters:
+    """Count fresh attempts, admissible rows and both kinds of failure over ``rows``."""
+    tally = HealthTally()
+    for row in rows:
+        tally.add(row)
+    return tally.counters()
 
 
 @attrs.frozen

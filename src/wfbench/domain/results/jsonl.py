@@ -2,18 +2,20 @@
 
 Reading the file is the caller's job (the JSONL store, or ``Path(p).read_bytes()`` in another
 tool); decoding is here so every reader refuses the same things with the same message, naming
-the source, the line and the field.
+the source, the line and the field. :func:`parse_row_lines` decodes lines as they come (an open
+binary file is an iterable of lines), so a reader never has to hold the whole file or every row.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import Row
 
-__all__ = ["parse_row_line", "parse_rows"]
+__all__ = ["parse_row_line", "parse_row_lines", "parse_rows"]
 
 
 def parse_rows(data: bytes, *, source: str = "results.jsonl") -> tuple[Row, ...]:
@@ -23,12 +25,21 @@ def parse_rows(data: bytes, *, source: str = "results.jsonl") -> tuple[Row, ...]
         InputError: a line is torn, not JSON, not an object, or has an invalid field (names
             ``source``, the line and the field).
     """
-    rows: list[Row] = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        row = parse_row_line(line, source=source, number=number)
+    return tuple(parse_row_lines(data.split(b"\n"), source=source))
+
+
+def parse_row_lines(lines: Iterable[bytes], *, source: str = "results.jsonl") -> Iterator[Row]:
+    """The rows of ``lines`` (numbered from 1, with or without their ``\\n``), one at a time.
+
+    Raises:
+        InputError: as :func:`parse_rows`, when the bad line is reached (rows before it have
+            been yielded; a caller that must write nothing on bad input writes after the end).
+    """
+    for number, line in enumerate(lines, start=1):
+        # Decode without the line end, so JSON error positions read as in ``data.split(b"\n")``.
+        row = parse_row_line(line[:-1] if line.endswith(b"\n") else line, source=source, number=number)
         if row is not None:
-            rows.append(row)
-    return tuple(rows)
+            yield row
 
 
 def parse_row_line(line: bytes, *, source: str, number: int) -> Row | None:

@@ -26,8 +26,9 @@ import attrs
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.aggregation import is_scored
 from wfbench.domain.results.rows import Row
+from wfbench.domain.results.summary import RowSummary
 
-__all__ = ["REVIEW_METRIC", "ArmRuns", "PairedSamples", "TaskPair", "paired_samples"]
+__all__ = ["REVIEW_METRIC", "ArmRuns", "PairedSamples", "TaskPair", "paired_samples", "summary_samples"]
 
 #: The review gate's metric (a difference of weighted F1, not a ratio).
 REVIEW_METRIC = "review_weighted_f1"
@@ -137,17 +138,56 @@ def _metric_values(rows: Sequence[Row], metric: str) -> tuple[float | None, ...]
         values = [row.review.get(metric) for row in rows if is_scored(row)]
     else:
         values = [getattr(row, metric) for row in rows]
-    return tuple(
-        float(value)
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        else None
-        for value in values
-    )
+    return tuple(_number(value) for value in values)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
 
 
 def _arm_runs(rows: Sequence[Row], metric: str) -> ArmRuns:
     ordered = sorted(rows, key=lambda row: row.run)
     return ArmRuns(tuple(row.resolved for row in ordered), _metric_values(ordered, metric))
+
+
+def _check_metric(metric: str) -> None:
+    if metric != REVIEW_METRIC and metric not in ("output_tokens", "cost_usd", "duration_s", "num_turns"):
+        raise InputError(f"unsupported promotion metric: {metric}", field="metric")
+
+
+def summary_samples(
+    summary: RowSummary,
+    *,
+    candidate: str,
+    incumbent: str,
+    metric: str,
+    tasks: Iterable[str] | None = None,
+) -> PairedSamples:
+    """:func:`paired_samples` from a one-pass :class:`RowSummary` instead of the rows (equal results).
+
+    Raises:
+        InputError: ``metric`` is not a row field the analysis can read.
+    """
+    _check_metric(metric)
+    wanted = None if tasks is None else set(tasks)
+    pairs = []
+    for task in sorted(summary.tasks):
+        if wanted is not None and task not in wanted:
+            continue
+        inc = summary.admissible_runs(task, incumbent, metric)
+        cand = summary.admissible_runs(task, candidate, metric)
+        if inc and cand:
+            pairs.append(TaskPair(task, _summary_runs(inc, metric), _summary_runs(cand, metric)))
+    return PairedSamples(candidate=candidate, incumbent=incumbent, metric=metric, tasks=tuple(pairs))
+
+
+def _summary_runs(runs: Sequence[tuple[int, bool, bool, Any]], metric: str) -> ArmRuns:
+    ordered = sorted(runs, key=lambda run: run[0])
+    review = metric == REVIEW_METRIC
+    values = [value for _, _, scored, value in ordered if scored or not review]
+    return ArmRuns(tuple(resolved for _, resolved, _, _ in ordered), tuple(_number(v) for v in values))
 
 
 def paired_samples(
@@ -166,8 +206,7 @@ def paired_samples(
     Raises:
         InputError: ``metric`` is not a row field the analysis can read.
     """
-    if metric != REVIEW_METRIC and metric not in ("output_tokens", "cost_usd", "duration_s", "num_turns"):
-        raise InputError(f"unsupported promotion metric: {metric}", field="metric")
+    _check_metric(metric)
     wanted = None if tasks is None else set(tasks)
     groups: defaultdict[tuple[str, str], list[Row]] = defaultdict(list)
     for row in rows:
