@@ -112,7 +112,7 @@ TASK_CASES = [
     ("tasks.0.expensive", "yes", "t1: expensive: must be true or false"),
     ("tasks.0.labels", "labels.json", "t1: labels: only review tasks have labels"),
     ("tasks.0.oracle", "DELETE", "t1: oracle: is required for implementation tasks"),
-    ("tasks.0.oracle", {"command": "true"}, "t1: oracle: must have exactly `command` and `files`"),
+    ("tasks.0.oracle", {"command": "true"}, "t1: oracle: must have `command` and `files` (and optionally `report`, `expect`)"),
     ("tasks.0.oracle", {"command": "true", "files": "x"}, "t1: oracle.files: must be a list"),
     ("tasks.0.oracle", {"command": "true", "files": []}, "t1: oracle.files: must name at least one file"),
     ("tasks.0.oracle", {"command": "true", "files": [{"source": "a"}]}, "oracle.files[0]: must have exactly"),
