@@ -162,3 +162,41 @@ def test_the_review_rows_record_which_finding_hit_which_label(demo_out):
     ]
     assert clean["label_matching"] == {"pairs": [], "labels": []}
     assert json.loads((sweep / defect["review_artifact"]).read_text())["findings"][0]["id"] == "f1"
+
+
+def test_compare_puts_two_sweeps_side_by_side_with_paired_statistics(demo_out, tmp_path):
+    """B = the demo with workflow's cost halved and a baseline task now resolved: the changes, B's saving."""
+    sweep, _ = demo_out
+    after = tmp_path / "after"
+    after.mkdir()
+    changed = []
+    for row in rows(sweep):
+        if row["arm"] == "workflow":
+            row["cost_usd"] = row["cost_usd"] / 2
+        if (row["task"], row["arm"]) == ("fix-median", "baseline"):
+            row.update(resolved=True, error_kind=None, oracle_passed=True)
+        changed.append(json.dumps(row) + "\n")
+    (after / "results.jsonl").write_text("".join(changed))
+    out = tmp_path / "compare.md"
+    done = wfbench(
+        "compare", str(sweep), str(after), "--out", str(out), "--html", str(tmp_path / "c.html"), timeout=120
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == out.read_text()
+    assert "- `workflow` over 2 common task(s), B against A:" in done.stdout
+    assert "  - cost (cost_usd): +50.0% saved [90% CI +50.0% saved, +50.0% saved]" in done.stdout
+    assert "| fix-median | baseline | 0/3 | 3/3 | +100.0 pts |" in done.stdout
+    assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1615 | $0.0808 | −50.0% |" in done.stdout
+    assert "<h1>wfbench comparison</h1>" in (tmp_path / "c.html").read_text()
+
+
+def test_compare_refuses_a_torn_results_file(demo_out, tmp_path):
+    """compare decides nothing on half a file: a torn line exits 2 naming the file and the line."""
+    after = tmp_path / "after"
+    after.mkdir()
+    (after / "results.jsonl").write_text((demo_out[0] / "results.jsonl").read_text() + '{"task": "x"')
+    done = wfbench("compare", str(demo_out[0]), str(after), timeout=60)
+    assert done.returncode == 2
+    assert "results.jsonl" in done.stderr
+    assert "line 25" in done.stderr

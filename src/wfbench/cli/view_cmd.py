@@ -5,16 +5,20 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from wfbench.domain.errors import InputError
 
+if TYPE_CHECKING:
+    from wfbench.adapters.sweep_dir import SweepDirectory
+    from wfbench.domain.results.rows import Row
+
 _Dir = Annotated[Path, typer.Argument(help="A sweep directory (holding results.jsonl).")]
 
 
-def _open(target: Path):  # type: ignore[no-untyped-def]
+def _open(target: Path) -> SweepDirectory:
     from wfbench.adapters.sweep_dir import SweepDirectory
 
     if target.is_file() and target.name == "results.jsonl":
@@ -67,3 +71,51 @@ def register(app: typer.Typer) -> None:
             pass
         finally:
             server.close()
+
+    @app.command("compare")
+    def compare(
+        before: Annotated[
+            Path, typer.Argument(help="Sweep A (the before: incumbent skill, older agent...).")
+        ],
+        after: Annotated[Path, typer.Argument(help="Sweep B (the after).")],
+        *,
+        out: Annotated[
+            Path | None, typer.Option("--out", help="Also write the comparison as Markdown here.")
+        ] = None,
+        html: Annotated[
+            Path | None, typer.Option("--html", help="Also write it as a self-contained page here.")
+        ] = None,
+    ) -> None:
+        """Compare two sweeps per task and arm (resolution, cost, quality), paired statistics of B vs A."""
+        from wfbench.adapters.jsonl_store import write_text_atomic
+        from wfbench.app.report.compare import compare_sweeps, render_comparison_html, render_comparison_md
+        from wfbench.app.report.model import ReportInputs
+
+        sweeps = [_open(before), _open(after)]
+        inputs = []
+        for sweep in sweeps:
+            promotion, _ = sweep.json_file("promotion.json")
+            manifest, _ = sweep.json_file("manifest.json")
+            inputs.append(
+                ReportInputs(
+                    promotion=promotion if isinstance(promotion, dict) else None,
+                    manifest=manifest if isinstance(manifest, dict) else None,
+                )
+            )
+        comparison = compare_sweeps(
+            _strict_rows(sweeps[0]), _strict_rows(sweeps[1]),
+            names=(sweeps[0].path, sweeps[1].path), inputs=(inputs[0], inputs[1]),
+        )  # fmt: skip
+        text = render_comparison_md(comparison)
+        typer.echo(text, nl=False)
+        if out is not None:
+            write_text_atomic(out, text)
+        if html is not None:
+            write_text_atomic(html, render_comparison_html(comparison))
+
+
+def _strict_rows(sweep: SweepDirectory) -> tuple[Row, ...]:
+    """Every row of the sweep; a torn or invalid line is an InputError (compare needs every row)."""
+    from wfbench.adapters.jsonl_store import JsonlResultStore
+
+    return JsonlResultStore(sweep.results_path).rows()

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Effect", "PairedTask", "Verdict", "detectability_sentences", "verdicts_of"]
+__all__ = ["Effect", "PairedTask", "Verdict", "detectability_sentences", "effect_of", "verdicts_of"]
 
 
 @attrs.frozen
@@ -133,7 +133,8 @@ def _interval(value: Any) -> tuple[float, float] | None:
     return None if low is None or high is None else (low, high)
 
 
-def _effect(raw: Any, name: str) -> Effect | None:
+def effect_of(raw: Any, name: str) -> Effect | None:
+    """An :class:`Effect` from a ``statistics`` object (or its ``resolution``); ``None`` when absent."""
     data = _map(raw)
     if not data:
         return None
@@ -262,8 +263,8 @@ def _verdict(decision: Mapping[str, Any], policy: Mapping[str, Any], detect: str
         max_task_regression_pct=max_regression,
         policy=_str(decision.get("policy")),
         other_policies=_other_policies(decision),
-        metric_effect=_effect(stats, _str(decision.get("metric")) or "metric") if stats else None,
-        resolution_effect=_effect(stats.get("resolution"), "resolved") if stats else None,
+        metric_effect=effect_of(stats, _str(decision.get("metric")) or "metric") if stats else None,
+        resolution_effect=effect_of(stats.get("resolution"), "resolved") if stats else None,
         detectability=detect,
         tasks=tasks,
     )
