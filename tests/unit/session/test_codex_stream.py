@@ -63,14 +63,15 @@ def verdict(events: list[dict[str, Any]] | None, process: ProcessOutcome = OK, *
 
 
 def test_a_completed_session_is_ok_with_usage_in_wfbench_fields_and_no_cost() -> None:
-    """Codex's input includes the cache: 45210 - 44000 - 0 = 1210 uncached; cost and turns unknown."""
+    """Codex's input includes the cache: 45210 - 44000 - 0 = 1210 uncached; a 0 cache write is not
+    reported (Codex prints 0 for a field nobody sent); cost and turns unknown."""
     result = verdict(
         session(message("item_0", "Writing."), command("item_1", "echo hi"), message("item_2", "Done."))
     )
     assert result.ok
     assert result.error_kind is None
     assert result.usage == Usage(
-        input_tokens=1210, cache_creation_input_tokens=0, cache_read_input_tokens=44000, output_tokens=85
+        input_tokens=1210, cache_creation_input_tokens=None, cache_read_input_tokens=44000, output_tokens=85
     )
     assert result.cost_usd is None
     assert result.num_turns is None
@@ -97,11 +98,21 @@ def test_a_usage_field_codex_did_not_print_is_unknown_and_turns_are_summed() -> 
     )
     two = [*session(usage=USAGE), {"type": "turn.started"}, {"type": "turn.completed", "usage": USAGE}]
     assert read_codex_usage(two) == Usage(
-        input_tokens=2420, cache_creation_input_tokens=0, cache_read_input_tokens=88000, output_tokens=170
+        input_tokens=2420, cache_creation_input_tokens=None, cache_read_input_tokens=88000, output_tokens=170
     )
     zeros = dict.fromkeys(USAGE, 0)
     mixed = [*session(usage=USAGE), {"type": "turn.started"}, {"type": "turn.completed", "usage": zeros}]
     assert read_codex_usage(mixed) == Usage()
+
+
+def test_a_zero_cache_field_is_not_reported_since_codex_prints_zero_for_an_absent_one() -> None:
+    """Only a positive cache count is a measurement; the uncached input is still what remains."""
+    raw = {"input_tokens": 500, "cached_input_tokens": 0, "cache_write_input_tokens": 0, "output_tokens": 9}
+    assert read_codex_usage(session(usage=raw)) == Usage(input_tokens=500, output_tokens=9)
+    written = {**raw, "cache_write_input_tokens": 40}
+    assert read_codex_usage(session(usage=written)) == Usage(
+        input_tokens=460, cache_creation_input_tokens=40, output_tokens=9
+    )
 
 
 @pytest.mark.parametrize(

@@ -165,6 +165,8 @@ class _Collector:
         self.task_kinds: dict[str, str] = {}
         self.arm_kinds: dict[str, set[str]] = {}
         self.seen: dict[str, dict[str, None]] = {}
+        #: arm → "agent `version` (model `m`)" as its rows record them (an arm may name its agent).
+        self.arm_agents: dict[str, dict[str, None]] = {}
         self.recorded: list[str] = []
         self.rows = self.uninvoked = self.missing = 0
         self.diagnostics: list[tuple[str, str, int, tuple[str, ...], int]] = []
@@ -204,6 +206,10 @@ class _Collector:
             value = row.extra.get(name)
             if isinstance(value, str) and value:
                 self.seen.setdefault(name, {}).setdefault(value)
+        agent = row.extra.get("agent")
+        if isinstance(agent, str) and agent:
+            version, model = row.extra.get("agent_version") or "version n/a", row.extra.get("model") or "n/a"
+            self.arm_agents.setdefault(row.arm, {}).setdefault(f"{agent} `{version}` (model `{model}`)")
         recorded = row.extra.get("reused_from_recorded_at") or row.extra.get("recorded_at")
         if isinstance(recorded, str):
             self.recorded.append(recorded[:10])
@@ -277,6 +283,16 @@ def _manifest(inputs: ReportInputs, key: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+def _arm_agents(collector: _Collector) -> str | None:
+    """``arm: agent version (model m); …`` in arm order, or None when no row names its agent."""
+    parts = [
+        f"`{arm}`: " + ", ".join(collector.arm_agents[arm])
+        for arm in collector.arms
+        if arm in collector.arm_agents
+    ]
+    return "; ".join(parts) or None
+
+
 def _provenance(inputs: ReportInputs, collector: _Collector) -> tuple[tuple[str, str | None], ...]:
     promotion = inputs.promotion or {}
     dates = sorted(collector.recorded)
@@ -292,6 +308,7 @@ def _provenance(inputs: ReportInputs, collector: _Collector) -> tuple[tuple[str,
         ("corpus digest", _manifest(inputs, "corpus_digest") or _manifest(inputs, "corpus.digest")),
         ("environment digests", _manifest(inputs, "environment_digests")),
         ("runtime digest", _single(collector, "runtime_digest")),
+        ("agents by arm", _arm_agents(collector)),
         ("candidate overlay digest", promotion.get("candidate_overlay_digest")),
         ("measured on", when),
         ("promotion evidence generated", promotion.get("generated_at")),

@@ -19,9 +19,10 @@ turn ``turn.started``, ``item.started`` / ``item.updated`` / ``item.completed`` 
   ``cached_input_tokens``; ``cache_creation`` is ``cache_write_input_tokens``; ``output`` is
   ``output_tokens`` (reasoning included). Codex writes 0 for anything the provider did not
   report — a request's usage cannot be zero input, so a turn reporting ``input_tokens: 0``
-  reported *nothing* and its usage is unknown (every field ``None``). A cache field Codex read
-  as absent is indistinguishable from 0; the wire metering is the cross-check. An errored
-  session's usage is not a measurement (``None``), and the cost is always ``None`` here;
+  reported *nothing* and its usage is unknown (every field ``None``); likewise a cache field of
+  0 cannot be told from an absent one, so it is ``None`` (not reported: the wire meter, which
+  sees the provider's own figures, is the measurement and is never contradicted by a guessed 0).
+  An errored session's usage is not a measurement (``None``), and the cost is always ``None``;
 * **a skill counts as invoked** only when a ``command_execution`` item completed with exit code
   0 and non-empty output, and its command names the expected skill's ``skills/<name>/SKILL.md``
   (Codex has no Skill tool: the model reads the skill file itself). A ``$name`` mention in the
@@ -132,10 +133,12 @@ def _turn_usage(raw: object) -> Usage:
         raise ValueError(
             f"turn.completed usage: cached tokens ({cached} + {written}) exceed input_tokens ({total})"
         )
+    # Codex prints 0 for a cache field the provider did not send: a 0 there is "0 or not
+    # reported", so it is not reported (None); the wire meter holds the measurement.
     return Usage(
         input_tokens=uncached,
-        cache_creation_input_tokens=written,
-        cache_read_input_tokens=cached,
+        cache_creation_input_tokens=written or None,
+        cache_read_input_tokens=cached or None,
         output_tokens=values["output_tokens"],
     )
 
@@ -156,12 +159,12 @@ def read_codex_usage(window: Sequence[Event]) -> Usage:
     return Usage(**fields)
 
 
-def _items(window: Sequence[Event], *, completed_only: bool) -> list[Mapping[str, Any]]:
-    kinds = {"item.completed"} if completed_only else {"item.started", "item.updated", "item.completed"}
+def _completed_items(window: Sequence[Event]) -> list[Mapping[str, Any]]:
+    """The items of ``item.completed`` events (an item is final only there)."""
     return [
         event["item"]
         for event in window
-        if event.get("type") in kinds and isinstance(event.get("item"), Mapping)
+        if event.get("type") == "item.completed" and isinstance(event.get("item"), Mapping)
     ]
 
 
@@ -180,7 +183,7 @@ def codex_skill_invoked(window: Sequence[Event], expected_skill: str) -> bool:
     if expected is None:
         raise SkillEvidenceError(f"expected skill {expected_skill!r} is not a skill identifier")
     pattern = _skill_file(expected)
-    for item in _items(window, completed_only=True):
+    for item in _completed_items(window):
         if item.get("type") != "command_execution":
             continue
         item_id, command, code = item.get("id"), item.get("command"), item.get("exit_code")
@@ -201,7 +204,7 @@ def codex_tool_counts(window: Sequence[Event]) -> dict[str, int]:
     """Completed tool items per item type (each item id once)."""
     seen: set[object] = set()
     counts: dict[str, int] = {}
-    for item in _items(window, completed_only=True):
+    for item in _completed_items(window):
         kind, item_id = item.get("type"), item.get("id")
         if kind not in TOOL_ITEM_TYPES or item_id in seen:
             continue
