@@ -156,6 +156,9 @@ def test_a_scripted_exec_command_writes_the_file_and_usage_maps_to_wfbench_field
     ]
     first = provider.requests[0]
     assert first.stream
+    offered = {tool.get("name") or tool.get("type") for tool in first.body["tools"]}
+    assert {"exec_command", "apply_patch"} <= offered
+    assert "web_search" not in offered  # no provider-side tool reaches the network
     assert json.loads(first.headers["x-codex-turn-metadata"])["sandbox_mode"] == "danger-full-access"
     assert first.headers["authorization"] == "<redacted>"
 

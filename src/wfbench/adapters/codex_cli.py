@@ -16,9 +16,10 @@ What a session runs with (``docs/agents.md``, "Codex"):
   ``stream_max_retries=0``) at the sweep's endpoint plus ``/v1`` — the key proxy in front of the
   scripted provider or of ``--base-url`` — with the key in ``WFBENCH_API_KEY``;
 * ``analytics.enabled=false`` and ``features.plugins=false`` (otherwise Codex contacts analytics
-  and plugin-sync hosts), ``shell_environment_policy`` ``inherit=all`` excluding ``WFBENCH_*``
-  and ``*_API_KEY*`` (tool commands get the command environment, never the key), the
-  reasoning effort when set;
+  and plugin-sync hosts), ``web_search="disabled"`` (no hosted web-search tool: the provider
+  would reach the network on the agent's behalf), ``shell_environment_policy`` ``inherit=all``
+  excluding ``WFBENCH_*`` and ``*_API_KEY*`` (tool commands get the command environment, never
+  the key), the reasoning effort when set;
 * the prompt on stdin (``-``), never in argv; the environment PATH/LANG/TERM/NO_COLOR, the
   caller's ``policy.env`` and the key, nothing else (HOME/TMPDIR/PWD are the sandbox's own);
 * **the key is unreadable by tools**: the binary is run from an *execute-only* copy (mode
@@ -295,7 +296,7 @@ def codex_argv(request: SessionRequest) -> list[str]:
     ]
     argv += ["--color", "never", "-s", "danger-full-access", "-m", request.model]
     argv += ["-c", f"model_provider={_toml(PROVIDER)}", "-c", f"model_providers.{PROVIDER}={provider}"]
-    argv += ["-c", "analytics.enabled=false", "-c", "features.plugins=false"]
+    argv += ["-c", "analytics.enabled=false", "-c", "features.plugins=false", "-c", 'web_search="disabled"']
     argv += ["-c", 'shell_environment_policy.inherit="all"']
     argv += ["-c", 'shell_environment_policy.exclude=["WFBENCH_*", "*_API_KEY*"]']
     if request.effort is not None:

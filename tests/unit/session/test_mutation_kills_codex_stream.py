@@ -157,3 +157,18 @@ def test_a_tool_item_that_only_started_is_not_counted() -> None:
     assert codex_tool_counts(session(started)) == {}
     not_an_item = {"type": "turn.note", "item": {"id": "item_9", "type": "command_execution"}}
     assert codex_tool_counts(session(not_an_item)) == {}
+
+
+def test_a_message_ending_in_any_character_is_kept_whole() -> None:
+    """Only the separator of an empty message is trimmed (``rstrip(": ")``), never the message's end."""
+    error = {"type": "error", "message": "limit X"}
+    failed = {"type": "turn.failed", "error": {"message": "quota XX"}}
+    events = [*session(error)[:-1], failed]
+    assert classify_codex_session(events, process=OK).error_detail == "error: limit X; turn.failed: quota XX"
+
+
+def test_a_malformed_item_id_is_shown_cut_at_80_characters() -> None:
+    item = {"id": "x" * 90 + "!", "type": "command_execution", "command": "ls", "status": "completed"}
+    with pytest.raises(SkillEvidenceError) as caught:
+        codex_skill_invoked(session({"type": "item.completed", "item": item}), "plan")
+    assert str(caught.value) == f"command_execution id is missing or malformed: {'x' * 80!r}"
