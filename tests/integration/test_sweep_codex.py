@@ -182,7 +182,7 @@ def test_an_agents_md_overlay_reaches_the_codex_candidate_read_only_and_not_its_
     env = {**os.environ, "WFBENCH_ANTHROPIC_API_KEY": "wfb-real-agents-md"}
     with ScriptedProvider(ProviderScript.from_yaml(yaml.safe_dump(script), source="agents.yaml")) as provider:
         done = run_sweep(
-            corpus, out, "--arms", "codex_direct,codex_terse", "--candidate-overlay", str(overlay),
+            corpus, out, "--arms", "codex_direct,codex_terse", "--candidate-overlay", str(overlay), "--runs", "1",
             "--base-url", provider.base_url, "--workers", "1", "--timeout", "120", env=env, timeout=600,
         )  # fmt: skip
     assert done.returncode == 0, tell(done)
