@@ -25,6 +25,7 @@ import attrs
 import pytest
 
 from tests.conftest import claude_binary, require_or_skip
+from tests.integration.realrepo_kit import registry_or_skip
 from tests.integration.sweep_kit import (
     base_files,
     bwrap_or_skip,
@@ -49,6 +50,11 @@ PYTEST = 'PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -p no:cacheprovi
 JUNIT = PYTEST + ' --junitxml "$WFBENCH_ORACLE_REPORT"'
 EXPECT = ["test_hidden::test_answer_is_43", "test_hidden::test_answer_is_an_int"]
 FIX = "def answer():\n    return 43\n"
+#: The oracle probes run the real pytest: their tasks' environment installs it (from PyPI, cached).
+PYTEST_ENV = {"python": "harness", "install": "pip install pytest"}
+#: Without a runner in the environment: the fake must not stand in for it (the control imports app).
+NO_RUNNER = "python3 -c 'import pytest'"
+NO_RUNNER_CONTROL = "python3 -c 'import app; assert app.answer() == 43'"
 ESC_NAME = "\x1b]0;PWNED\x07\x1b[2J\rX.txt"
 SEP = "\u2028"  # LINE SEPARATOR: str.splitlines() cuts here
 NEL = "\x85"  # NEXT LINE (C1)
@@ -83,8 +89,9 @@ READ_APP = {"name": "Read", "input": {"file_path": "{workspace}/app.py"}}  # edi
 
 
 def _oracle_tasks() -> list[dict[str, Any]]:
-    plain = {"oracle": PYTEST, "oracle_source": "test_hidden.py"}
-    junit = {"oracle": JUNIT, "oracle_source": "test_hidden.py"}
+    plain = {"oracle": PYTEST, "oracle_source": "test_hidden.py", "environment": PYTEST_ENV}
+    junit = {"oracle": JUNIT, "oracle_source": "test_hidden.py", "environment": PYTEST_ENV}
+    bare = {"oracle_source": "test_hidden.py"}
     tasks = [
         impl_task("fake-pytest", **plain),
         impl_task("startup-hooks", **plain),
@@ -93,6 +100,8 @@ def _oracle_tasks() -> list[dict[str, Any]]:
         impl_task("forged-report", **junit),
         impl_task("oracle-control", **junit),
         impl_task("oracle-control-plain", **plain),
+        impl_task("fake-runner", oracle=NO_RUNNER, **bare),
+        impl_task("fake-runner-control", oracle=NO_RUNNER_CONTROL, **bare),
     ]
     for task in tasks:
         task["oracle"]["files"] = [{"source": "test_hidden.py", "target": "test_hidden.py"}]
@@ -125,6 +134,8 @@ def _scripts(host: Path) -> list[dict[str, Any]]:
         _attack("forged-report", READ_APP, write("{workspace}/app.py", forge)),
         _attack("oracle-control", READ_APP, write("{workspace}/app.py", FIX)),
         _attack("oracle-control-plain", READ_APP, write("{workspace}/app.py", FIX)),
+        _attack("fake-runner", write("{workspace}/pytest.py", "import sys\nsys.exit(0)\n")),
+        _attack("fake-runner-control", READ_APP, write("{workspace}/app.py", FIX)),
         _attack(
             "memory",
             sh(
@@ -191,6 +202,7 @@ IMPL_TASKS = (
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
     """One hostile sweep: workers 3, breaker off, tight limits so each probe meets its limit."""
     bwrap_or_skip()
+    registry_or_skip()
     root = tmp_path_factory.mktemp("evidence")
     host = root / "host-repo"
     host.mkdir()
@@ -233,6 +245,19 @@ def test_a_self_ignoring_fake_pytest_neither_passes_the_oracle_nor_hides_from_th
     assert b"+++ b/.gitignore" in patch
     assert row["diff_files"] == 2
     assert any("shadowing file: pytest.py" in d for d in row["evidence_diagnostics"])
+
+
+def test_a_planted_runner_cannot_stand_in_for_one_the_environment_lacks(sweep: Sweep) -> None:
+    """No pytest in the environment, a pytest.py (sys.exit(0)) in the workspace: the oracle fails.
+
+    The oracle's Python resolves a test runner's modules only outside the workspace; the control
+    shows the workspace's own modules do import in that same oracle environment.
+    """
+    row = sweep.row("fake-runner")
+    assert (row["oracle_passed"], row["resolved"], row["error_kind"]) == (False, False, "oracle-failed"), row
+    assert any("shadowing file: pytest.py" in d for d in row["evidence_diagnostics"])
+    control = sweep.row("fake-runner-control")
+    assert (control["oracle_passed"], control["resolved"]) == (True, True), control
 
 
 def test_the_oracle_passes_when_the_work_is_really_done(sweep: Sweep) -> None:

@@ -5,6 +5,9 @@ and mounted read-only at ``/wfbench-oracle``. Its Python runs with the workspace
 ``sys.path``, never first (``PYTHONSAFEPATH=1``, ``PYTHONNOUSERSITE=1`` and a read-only,
 harness-written ``sitecustomize.py`` on ``PYTHONPATH`` at ``/opt/wfbench/oracle-site``): a
 planted ``pytest.py``, ``sitecustomize.py`` or ``usercustomize.py`` cannot replace the runner.
+The same ``sitecustomize.py`` resolves a test runner's top-level modules
+(:data:`~wfbench.domain.workspace.shadowing.RUNNER_MODULES`) only outside the workspace, so a
+planted ``pytest.py`` cannot stand in for a runner the task's environment does not have either.
 
 A task whose oracle declares ``report: junit`` gets a fresh, empty report directory mounted
 writable at ``/wfbench-report`` **only for the oracle run** (``$WFBENCH_ORACLE_REPORT`` names the
@@ -27,18 +30,39 @@ from wfbench.app.junit_report import REPORT_NAME, read_report
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.workspace.oracle import OracleVerdict, oracle_verdict
+from wfbench.domain.workspace.shadowing import RUNNER_MODULES
 from wfbench.domain.workspace.sandbox import Mount, ProcessState
 
 ORACLE_MOUNT = "/wfbench-oracle"
 REPORT_MOUNT = "/wfbench-report"
 SITE_MOUNT = "/opt/wfbench/oracle-site"
 SITECUSTOMIZE = """\
-# wfbench: the hidden oracle's Python appends the workspace to sys.path, never prepends it.
+# wfbench: the hidden oracle's Python appends the workspace to sys.path, never prepends it, and
+# imports a test runner's modules only from outside the workspace (a planted copy cannot stand in
+# for a runner the environment lacks).
+import importlib.machinery as _machinery
 import os as _os
 import sys as _sys
 
-for _path in _os.environ.get("WFBENCH_APPEND_PATH", "").split(_os.pathsep):
-    if _path and _path not in _sys.path:
+_APPENDED = [p for p in _os.environ.get("WFBENCH_APPEND_PATH", "").split(_os.pathsep) if p]
+_RUNNERS = frozenset({runners})
+
+
+class _RunnerGuard:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if path is not None or name not in _RUNNERS:
+            return None
+        outside = [entry for entry in _sys.path if entry not in _APPENDED]
+        spec = _machinery.PathFinder.find_spec(name, outside)
+        if spec is None:
+            raise ModuleNotFoundError(f"No module named {{name!r}} outside the workspace", name=name)
+        return spec
+
+
+_sys.meta_path.insert(0, _RunnerGuard)
+for _path in _APPENDED:
+    if _path not in _sys.path:
         _sys.path.append(_path)
 """
 #: Process states that are the agent's doing (its code hung or held the tree), not the harness's.
@@ -52,7 +76,7 @@ def write_site(dest: str) -> str:
         os.path.join(dest, "sitecustomize.py"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444
     )
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(SITECUSTOMIZE)
+        handle.write(SITECUSTOMIZE.format(runners=repr(sorted(RUNNER_MODULES))))
     os.chmod(dest, 0o555)  # noqa: S103 - read-only for everyone; mounted read-only into the sandbox
     return dest
 

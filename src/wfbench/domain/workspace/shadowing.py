@@ -13,7 +13,13 @@ from collections.abc import Mapping
 
 from wfbench.domain.workspace.rules import ChangeKind, diff_states
 
-__all__ = ["MAX_SHADOW_DIAGNOSTICS", "shadowing_diagnostics"]
+__all__ = ["MAX_SHADOW_DIAGNOSTICS", "RUNNER_MODULES", "shadowing_diagnostics"]
+
+#: Top-level modules of test runners: the oracle's Python imports these only from outside the
+#: workspace, so a planted copy cannot stand in for a runner the environment lacks.
+RUNNER_MODULES = frozenset(
+    {"pytest", "_pytest", "pluggy", "py", "iniconfig", "unittest", "doctest", "nose", "nose2"}
+)
 
 #: Diagnostics listed before the rest is counted.
 MAX_SHADOW_DIAGNOSTICS = 20
