@@ -30,8 +30,8 @@ from wfbench.app.junit_report import REPORT_NAME, read_report
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.workspace.oracle import OracleVerdict, oracle_verdict
-from wfbench.domain.workspace.shadowing import RUNNER_MODULES
 from wfbench.domain.workspace.sandbox import Mount, ProcessState
+from wfbench.domain.workspace.shadowing import RUNNER_MODULES
 
 ORACLE_MOUNT = "/wfbench-oracle"
 REPORT_MOUNT = "/wfbench-report"
