@@ -29,14 +29,25 @@ PR42_RULE = '- when: ["PR #42", "Use the review skill"]'
 
 
 def _stalling_script(tmp: Path) -> Path:
-    """The demo's provider script, its first PR #42 review reply delayed by STALL_S seconds."""
+    """The demo's provider script, the first reply of its Claude PR #42 review rule delayed by STALL_S s.
+
+    The demo has a PR #42 rule per protocol (Codex's comes first and uses ``*cx_review``): the
+    stall goes into the rule whose own turns use ``*review`` (the Anthropic one the stand-in
+    talks to), never past the end of that rule into the next one.
+    """
     text = (Path(demo.__file__).parent / "provider.yaml").read_text()
-    head, rule, tail = text.partition(PR42_RULE)
-    assert rule, "the demo's provider script has no PR #42 review rule any more"
-    stalled = tail.replace("usage: *review}", f"usage: *review, stall_s: {STALL_S}}}", 1)
-    assert stalled != tail
+    rules = text.split(PR42_RULE)
+    assert len(rules) > 1, "the demo's provider script has no PR #42 review rule any more"
+    for at in range(1, len(rules)):
+        body, sep, rest = rules[at].partition("\n  - when:")
+        stalled = body.replace("usage: *review}", f"usage: *review, stall_s: {STALL_S}}}", 1)
+        if stalled != body:
+            rules[at] = stalled + sep + rest
+            break
+    else:
+        raise AssertionError("no PR #42 review rule with a *review reply in the demo's provider script")
     script = tmp / "stall.yaml"
-    script.write_text(head + rule + stalled)
+    script.write_text(PR42_RULE.join(rules))
     return script
 
 
