@@ -117,6 +117,11 @@ def _corpus(demo: Path, tmp: Path) -> Path:
     return path
 
 
+def _decisions_text(evidence: str) -> str:
+    """The decisions part of an evidence text, as written (the sweep also records its corpus and overlay)."""
+    return evidence[evidence.index('  "decisions": ') :].split("\n  ],\n", 1)[0]
+
+
 def test_a_candidate_that_never_invokes_its_skill_is_skill_not_invoked_and_is_not_promoted(
     demo_corpus, tmp_path
 ):
@@ -133,7 +138,13 @@ def test_a_candidate_that_never_invokes_its_skill_is_skill_not_invoked_and_is_no
     ] * 3
     assert not any(r["resolved"] for r in by_arm["cand"])
     assert [(r["skill_invoked"], r["resolved"]) for r in by_arm["inc"]] == [(True, True)] * 3
-    decision = json.loads((out / "promotion.json").read_text())["decisions"][0]
+    text = (out / "promotion.json").read_text(encoding="utf-8")
+    assert "skill-not-invoked×3" in text  # written as gate --json prints it, not as \\u00d7
+    assert "\\u00d7" not in text
+    regated = wfbench("gate", str(out), "--json", "--pair", "cand=inc")
+    assert regated.returncode == 0, regated.stderr[-2000:]
+    assert _decisions_text(regated.stdout) == _decisions_text(text)
+    decision = json.loads(text)["decisions"][0]
     assert (decision["candidate_arm"], decision["incumbent_arm"]) == ("cand", "inc")
     assert decision["decision"] != "promote"
     assert "[promotion] cand: " + decision["decision"] in done.stdout

@@ -186,4 +186,4 @@ def _write_text(path: str, text: str) -> None:
 
 
 def _write_json(path: str, obj: Mapping[str, Any]) -> None:
-    _write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
