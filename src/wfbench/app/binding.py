@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -59,6 +59,13 @@ class BoundTask:
     failure: str | None = None
     #: The task's built environment (None: the task declares none, or it is not built yet).
     environment: BuiltEnvironment | None = None
+    #: Where the hidden oracle comes from when ``oracle`` does not hold it: a cluster node fetches
+    #: it from the driver only when the cell needs it, after its agent sessions (docs/distributed.md).
+    oracle_loader: Callable[[], OracleBundle] | None = attrs.field(default=None, eq=False, repr=False)
+
+    def hidden_oracle(self) -> OracleBundle:
+        """The hidden oracle: ``oracle``, or what ``oracle_loader`` fetches (only after the sessions)."""
+        return self.oracle if self.oracle_loader is None else self.oracle_loader()
 
     @property
     def environment_digest(self) -> str | None:
@@ -69,9 +76,9 @@ class BoundTask:
     def oracle_digests(self) -> dict[str, str]:
         """The three oracle digests every row of the task carries."""
         return {
-            "oracle_digest": self.oracle.digest(_oracle_identity(self.spec.oracle)),
+            "oracle_digest": self.hidden_oracle().digest(_oracle_identity(self.spec.oracle)),
             "oracle_command_digest": sha256_text(self.spec.oracle.command),
-            "oracle_manifest_digest": self.oracle.manifest_digest,
+            "oracle_manifest_digest": self.hidden_oracle().manifest_digest,
         }
 
     @property
@@ -127,7 +134,7 @@ class BoundTask:
             "sandbox_dependency_content_digest": self.asset_digests["sandbox_dependency_content_digest"],
             "sandbox_dependency_manifest_digest": self.asset_digests["sandbox_dependency_manifest_digest"],
             "oracle_files": [
-                {"target": f.target, "sha256": f.sha256, "size": f.size} for f in self.oracle.files
+                {"target": f.target, "sha256": f.sha256, "size": f.size} for f in self.hidden_oracle().files
             ],
         }
 

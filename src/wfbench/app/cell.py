@@ -151,7 +151,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         if spec.kind is TaskKind.REVIEW:
             grade = grade_review(
                 os.path.join(review_dir, REVIEW_FILE),
-                plan.task.oracle,
+                plan.task.hidden_oracle(),
                 ctx.settings.out_dir,
                 plan.artifact(layout.REVIEW_NAME),
                 secrets=ctx.settings.redacted(),

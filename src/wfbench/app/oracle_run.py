@@ -111,7 +111,7 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
     """
     spec = task.spec.oracle
     junit = spec.report == "junit"
-    stage = ctx.services.workspaces.stage_oracle(task.oracle, os.path.join(ctx.scratch, "oracle"))
+    stage = ctx.services.workspaces.stage_oracle(task.hidden_oracle(), os.path.join(ctx.scratch, "oracle"))
     report_dir = os.path.join(ctx.scratch, "oracle-report")
     try:
         site = write_site(os.path.join(ctx.scratch, "oracle-site"))
@@ -134,7 +134,7 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
         command = ["/bin/sh", "-c", spec.command]
         result = ctx.services.sandbox.run(command, policy=attrs.evolve(policy, env=env), cancel=ctx.cancel)
     finally:
-        intact = ctx.services.workspaces.erase_oracle(task.oracle, stage)
+        intact = ctx.services.workspaces.erase_oracle(task.hidden_oracle(), stage)
     if not intact:
         raise AgentFault(
             ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, "the hidden oracle files changed while staged"

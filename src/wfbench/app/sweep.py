@@ -20,13 +20,14 @@ from wfbench.app.cell import CellPlan, run_cell
 from wfbench.app.cell_checks import CellServices, RunSettings
 from wfbench.app.corpus import Corpus, TaskSpec
 from wfbench.app.environments import prepare_environments
+from wfbench.app.executor_sweep import DEFAULT_GRACE_S, run_on_executor
 from wfbench.app.finish import FinishInput, finish_sweep
 from wfbench.app.progress import Progress
 from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
-from wfbench.app.scheduler import run_packed
+from wfbench.app.scheduler import SweepOutcome, run_packed
 from wfbench.app.selection import select_ids
 from wfbench.domain.errors import InputError
-from wfbench.domain.ports import CancelToken, ResultStore
+from wfbench.domain.ports import CancelToken, CellExecutor, ResultStore
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.scheduling import Cell, canonical_order, longest_first
 
@@ -57,6 +58,18 @@ def _ignore_bound(tasks: Sequence[BoundTask]) -> None:
 
 
 @attrs.frozen
+class CellJobs:
+    """What an executor needs from the sweep: each cell's plan, and whom to tell when one starts."""
+
+    plan_for: Callable[[Cell], CellPlan]
+    on_start: Callable[[Cell], None]
+
+
+#: Builds the executor a sweep's cells run on (``None`` in :class:`SweepServices`: local threads).
+ExecutorFactory = Callable[[CellJobs], CellExecutor]
+
+
+@attrs.frozen
 class SweepServices:
     """The ports of a sweep: the cell's ports, the result store, progress and a log callback.
 
@@ -69,6 +82,11 @@ class SweepServices:
     progress: Progress
     log: Callable[..., None] = attrs.field(default=lambda *_args, **_fields: None)
     on_bound: Callable[[Sequence[BoundTask]], None] = _ignore_bound
+    #: Where cells run: ``None`` is this machine's thread pool (``workers``); otherwise a factory
+    #: such as the Ray executor's (the fold, the breaker and every row stay here either way).
+    executor: ExecutorFactory | None = None
+    #: Seconds a cancelled cell of an executor gets before it is stopped by force.
+    cancel_grace_s: float = DEFAULT_GRACE_S
 
 
 @attrs.frozen
@@ -182,11 +200,13 @@ def _run_cells(
     by_arm = {a.name: a for a in config.arms}
     os.makedirs(config.settings.out_dir, exist_ok=True)
 
-    def one(cell: Cell, token: CancelToken) -> Row:
+    def plan_of(cell: Cell) -> CellPlan:
         arm = by_arm[cell.arm]
         overlay = config.overlay if arm.is_candidate else None
-        plan = CellPlan(by_task[cell.task], arm, cell.run, overlay, config.overlay_digest)
-        row = run_cell(plan, services=services.cell, settings=config.settings, cancel=token)
+        return CellPlan(by_task[cell.task], arm, cell.run, overlay, config.overlay_digest)
+
+    def one(cell: Cell, token: CancelToken) -> Row:
+        row = run_cell(plan_of(cell), services=services.cell, settings=config.settings, cancel=token)
         services.log("cell_finished", task=cell.task, arm=cell.arm, run=cell.run, **_log_fields(row))
         return row
 
@@ -196,6 +216,9 @@ def _run_cells(
 
     services.progress.start(len(cells))
     try:
+        if services.executor is not None:
+            result = _run_elsewhere(config, services, cells, cancel, plan_for=plan_of)
+            return _noted(services, result, cancel)
         result = run_packed(
             cells,
             run_cell=one,
@@ -208,6 +231,38 @@ def _run_cells(
         )
     finally:
         services.progress.close()
+    return _noted(services, result, cancel)
+
+
+def _run_elsewhere(
+    config: SweepConfig,
+    services: SweepServices,
+    cells: Sequence[Cell],
+    cancel: CancelToken,
+    *,
+    plan_for: Callable[[Cell], CellPlan],
+) -> SweepOutcome:
+    """The cells on ``services.executor`` (a cluster): same fold, rows persisted here in order."""
+    assert services.executor is not None
+
+    def on_start(cell: Cell) -> None:
+        services.progress.cell_started(f"{cell.task}/{cell.arm}/{cell.run}")
+
+    def on_row(row: Row) -> None:
+        task, arm, run = row.cell
+        node = row.extra.get("node")
+        services.log("cell_finished", task=task, arm=arm, run=run, node=node, **_log_fields(row))
+        services.store.append(row)
+        services.progress.cell_done(row)
+
+    executor = services.executor(CellJobs(plan_for=plan_for, on_start=on_start))
+    return run_on_executor(
+        cells, executor=executor, on_row=on_row, cancel=cancel, window=config.window,
+        outage_streak=config.outage_streak, grace_s=services.cancel_grace_s,
+    )  # fmt: skip
+
+
+def _noted(services: SweepServices, result: SweepOutcome, cancel: CancelToken) -> _Outcome:
     if result.tripped:
         services.progress.note(
             f"[systemic-outage] {result.breaker.limit} consecutive unusable-evidence failures — aborting the"

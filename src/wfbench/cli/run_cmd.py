@@ -12,6 +12,7 @@ from typing import Annotated, Literal, get_args
 
 import typer
 
+from wfbench.cli import executor_options as exe
 from wfbench.cli import limit_options as lim
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
 
@@ -197,6 +198,10 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     file_size_limit: lim.FileSizeLimit = "1G",
     tmpfs_size: lim.TmpfsSize = "1G",
     disk_budget: lim.DiskBudget = "4G",
+    executor: exe.Executor = "local",
+    ray_address: exe.RayAddress = None,
+    node_loss_retries: exe.NodeLossRetries = 0,
+    cancel_grace: exe.CancelGrace = 30.0,
     fail_on: Annotated[
         str | None,
         typer.Option(
@@ -228,6 +233,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
                                    file_size=file_size_limit, tmpfs=tmpfs_size),
         disk_budget=lim.size_option(disk_budget, "--disk-budget"),
         no_provider_script=no_provider_script, tasks=tuple(_split_arms(tasks)),
+        executor=exe.ExecutorChoice.of(executor, ray_address=ray_address, node_loss_retries=node_loss_retries,
+                                       cancel_grace_s=cancel_grace, explicit=explicit_options(ctx)),
     )  # fmt: skip
     raise typer.Exit(execute(request))
 

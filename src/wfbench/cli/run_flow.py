@@ -71,6 +71,8 @@ class RunRequest:
     no_provider_script: bool = False
     #: ``--tasks``: ids or globs.
     tasks: tuple[str, ...] = ()
+    #: ``--executor`` and its Ray options (an ``ExecutorChoice``; None: local threads).
+    executor: Any = None
 
 
 def explicit_options(ctx: Any) -> frozenset[str]:
@@ -307,8 +309,14 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             services.sandbox, services.agent, services.workspaces, services.clock, agents=context.agents,
             environments=services.environments,
         )
-        sweep_services = SweepServices(cell, store, progress, log, on_bound=start_manifest)
-        return run_sweep(config, services=sweep_services, cancel=cancel)
+        from wfbench.cli.ray_run import executor_for
+
+        with executor_for(request, setup, settings, out_dir=out_dir, note=progress.note) as executor:
+            grace = request.executor.cancel_grace_s if request.executor is not None else 30.0
+            sweep_services = SweepServices(
+                cell, store, progress, log, on_bound=start_manifest, executor=executor, cancel_grace_s=grace
+            )
+            return run_sweep(config, services=sweep_services, cancel=cancel)
 
 
 def _manifest_starter(

@@ -14,6 +14,7 @@ from typing import Protocol
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
 from wfbench.domain.results.rows import Row
 from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.sweep.scheduling import Cell, CellFinished
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
 from wfbench.domain.workspace.rules import Churn, Patch, Snapshot, WorkspaceState
 from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
@@ -207,4 +208,39 @@ class Environments(Protocol):
         cancel: CancelToken | None = None,
     ) -> BuiltEnvironment:
         """The environment of ``spec`` for ``snapshot``: from the cache when its digest was built."""
+        ...
+
+
+class CellExecutor(Protocol):
+    """Runs the cells of a sweep somewhere (threads of this process, nodes of a cluster).
+
+    The driver keeps the fold, the breaker and every row: an executor runs cells and reports
+    them finished, and never persists anything. Every submitted cell is reported exactly once,
+    with its row, or with ``row=None`` when it never started (cancelled while queued). A cell
+    that failed in the executor (its worker or node died) is reported with a row that says so
+    (``infra-error``), never dropped. A cell the driver cancelled is reported ``cancelled``.
+    """
+
+    @property
+    def slots(self) -> int:
+        """How many cells it runs at once (the pool's workers, the cluster's accepted slots)."""
+        ...
+
+    def submit(self, index: int, cell: Cell) -> None:
+        """Queue ``cell`` (``index``: its submission position); it starts when a slot is free."""
+        ...
+
+    def wait(self, timeout: float) -> tuple[CellFinished, ...]:
+        """Cells finished since the last call, in no particular order; waits up to ``timeout`` s for one."""
+        ...
+
+    def cancel(self, grace_s: float) -> None:
+        """Stop every queued and running cell: cooperatively now, by force after ``grace_s``.
+
+        Returns at once; the cells are reported through :meth:`wait` as they end.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the executor: cells still running are cancelled and waited for."""
         ...
