@@ -101,6 +101,9 @@ PUBLIC_API = frozenset({
     "parse_labels", "parse_review_artifact", "parse_rows", "review_oracle_passed", "saving_pct",
     "savings", "score_review", "unusable_arms", "validate_for_apply",
     "parse_row_lines", "summarize", "RowSummary", "SummaryBuilder", "TableBuilder",
+    # Paired statistics and the statistical policy (#12).
+    "AnalysisConfig", "DecisionPolicy", "PairSpec", "PairStatistics", "PairedSamples", "PolicyVerdict",
+    "analyze_pair", "detectability", "judge", "judge_rows", "paired_samples", "statistics_view",
 })  # fmt: skip
 
 

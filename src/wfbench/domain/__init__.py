@@ -19,7 +19,13 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from wfbench.domain.errors import InputError, ReviewArtifactError, WfbenchError
     from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
-    from wfbench.domain.promotion.decision import Decision, DecisionKind, ImplementationTask, ReviewTask
+    from wfbench.domain.promotion.decision import (
+        Decision,
+        DecisionKind,
+        ImplementationTask,
+        PolicyVerdict,
+        ReviewTask,
+    )
     from wfbench.domain.promotion.evidence import (
         EVIDENCE_SCHEMA_VERSION,
         EvidenceBindings,
@@ -30,11 +36,13 @@ if _typing.TYPE_CHECKING:
     )
     from wfbench.domain.promotion.gates import evaluate_pair, infer_gate
     from wfbench.domain.promotion.implementation_gate import evaluate_candidate
+    from wfbench.domain.promotion.judging import PairSpec, judge, judge_rows
     from wfbench.domain.promotion.policy import (
         CANDIDATE_ARMS,
         DEFAULT_GATES,
         DEFAULT_POLICY,
         PROMOTION_METRICS,
+        DecisionPolicy,
         GateKind,
         PromotionPolicy,
         check_candidate_arms,
@@ -78,13 +86,23 @@ if _typing.TYPE_CHECKING:
     from wfbench.domain.review.labels import Label, ReviewLabels, parse_labels
     from wfbench.domain.review.scoring import SCORE_KEYS, ReviewScore, review_oracle_passed, score_review
     from wfbench.domain.session.outcome import CellOutcome, classify_outcome
+    from wfbench.domain.statistics.analysis import AnalysisConfig, PairStatistics, analyze_pair
+    from wfbench.domain.statistics.planning import detectability
+    from wfbench.domain.statistics.samples import PairedSamples, paired_samples
+    from wfbench.domain.statistics.view import statistics_view
     from wfbench.domain.strict_json import JsonSyntaxError
 
 #: Where each public name is defined: module → names (the imports above, for static checkers).
 _SOURCES: dict[str, tuple[str, ...]] = {
     "wfbench.domain.errors": ("InputError", "ReviewArtifactError", "WfbenchError"),
     "wfbench.domain.promotion.apply": ("ApplyExpectation", "validate_for_apply"),
-    "wfbench.domain.promotion.decision": ("Decision", "DecisionKind", "ImplementationTask", "ReviewTask"),
+    "wfbench.domain.promotion.decision": (
+        "Decision",
+        "DecisionKind",
+        "ImplementationTask",
+        "PolicyVerdict",
+        "ReviewTask",
+    ),
     "wfbench.domain.promotion.evidence": (
         "EVIDENCE_SCHEMA_VERSION",
         "EvidenceBindings",
@@ -95,11 +113,13 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     ),
     "wfbench.domain.promotion.gates": ("evaluate_pair", "infer_gate"),
     "wfbench.domain.promotion.implementation_gate": ("evaluate_candidate",),
+    "wfbench.domain.promotion.judging": ("PairSpec", "judge", "judge_rows"),
     "wfbench.domain.promotion.policy": (
         "CANDIDATE_ARMS",
         "DEFAULT_GATES",
         "DEFAULT_POLICY",
         "PROMOTION_METRICS",
+        "DecisionPolicy",
         "GateKind",
         "PromotionPolicy",
         "check_candidate_arms",
@@ -143,6 +163,10 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "wfbench.domain.review.labels": ("Label", "ReviewLabels", "parse_labels"),
     "wfbench.domain.review.scoring": ("SCORE_KEYS", "ReviewScore", "review_oracle_passed", "score_review"),
     "wfbench.domain.session.outcome": ("CellOutcome", "classify_outcome"),
+    "wfbench.domain.statistics.analysis": ("AnalysisConfig", "PairStatistics", "analyze_pair"),
+    "wfbench.domain.statistics.planning": ("detectability",),
+    "wfbench.domain.statistics.samples": ("PairedSamples", "paired_samples"),
+    "wfbench.domain.statistics.view": ("statistics_view",),
     "wfbench.domain.strict_json": ("JsonSyntaxError",),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
@@ -179,12 +203,14 @@ __all__ = [
     "USAGE_FIELDS",
     "Aggregate",
     "AggregateTable",
+    "AnalysisConfig",
     "ApplyExpectation",
     "ArmHealth",
     "Category",
     "CellOutcome",
     "Decision",
     "DecisionKind",
+    "DecisionPolicy",
     "ErrorKind",
     "EvidenceBindings",
     "Finding",
@@ -195,6 +221,10 @@ __all__ = [
     "InputError",
     "JsonSyntaxError",
     "Label",
+    "PairSpec",
+    "PairStatistics",
+    "PairedSamples",
+    "PolicyVerdict",
     "PromotionEvidence",
     "PromotionPolicy",
     "ReviewArtifact",
@@ -213,17 +243,22 @@ __all__ = [
     "WfbenchError",
     "aggregate",
     "aggregate_from_mapping",
+    "analyze_pair",
     "check_candidate_arms",
     "classify_health",
     "classify_outcome",
     "classify_sweep_health",
     "count_health",
     "decision_from_mapping",
+    "detectability",
     "evaluate_candidate",
     "evaluate_pair",
     "evaluate_review_candidate",
     "infer_gate",
     "is_scored",
+    "judge",
+    "judge_rows",
+    "paired_samples",
     "parse_labels",
     "parse_review_artifact",
     "parse_row_lines",
@@ -232,6 +267,7 @@ __all__ = [
     "saving_pct",
     "savings",
     "score_review",
+    "statistics_view",
     "summarize",
     "unusable_arms",
     "validate_for_apply",

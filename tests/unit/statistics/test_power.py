@@ -87,6 +87,7 @@ def test_the_mde_shrinks_with_tasks_and_runs_and_grows_with_power() -> None:
 
 def test_no_mde_below_two_tasks_or_for_other_runs_without_run_variance() -> None:
     assert mde(components(0.1, 0.1, n=1), alpha=ALPHA, power=POWER) is None
+    assert mde(components(0.0, 0.0), alpha=ALPHA, power=POWER) is None  # nothing varied
     assert mde(components(0.1, None), alpha=ALPHA, power=POWER, runs=5) is None
     assert mde(components(0.1, None), alpha=ALPHA, power=POWER) is not None
 
@@ -104,7 +105,8 @@ def test_tasks_needed_is_the_fewest_that_reach_the_target(target: float) -> None
 
 
 def test_tasks_needed_is_two_when_two_suffice_and_none_when_unknowable() -> None:
-    assert tasks_needed(components(0.0, 0.0), target=0.1, alpha=ALPHA, power=POWER) == 2
+    assert tasks_needed(components(0.0, 0.001), target=0.5, alpha=ALPHA, power=POWER) == 2
+    assert tasks_needed(components(0.0, 0.0), target=0.1, alpha=ALPHA, power=POWER) is None
     assert tasks_needed(components(0.1, None), target=0.1, alpha=ALPHA, power=POWER, runs=5) is None
     assert tasks_needed(components(0.1, 0.1), target=0.0, alpha=ALPHA, power=POWER) is None
 
@@ -134,7 +136,8 @@ def test_no_number_of_runs_beats_the_between_task_variance() -> None:
 
 
 def test_runs_needed_edge_cases() -> None:
-    assert runs_needed(components(0.0, 0.0), target=0.1, alpha=ALPHA, power=POWER) == 1
+    assert runs_needed(components(0.0, 0.001), target=0.5, alpha=ALPHA, power=POWER) == 1
+    assert runs_needed(components(0.0, 0.0), target=0.1, alpha=ALPHA, power=POWER) is None
     assert runs_needed(components(0.1, None), target=0.5, alpha=ALPHA, power=POWER) is None
     assert runs_needed(components(0.0, 0.1, n=1), target=0.5, alpha=ALPHA, power=POWER) is None
     assert runs_needed(components(0.0, 0.1), target=0.0, alpha=ALPHA, power=POWER) is None

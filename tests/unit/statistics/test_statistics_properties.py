@@ -6,7 +6,7 @@ import math
 import random
 
 import attrs
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import paired_sample_sets, rows_of
@@ -15,6 +15,8 @@ from wfbench.domain.statistics.effects import EffectSummary
 from wfbench.domain.statistics.samples import ArmRuns, PairedSamples, paired_samples
 
 FAST = AnalysisConfig(resamples=200)
+# Each example runs the bootstrap: on a loaded shared machine generation can look "too slow".
+TOLERANT = settings(suppress_health_check=[HealthCheck.too_slow])
 
 
 def _summaries(samples: PairedSamples, config: AnalysisConfig = FAST) -> dict[str, object]:
@@ -23,6 +25,7 @@ def _summaries(samples: PairedSamples, config: AnalysisConfig = FAST) -> dict[st
     return mapping
 
 
+@TOLERANT
 @given(paired_sample_sets(), st.randoms(use_true_random=False))
 def test_the_analysis_ignores_row_order(samples: PairedSamples, rnd: random.Random) -> None:
     rows = rows_of(samples)
@@ -36,6 +39,7 @@ def test_the_analysis_ignores_row_order(samples: PairedSamples, rnd: random.Rand
     assert analysed(shuffled) == analysed(rows)
 
 
+@TOLERANT
 @given(paired_sample_sets(), st.randoms(use_true_random=False))
 def test_renaming_tasks_consistently_changes_no_number(samples: PairedSamples, rnd: random.Random) -> None:
     names = [pair.task for pair in samples.tasks]
@@ -74,6 +78,7 @@ def _assert_mirrored(forward: EffectSummary, backward: EffectSummary) -> None:
     assert backward.t_interval == (-forward.t_interval[1] + 0.0, -forward.t_interval[0] + 0.0)  # type: ignore[index]
 
 
+@TOLERANT
 @given(paired_sample_sets())
 def test_swapping_the_arms_negates_the_effect_and_mirrors_the_interval(samples: PairedSamples) -> None:
     forward, backward = analyze_pair(samples, FAST), analyze_pair(samples.swapped(), FAST)
@@ -96,6 +101,7 @@ def _width(summary: EffectSummary) -> float:
     return summary.interval[1] - summary.interval[0]
 
 
+@TOLERANT
 @given(paired_sample_sets(), st.integers(min_value=1, max_value=3))
 def test_adding_runs_equal_to_each_task_s_mean_does_not_widen_the_interval(
     samples: PairedSamples, extra: int
@@ -124,6 +130,7 @@ def test_adding_runs_equal_to_each_task_s_mean_does_not_widen_the_interval(
         assert after.resolution.interval == before.resolution.interval
 
 
+@TOLERANT
 @given(paired_sample_sets(min_tasks=2, max_tasks=6))
 def test_intervals_contain_the_estimate_and_p_values_are_probabilities(samples: PairedSamples) -> None:
     stats = analyze_pair(samples, FAST)
@@ -137,5 +144,4 @@ def test_intervals_contain_the_estimate_and_p_values_are_probabilities(samples: 
         assert low - 1e-12 <= high + 1e-12
         assert 0.0 <= summary.p_value <= 1.0
         assert 0.0 <= summary.sign_test_p <= 1.0
-        assert summary.mde is not None
-        assert summary.mde >= 0
+        assert summary.mde is None or summary.mde > 0  # None: nothing varied

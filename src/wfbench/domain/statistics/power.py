@@ -107,14 +107,15 @@ def mde(
 ) -> float | None:
     """The minimum detectable effect (analysis scale) with ``n_tasks`` and ``runs`` per arm.
 
-    Defaults are the design measured. ``None`` below two tasks, or for another run count when
-    the within-task variance is unknown.
+    Defaults are the design measured. ``None`` below two tasks, for another run count when the
+    within-task variance is unknown, and when nothing varied at all (no estimate to plan on).
     """
     n = components.n_tasks if n_tasks is None else n_tasks
     if n < 2:
         return None
     variance = components.effect_variance_at(runs)
-    if variance is None:
+    if variance is None or variance <= 0.0:
+        # No variation at all: the estimate says "any effect", which no sweep can promise.
         return None
     return _multiplier(n, alpha, power) * math.sqrt(variance / n)
 
@@ -124,7 +125,8 @@ def tasks_needed(
 ) -> int | None:
     """The fewest tasks (at ``runs`` per arm) whose MDE is at most ``target``; ``None`` if unknown
     or beyond :data:`MAX_TASKS`."""
-    if not target > 0:
+    variance = components.effect_variance_at(runs)
+    if not target > 0 or variance is None or variance <= 0.0:
         return None
 
     def reaches(n: int) -> bool:
@@ -133,7 +135,7 @@ def tasks_needed(
 
     high = 2
     while not reaches(high):
-        if high >= MAX_TASKS or components.effect_variance_at(runs) is None:
+        if high >= MAX_TASKS:
             return None
         high = min(high * 2, MAX_TASKS)
     low = high // 2 if high > 2 else 1  # reaches(low) is false (or low is below the minimum)
@@ -157,10 +159,8 @@ def runs_needed(
         return None
     multiplier = _multiplier(n, alpha, power)
     budget = (target / multiplier) ** 2 * n  # the largest Var(d_t) that still reaches the target
-    if tau2 >= budget:
-        return None
-    if components.sigma2 == 0.0:
-        return 1
+    if tau2 >= budget or components.sigma2 == 0.0:
+        return None  # the tasks alone keep it above the target, or there is no run noise to average
     runs = max(1, math.ceil(2.0 * components.sigma2 / (budget - tau2)))
     # Guard the rounding of the closed form: step to the exact boundary.
     while runs > 1 and tau2 + 2.0 * components.sigma2 / (runs - 1) <= budget:
