@@ -6,9 +6,12 @@ run noise, an optional effect that may vary by task) and judged by the real doma
 (``judge_rows`` with ``decision_policy=statistical``, default 90 % intervals, B = 2,000).
 Printed, with a binomial 95 % half-width on every rate:
 
+0. **why the task is the unit** — a run-level McNemar test (every run pair pooled across tasks)
+   at 20 tasks × 10 runs, when per-task effects are ±20 points with a random sign (population
+   mean 0), beside the statistical policy on the same sweeps;
 1. **type-I error** — the share of sweeps promoted when nothing differs, at 8, 12 and 20 tasks ×
-   3 runs, for identical arms and for per-task effects of ±20 points that average zero (effects
-   that vary by task); the acceptance bound is nominal α (0.05) + 0.02;
+   3 runs, for identical arms and for per-task effects of ±20 points with a random sign
+   (effects that vary by task, mean 0); the acceptance bound is nominal α (0.05) + 0.02;
 2. **power** — the share promoted with a true +20-point resolution effect at 40 tasks × 3 runs
    (acceptance ≥ 0.80);
 3. **MDE** — at 40 tasks × 3 runs, the resolution effect the one-sided 5 % test detects in 80 %
@@ -36,7 +39,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from tests.simulation import Scenario, decide, promote_rate, statistical_policy  # noqa: E402
+from tests.simulation import (  # noqa: E402
+    MODEL,
+    PAIR,
+    Scenario,
+    decide,
+    judge_rows,
+    promote_rate,
+    statistical_policy,
+    sweep_rows,
+)
 
 ALPHA = 0.05
 
@@ -49,10 +61,42 @@ def _rate_line(label: str, rate: float, sweeps: int, bound: str) -> str:
     return f"  {label:<46} {rate:6.3f} ± {_half_width(rate, sweeps):.3f}   ({bound})"
 
 
+def _mcnemar_rejects(rows: list) -> bool:
+    """Two-sided run-level McNemar at 5 %: run r of the incumbent paired with run r of the candidate."""
+    by_cell = {(row.task, row.arm, row.run): row.resolved for row in rows}
+    discordant = [
+        (by_cell[(task, "incumbent", run)], by_cell[(task, "candidate", run)])
+        for (task, arm, run) in by_cell
+        if arm == "incumbent"
+    ]
+    b = sum(1 for inc, cand in discordant if inc and not cand)
+    c = sum(1 for inc, cand in discordant if cand and not inc)
+    return b + c > 0 and abs(b - c) / math.sqrt(b + c) > 1.959964
+
+
+def task_unit(sweeps: int, seed: int, resamples: int) -> list[str]:
+    from wfbench.domain.promotion.decision import DecisionKind
+
+    policy = statistical_policy(resamples=resamples)
+    scenario = Scenario(tasks=20, runs=10, spread=0.2)
+    rnd = random.Random(seed)
+    mcnemar = promoted = 0
+    for _ in range(sweeps):
+        rows = sweep_rows(scenario, rnd)
+        mcnemar += _mcnemar_rejects(rows)
+        _, (decision,) = judge_rows(rows, PAIR, model=MODEL, policy=policy)
+        promoted += decision.kind is DecisionKind.PROMOTE
+    return [
+        "why the task is the unit (no true effect; per-task effects ±20 pts, random sign; 20 tasks x 10 runs):",
+        _rate_line("run-level McNemar, two-sided 5%: rejects", mcnemar / sweeps, sweeps, "nominal 0.05"),
+        _rate_line("statistical policy: promotes", promoted / sweeps, sweeps, f"bound {ALPHA + 0.02:.2f}"),
+    ]
+
+
 def type_one(sweeps: int, seed: int, resamples: int) -> list[str]:
     policy = statistical_policy(resamples=resamples)
     lines = [f"type-I error (promotions with no true effect; bound {ALPHA + 0.02:.2f}):"]
-    for spread, name in ((0.0, "identical arms"), (0.2, "effects ±20 pts by task, mean 0")):
+    for spread, name in ((0.0, "identical arms"), (0.2, "effects ±20 pts by task")):
         for tasks in (8, 12, 20):
             rate = promote_rate(
                 Scenario(tasks=tasks, spread=spread), sweeps=sweeps, seed=seed + tasks, policy=policy
@@ -131,6 +175,7 @@ def main() -> None:
     print(f"load average: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     sweeps, seed, resamples = args.sweeps, args.seed, args.resamples
     for block in (
+        lambda: task_unit(sweeps // 2, seed, resamples),
         lambda: type_one(sweeps, seed, resamples),
         lambda: power(sweeps, seed, resamples),
         lambda: mde_check(sweeps // 2, seed, resamples, on_cost=False),

@@ -4,8 +4,9 @@ One sweep: ``tasks`` tasks × 2 arms × ``runs`` runs, as result rows. Each task
 incumbent resolve probability ``p_t ~ Uniform(low, high)`` and its own cost level
 (``lognormal(0, 0.5)``); each run resolves with its arm's probability and costs the task's level
 times run noise ``lognormal(0, cost_noise)``. The candidate's probability is ``p_t + effect_t``:
-``effect`` on every task, plus ``± spread`` (half the tasks each way, so the *mean* effect stays
-``effect``: effects that vary by task); its cost is the incumbent's level × ``e^{−saving}``.
+``effect`` on every task, plus ``± spread`` with a random sign per task (effects that vary by
+task, whose *population* mean is ``effect``; a sample of tasks averages a little more or less);
+its cost is the incumbent's level × ``e^{−saving}``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def sweep_rows(scenario: Scenario, rnd: random.Random) -> list[Row]:
     rows = []
     for index in range(scenario.tasks):
         p = rnd.uniform(scenario.low, scenario.high)
-        shift = scenario.effect + (scenario.spread if index % 2 else -scenario.spread)
+        shift = scenario.effect + rnd.choice((scenario.spread, -scenario.spread))
         level = rnd.lognormvariate(0.0, 0.5)
         for arm, rate, factor in (
             ("incumbent", p, 1.0),
