@@ -87,7 +87,8 @@ def task_unit(sweeps: int, seed: int, resamples: int) -> list[str]:
         _, (decision,) = judge_rows(rows, PAIR, model=MODEL, policy=policy)
         promoted += decision.kind is DecisionKind.PROMOTE
     return [
-        "why the task is the unit (no true effect; per-task effects ±20 pts, random sign; 20 tasks x 10 runs):",
+        "why the task is the unit (no true effect; per-task effects ±20 pts, random sign;"
+        " 20 tasks x 10 runs):",
         _rate_line("run-level McNemar, two-sided 5%: rejects", mcnemar / sweeps, sweeps, "nominal 0.05"),
         _rate_line("statistical policy: promotes", promoted / sweeps, sweeps, f"bound {ALPHA + 0.02:.2f}"),
     ]
