@@ -49,6 +49,8 @@ def test_gate_text_shows_the_other_policy_s_decision_beside(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert "KEEP_INCUMBENT" in done.stdout
     assert "(statistical policy: promote)" in done.stdout
+    assert "  = resolution: +58.3 points, 90% interval [" in done.stdout
+    assert "  = cost_usd saving: 0.0%, 90% interval [0.0%, 0.0%] (12 tasks x 3 runs)" in done.stdout
 
 
 def test_an_unknown_policy_exits_2_naming_the_option(tmp_path: Path) -> None:

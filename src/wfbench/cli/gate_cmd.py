@@ -29,6 +29,7 @@ from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
     from wfbench.app.gating import GateInput, GateResult
+    from wfbench.domain.promotion.decision import Decision
     from wfbench.domain.promotion.policy import PromotionPolicy
     from wfbench.domain.results.rows import Row
 
@@ -155,6 +156,17 @@ def _fmt(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def _statistics_lines(decision: Decision) -> list[str]:
+    """The pair's effects with their intervals (``docs/statistics.md``)."""
+    from wfbench.domain.statistics.view import effect_line
+
+    stats = decision.statistics
+    if stats is None:
+        return []
+    confidence = stats.config.confidence
+    return [f"  = {effect_line(s, confidence).text()}" for s in (stats.resolution, stats.metric)]
+
+
 def render_gate_text(result: GateResult, *, source: Path, written: Path | None) -> str:
     """The human summary: one line per (task, arm) aggregate, then each decision and its reasons."""
     lines = [
@@ -183,6 +195,7 @@ def render_gate_text(result: GateResult, *, source: Path, written: Path | None) 
             for verdict in decision.verdicts
             if verdict.policy is not decision.policy
         ]
+        lines += _statistics_lines(decision)
     if written is not None:
         lines += ["", f"wrote {written}"]
     return "\n".join(lines)
