@@ -180,7 +180,11 @@ def test_the_gates_own_statistics_are_recomputed_and_their_detectability_said():
     report = render_markdown(_model(_sweep()))
 
     assert "- Effect on `cost_usd`: +50.0% saved [90% CI" in report
-    assert "- What this sweep could detect: this sweep (2 tasks x 3 runs) can detect" in report
+    # Every run alike: no noise to plan on, so the sweep cannot say (never "a saving of >= 0.0%").
+    assert (
+        "- What this sweep could detect: this sweep (2 tasks x 3 runs) cannot say what it could detect: "
+        "nothing varied between its runs or tasks" in report
+    )
     assert "The statistical policy says **" in report
 
 
@@ -206,10 +210,12 @@ def test_the_verdict_shows_each_pairs_effects_the_other_policy_and_what_the_swee
     assert f"### `{ARM}` vs `workflow`: **PROMOTE**" in report
     assert "- The reference policy says **keep_incumbent**: " in report
     assert "- Effect on resolution: +58.3 pts [90% CI " in report
+    # Every run costs the same: the cost MDE is unknown, the resolution one is not.
     assert (
-        "- What this sweep could detect: this sweep (12 tasks x 3 runs) can detect a cost_usd saving"
+        "- What this sweep could detect: this sweep (12 tasks x 3 runs) can detect a resolution change of >= "
         in report
     )
+    assert "it cannot say whether it could detect the 5.0% asked for" in report
 
 
 def test_an_aborted_sweep_says_so_in_the_verdict():

@@ -106,3 +106,26 @@ def test_the_report_view_refuses_a_forged_object() -> None:
 
     with pytest.raises(InputError, match="disagrees"):
         statistics_view(raw, candidate="cand", incumbent="inc")
+
+
+def test_a_sweep_where_nothing_varied_cannot_tell_rather_than_claiming_any_effect() -> None:
+    """Identical runs everywhere: the MDE is unknown (never "a saving of >= 0.0%")."""
+    pairs = (TaskPair(f"t{i}", arm("111", [1.0] * 3), arm("111", [2.0] * 3)) for i in range(6))
+    same = analyze_pair(pair_samples(*pairs))
+
+    reach = detectability(same, target=5.0)
+
+    assert reach.metric_mde is None
+    assert reach.resolution_mde is None
+    assert not reach.can_detect_target
+    assert ">= 0.0" not in reach.sentence
+    assert reach.sentence == (
+        "this sweep (6 tasks x 3 runs) cannot say what it could detect: nothing varied between its runs "
+        "or tasks, so there is no noise to plan on; it cannot tell whether it could detect the 5.0% asked for"
+    )
+
+
+def test_one_task_says_it_needs_two_tasks() -> None:
+    one = analyze_pair(pair_samples(TaskPair("a", arm("1"), arm("0"))))
+
+    assert detectability(one).sentence.endswith("it needs at least two paired tasks")

@@ -98,9 +98,14 @@ def detectability(stats: PairStatistics, *, target: float | None = None) -> Dete
     design = f"{res.n_tasks} tasks x {res.runs_per_arm} runs"
     parts = [describe_effect(s, v) for s, v in ((metric, metric_mde), (res, res_mde)) if v is not None]
     if not parts:
-        sentence = (
-            f"this sweep ({design}) cannot say what it could detect: it needs at least two paired tasks"
+        why = (
+            "it needs at least two paired tasks"
+            if res.n_tasks < 2
+            else "nothing varied between its runs or tasks, so there is no noise to plan on"
         )
+        sentence = f"this sweep ({design}) cannot say what it could detect: {why}"
+        if target is not None:
+            sentence += f"; it cannot tell whether it could detect the {_target(metric, target)} asked for"
         return Detectability(res.n_tasks, res.runs_per_arm, None, None, target, False, None, None, sentence)
     sentence = (
         f"this sweep ({design}) can detect {' and '.join(parts)} with {power:.0%} power "
