@@ -173,3 +173,73 @@ def test_doctor_names_the_process_limit() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert f"process limit: pids cgroup (v1) at {parent}, at most 512 per command" in done.stdout
+
+
+def _in_new_pid_namespace(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a PID namespace of its own (its own /proc), as a Ray node of a test runs."""
+    if os.geteuid() != 0:
+        pytest.skip("a new PID namespace needs root (unshare --pid)")
+    return subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", PY, "-c", code],
+        capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
+    )  # fmt: skip
+
+
+def test_a_process_in_another_pid_namespace_leaves_this_namespaces_live_groups_alone() -> None:
+    """From a child PID namespace our pid means nothing: detect() there keeps our live group and process."""
+    parent = _controller().parent
+    holder = subprocess.Popen(["sleep", "300"])
+    group = pids_cgroup.PidsController(parent, pids_cgroup.detect().version, 64).create()
+    legacy = os.path.join(parent, f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    os.mkdir(legacy)
+    try:
+        with open(os.path.join(group.path, "cgroup.procs"), "w", encoding="ascii") as handle:
+            handle.write(str(holder.pid))
+        done = _in_new_pid_namespace(
+            "from wfbench.adapters import pids_cgroup, memory_cgroup\n"
+            "pids_cgroup.detect()\n"
+            "try:\n    memory_cgroup.detect()\nexcept memory_cgroup.MemoryUnavailable:\n    pass\n"
+            "print(pids_cgroup.group_name())"
+        )
+        assert done.returncode == 0, done.stderr
+        assert os.path.isdir(group.path)
+        assert os.path.isdir(legacy)
+        assert holder.poll() is None, "a process of this namespace's group was killed from another one"
+        inner = done.stdout.split()[-1]
+        assert f"-n{pids_cgroup.pid_namespace()}-" not in inner  # the child names its own namespace
+        assert f"-n{pids_cgroup.pid_namespace()}-" in os.path.basename(group.path)
+    finally:
+        holder.kill()
+        holder.wait()
+        group.close()
+        if os.path.exists(legacy):
+            os.rmdir(legacy)
+
+
+def test_stale_groups_are_judged_only_in_their_own_namespace() -> None:
+    """A dead owner's group goes when its namespace is ours; another namespace's, or a legacy name seen
+    from outside the initial namespace, stays (positive control: the same names are removed from theirs)."""
+    parent = _controller().parent
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    ours = pids_cgroup.pid_namespace()
+    assert ours is not None
+    other = ours + 1
+    names = {
+        "ours": f"{dead.pid}-n{ours}-{uuid.uuid4().hex[:12]}",
+        "other": f"{dead.pid}-n{other}-{uuid.uuid4().hex[:12]}",
+        "legacy": f"{dead.pid}-{uuid.uuid4().hex[:12]}",
+    }
+    paths = {key: os.path.join(parent, name) for key, name in names.items()}
+    for path in paths.values():
+        os.mkdir(path)
+    try:
+        removed = set(pids_cgroup.remove_stale(parent, namespace=other))
+        assert removed == {paths["other"]}  # seen from the other namespace: only its own group
+        removed = set(pids_cgroup.remove_stale(parent, namespace=ours))
+        expected = {paths["ours"]} | ({paths["legacy"]} if ours == pids_cgroup.INITIAL_PIDNS else set())
+        assert removed == expected
+    finally:
+        for path in paths.values():
+            if os.path.exists(path):
+                os.rmdir(path)

@@ -19,11 +19,10 @@ import contextlib
 import errno
 import os
 import re
-import uuid
 
 import attrs
 
-from wfbench.adapters.pids_cgroup import PARENT_NAME, remove_group, remove_stale
+from wfbench.adapters.pids_cgroup import PARENT_NAME, group_name, remove_group, remove_stale
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
@@ -110,7 +109,7 @@ class MemoryController:
 
     def create(self) -> MemoryGroup:
         """A fresh group with the limit set. Raises OSError when the kernel refuses."""
-        path = os.path.join(self.parent, f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
+        path = os.path.join(self.parent, group_name())
         os.mkdir(path)
         try:
             for name, value in self.limit_files():

@@ -41,7 +41,11 @@ __all__ = [
 DEFAULT_PIDS_LIMIT = 512
 #: The directory under the pids hierarchy that holds every wfbench group.
 PARENT_NAME = "wfbench"
-_GROUP_RE = re.compile(r"^(\d+)-[0-9a-f]{12}$")
+#: ``<owner pid>-n<owner's PID namespace inode>-<random>`` (``<pid>-<random>``: an older wfbench's,
+#: which named only the pid, always from the initial PID namespace).
+_GROUP_RE = re.compile(r"^(\d+)-(?:n(\d+)-)?[0-9a-f]{12}$")
+#: The inode of the kernel's initial PID namespace (``PROC_PID_INIT_INO``).
+INITIAL_PIDNS = 4026531836
 _REMOVE_WAIT_S = 5.0
 _POLL_S = 0.02
 
@@ -101,7 +105,7 @@ class PidsController:
 
     def create(self) -> PidsGroup:
         """A fresh group with ``pids.max`` = the limit. Raises OSError when the kernel refuses."""
-        path = os.path.join(self.parent, f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
+        path = os.path.join(self.parent, group_name())
         os.mkdir(path)
         try:
             _write(os.path.join(path, "pids.max"), str(self.limit))
@@ -155,8 +159,36 @@ def _enable_v2(point: str, parent: str) -> None:
             _write(control, "+pids")
 
 
-def remove_stale(parent: str) -> tuple[str, ...]:
-    """Remove the groups under ``parent`` whose owner process is gone; returns the removed paths."""
+def group_name() -> str:
+    """A fresh group name for this process: its pid, its PID namespace and a random part.
+
+    The namespace is in the name because the cgroup hierarchy is shared by every PID namespace
+    of the machine (a container, the nodes of a Ray cluster started in a namespace): a pid means
+    something only in its own namespace, so :func:`remove_stale` judges only groups of its own.
+    """
+    namespace = pid_namespace()
+    middle = "" if namespace is None else f"n{namespace}-"
+    return f"{os.getpid()}-{middle}{uuid.uuid4().hex[:12]}"
+
+
+def pid_namespace() -> int | None:
+    """The inode of this process's PID namespace (``None``: unreadable)."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
+
+
+def remove_stale(parent: str, namespace: int | None = None) -> tuple[str, ...]:
+    """Remove the groups under ``parent`` whose owner process is gone; returns the removed paths.
+
+    Only groups owned from this process's PID namespace (``namespace``, default: this
+    process's) are judged: a group of another namespace names a pid this one cannot see, so it
+    is left alone, and a process that cannot tell its namespace removes nothing.
+    """
+    mine = pid_namespace() if namespace is None else namespace
+    if mine is None:
+        return ()
     removed: list[str] = []
     try:
         names = os.listdir(parent)
@@ -164,7 +196,10 @@ def remove_stale(parent: str) -> tuple[str, ...]:
         return ()
     for name in names:
         match = _GROUP_RE.match(name)
-        if match is None or _alive(int(match.group(1))):
+        if match is None:
+            continue
+        owner_ns = int(match.group(2)) if match.group(2) is not None else INITIAL_PIDNS
+        if owner_ns != mine or _alive(int(match.group(1))):
             continue
         path = os.path.join(parent, name)
         if remove_group(path, wait_s=1.0):
