@@ -1,20 +1,36 @@
-"""A key-injecting reverse proxy on loopback: the real API key never enters the sandbox.
+"""A key-injecting reverse proxy: the real API key never enters the sandbox, and usage is metered at the wire.
 
-The agent CLI is given ``ANTHROPIC_BASE_URL=<proxy>`` and ``ANTHROPIC_API_KEY=<dummy>``, a
-random token made for this proxy. Every request that presents the dummy (``x-api-key`` or
-``Authorization: Bearer``) is forwarded to the upstream base URL with the same header carrying
-the real key instead; a request without it, or with any other value, is refused (401 without,
-403 with a wrong one) and never forwarded, so another local process cannot use the proxy as an
-open relay. Bodies stream both ways unbuffered (SSE events reach the agent as they arrive);
-chunked request bodies are re-chunked upstream; a response keeps the upstream's framing
-(length, chunks or close-delimited), and one the upstream cut short is cut short for the agent
-too. Upstream errors (429, 529, ...) pass through with their bodies.
+Every cell gets a **lease** (:meth:`KeyProxy.lease`): its own UNIX socket (the host end of a
+bridge, :mod:`wfbench.adapters.net_bridge`, which the sandbox presents on the cell's own
+loopback), its own random dummy token, a connection cap and a :class:`WireMeter`. The socket
+attributes every request to its cell; the token must match it too. A request presenting the
+cell's token (``x-api-key`` or ``Authorization: Bearer``) on an allowed route
+(:mod:`wfbench.adapters.key_proxy_rules`: ``POST /v1/messages`` and ``/v1/messages/count_tokens``
+by default, ``POST /v1/responses`` when enabled; normalized paths, the pinned model only, no
+server-side tools, allow-listed headers) is forwarded upstream with the real key instead; any
+other is refused (401 without a token, 403 with another, 400/404/405/413 for the request itself,
+403 for another model or once the budget is spent) and recorded in the cell's meter, never
+forwarded. The proxy also listens on ``127.0.0.1`` (:attr:`base_url`, :attr:`dummy_token`) for
+tools and tests that talk to it directly; no cell is given that token.
 
-What the proxy changes besides the key: hop-by-hop headers are dropped, ``Host`` names the
-upstream and ``Accept-Encoding`` is ``identity`` so that every response byte can be scrubbed:
-the real key, should the upstream ever echo it, is replaced by a mask of the same length
-(``[REDACTED]***``) in headers and bodies before the agent sees it. A key split across two
-events is not caught; the model never receives the key (it travels in a header only).
+**Wire metering**: the usage the upstream reported in each reply of a metered route is read as
+the reply streams past (:mod:`wfbench.adapters.wire_usage`) and added to the cell's meter; with
+the pinned model's prices it is the sweep's metered spend (:meth:`KeyProxy.spend`), which a
+budget (``--max-cost``) caps: once reached, new requests are refused (requests already upstream
+finish).
+
+Bodies stream back unbuffered (SSE events reach the agent as they arrive) with the upstream's
+framing (length, chunks or close-delimited); a reply the upstream cut short is cut short for the
+agent too. Request bodies are read whole first (at most 32 MiB) to check the model. Upstream
+errors (429, 529, ...) pass through with their bodies. A connection silent for
+``idle_timeout_s`` is closed; past ``max_connections`` per cell a new connection is closed at
+accept, so one cell cannot exhaust the harness's file descriptors or threads.
+
+What the proxy changes besides the key: hop-by-hop and non-allow-listed headers are dropped,
+``Host`` names the upstream and ``Accept-Encoding`` is ``identity`` so that every response byte
+can be scrubbed: the real key, should the upstream ever echo it, is replaced by a mask of the
+same length (``[REDACTED]***``) in headers and bodies before the agent sees it. A key split
+across two events is not caught; the model never receives the key (it travels in a header only).
 
 The key is never logged, never put in an argv, never in an error message. Refusals and
 upstream failures are logged (structlog, ``wfbench.key_proxy``) by kind, method and path only.
@@ -23,35 +39,37 @@ upstream failures are logged (structlog, ``wfbench.key_proxy``) by kind, method 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import http.client
-import json
+import os
 import secrets as random_tokens
 import socket
+import socketserver
 import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
-from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import structlog
 
-from wfbench.domain.errors import InputError, WfbenchError
+from wfbench.adapters.key_proxy_handler import ProxyHandler
+from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, Refused, Route, check_body
+from wfbench.adapters.net_bridge import free_port, socket_path
+from wfbench.domain.errors import InputError, SandboxError, WfbenchError
+from wfbench.domain.metering.evidence import Spend
+from wfbench.domain.metering.prices import ModelPrices, prices_for
+from wfbench.domain.metering.wire import WireMeter, WireRefusal
 from wfbench.domain.redaction import REDACTED, redact_text
+from wfbench.domain.session.records import Usage
+from wfbench.domain.workspace.sandbox import Bridge
 
-PIECE = 64 * 1024
 JOIN_TIMEOUT_S = 10.0
 UPSTREAM_TIMEOUT_S = 600.0
-#: Never forwarded in either direction (RFC 9110 §7.6.1), plus what the proxy sets itself.
-HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
-     "trailer", "transfer-encoding", "upgrade", "expect"}
-)  # fmt: skip
-CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
-__all__ = ["KeyProxy", "Scrubber"]
+IDLE_TIMEOUT_S = 300.0
+MAX_CONNECTIONS_PER_CELL = 16
+TOKEN_PREFIX = "wfbench-proxy-"  # noqa: S105 - a prefix, not a credential
+__all__ = ["KeyProxy", "Lease", "Scrubber"]
 
 
 class Scrubber:
@@ -87,46 +105,149 @@ class Scrubber:
         return value.replace(self._secret.decode(), self._mask.decode())
 
 
-class _Refusal(Exception):
-    def __init__(self, status: int, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.kind, self.message = status, kind, message
+class Lease:
+    """One cell's way to the model: a UNIX socket, a dummy token and a meter. Close it when the cell ends.
+
+    :attr:`bridge` goes into the session's ``SandboxPolicy.bridges``; the agent gets
+    ``bridge.url`` as its base URL and :attr:`token` as its API key. :meth:`meter` is a snapshot
+    of what the proxy saw of this cell so far.
+    """
+
+    def __init__(self, proxy: KeyProxy, label: str, *, bridge: Bridge | None) -> None:
+        self.proxy = proxy
+        self.label = label
+        self.token = TOKEN_PREFIX + random_tokens.token_hex(24)
+        self.bridge = bridge
+        self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
+        self._inflight = 0
+        self._meter = WireMeter()
+        self._server: _CellServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"Lease({self.label!r}, bridge={self.bridge!r})"
+
+    def meter(self, *, settle_s: float = 0.0) -> WireMeter:
+        """What the proxy saw of this cell so far.
+
+        ``settle_s`` waits (at most that long) until no request of the cell is in flight: the
+        agent may have read a reply's last byte a moment before the proxy recorded its usage.
+        """
+        with self._settled:
+            self._settled.wait_for(lambda: self._inflight == 0, timeout=settle_s)
+            return self._meter
+
+    def begin(self) -> None:
+        """A request of this cell started (its outcome is recorded before :meth:`end`)."""
+        with self._lock:
+            self._inflight += 1
+
+    def end(self) -> None:
+        """A request of this cell is done."""
+        with self._settled:
+            self._inflight -= 1
+            self._settled.notify_all()
+
+    def record(self, usage: Usage | None, *, metered: bool) -> None:
+        """One forwarded request: its reply's usage (None: unreadable), or an unmetered one."""
+        with self._lock:
+            self._meter = self._meter.plus_reply(usage) if metered else self._meter.plus_unmetered()
+        if metered and usage is not None:
+            self.proxy.spent(usage)
+
+    def refuse(self, refusal: WireRefusal) -> None:
+        """One refused request (or connection)."""
+        with self._lock:
+            self._meter = self._meter.plus_refusal(refusal)
+
+    def serve(self) -> Lease:
+        """Bind the lease's socket and serve it in a background thread; returns self."""
+        assert self.bridge is not None
+        try:
+            self._server = _CellServer(self, self.bridge.socket)
+        except OSError as exc:
+            raise SandboxError(f"the key proxy cannot listen on {self.bridge.socket}: {exc}") from None
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+            name=f"key-proxy-{self.label}"[:60],
+        )  # fmt: skip
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, cut open exchanges, remove the socket and its directory (idempotent)."""
+        server, self._server = self._server, None
+        self.proxy.forget(self)
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        server.close_all(JOIN_TIMEOUT_S)
+        if self._thread is not None:
+            self._thread.join(JOIN_TIMEOUT_S)
+        if self.bridge is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.bridge.socket)
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(self.bridge.socket))
+
+    def __enter__(self) -> Lease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-class _Server(ThreadingHTTPServer):
-    """Daemon handler threads and open sockets, tracked so stop() can wake and join them."""
+class _ServerMixin:
+    """Daemon handler threads and open sockets, tracked so a stop can wake and join them."""
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128
+    proxy: KeyProxy
+    lease: Lease
 
-    def __init__(self, proxy: KeyProxy) -> None:
-        self.proxy = proxy
+    def _init_tracking(self) -> None:
         self.lock = threading.Lock()
         self.sockets: set[socket.socket] = set()
         self.handlers: list[threading.Thread] = []
+        self.connections = 0
         self.stopping = threading.Event()
-        super().__init__(("127.0.0.1", 0), _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        """Serve the connection in a daemon thread, remembered for :meth:`close_all`."""
-        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address))
-        thread.daemon = True
+        """Serve the connection in a daemon thread; past the connection cap, close it at once."""
         with self.lock:
-            self.handlers = [handler for handler in self.handlers if handler.is_alive()]
-            self.handlers.append(thread)
-            self.sockets.add(request)
+            full = self.connections >= self.proxy.max_connections
+            if not full:
+                self.connections += 1
+                serve = self.process_request_thread  # type: ignore[attr-defined]  # from ThreadingMixIn
+                thread = threading.Thread(target=serve, args=(request, client_address))
+                thread.daemon = True
+                self.handlers = [handler for handler in self.handlers if handler.is_alive()]
+                self.handlers.append(thread)
+                self.sockets.add(request)
+        if full:
+            detail = f"more than {self.proxy.max_connections} connections at once"
+            self.lease.refuse(WireRefusal(503, "connections", detail))
+            self.proxy.count(refused=True)
+            with contextlib.suppress(OSError):
+                request.close()
+            return
         thread.start()
 
     def shutdown_request(self, request: Any) -> None:
         """Forget the connection, then close it."""
         with self.lock:
-            self.sockets.discard(request)
-        super().shutdown_request(request)
+            if request in self.sockets:
+                self.sockets.discard(request)
+                self.connections -= 1
+        super().shutdown_request(request)  # type: ignore[misc]
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A hung-up client or a socket closed by stop() is no traceback (anything else is)."""
         if not isinstance(sys.exc_info()[1], OSError | http.client.HTTPException):
-            super().handle_error(request, client_address)
+            super().handle_error(request, client_address)  # type: ignore[misc]
 
     def track(self, sock: socket.socket | None, *, add: bool) -> None:
         """Remember (or forget) an upstream socket so stop() can wake a handler stalled on it."""
@@ -148,16 +269,38 @@ class _Server(ThreadingHTTPServer):
             handler.join(max(0.0, deadline - time.monotonic()))
 
 
+class _TcpServer(_ServerMixin, ThreadingHTTPServer):
+    """The proxy's own loopback listener (the proxy-wide token)."""
+
+    def __init__(self, proxy: KeyProxy, lease: Lease) -> None:
+        self.proxy, self.lease = proxy, lease
+        self._init_tracking()
+        super().__init__(("127.0.0.1", 0), ProxyHandler)
+
+
+class _CellServer(_ServerMixin, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """A cell lease's UNIX socket."""
+
+    def __init__(self, lease: Lease, path: str) -> None:
+        self.proxy, self.lease = lease.proxy, lease
+        self._init_tracking()
+        super().__init__(path, ProxyHandler)
+        os.chmod(path, 0o600)
+
+
 class KeyProxy:
-    """The loopback proxy of one sweep. Use as a context manager, or start()/stop().
+    """The key proxy of one sweep. Use as a context manager, or start()/stop().
 
     ``upstream_base_url`` is where requests go (``https://api.anthropic.com``; a path prefix is
-    kept); ``secrets_header_value`` is the real key. The agent uses :attr:`base_url` and
-    :attr:`dummy_token` (random per proxy unless given).
+    kept); ``secrets_header_value`` is the real key. ``model`` pins the model every request must
+    name (``None``: not checked); ``routes`` are the allowed routes; ``prices`` price the metered
+    usage (default: the pinned model's, :func:`~wfbench.domain.metering.prices.prices_for`);
+    ``budget_usd`` caps the metered spend. Cells get :meth:`lease`; :attr:`base_url` and
+    :attr:`dummy_token` are the proxy's own loopback listener.
 
     Raises:
         InputError: the upstream URL is not http(s) with a host, or carries credentials, a query
-            or a fragment; or the key is blank.
+            or a fragment; the key is blank; a budget is set for a model without prices.
     """
 
     def __init__(
@@ -167,6 +310,12 @@ class KeyProxy:
         *,
         dummy_token: str | None = None,
         timeout_s: float = UPSTREAM_TIMEOUT_S,
+        model: str | None = None,
+        routes: tuple[Route, ...] = ANTHROPIC_ROUTES,
+        prices: ModelPrices | None = None,
+        budget_usd: float | None = None,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS_PER_CELL,
     ) -> None:
         parts = urllib.parse.urlsplit(upstream_base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -176,13 +325,29 @@ class KeyProxy:
         if not secrets_header_value.strip():
             raise InputError("the API key is blank", field="API key")
         self._upstream = parts
-        self._key = secrets_header_value.strip()
-        self._dummy = dummy_token or "wfbench-proxy-" + random_tokens.token_hex(24)
-        if self._dummy == self._key:
-            raise InputError("the dummy token must differ from the key", field="dummy_token")
+        self.key = secrets_header_value.strip()
+        self.model = model
+        self.routes = routes
+        self.prices = prices or (prices_for(model) if model else None)
+        if budget_usd is not None and self.prices is None:
+            raise InputError(
+                f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"
+            )
+        self.budget_usd = budget_usd
+        self.idle_timeout_s = idle_timeout_s
+        self.max_connections = max_connections
         self._timeout_s = timeout_s
-        self._server: _Server | None = None
+        self._direct = Lease(self, "direct", bridge=None)
+        if dummy_token is not None:
+            self._direct.token = dummy_token
+        if self.key in (self._direct.token,):
+            raise InputError("the dummy token must differ from the key", field="dummy_token")
+        self._server: _TcpServer | None = None
         self._thread: threading.Thread | None = None
+        self._leases: set[Lease] = set()
+        self._lock = threading.Lock()
+        self._spent_usd = 0.0
+        self._unpriced = 0
         self._log = structlog.get_logger("wfbench.key_proxy")
         self.forwarded = 0
         self.refused = 0
@@ -192,15 +357,20 @@ class KeyProxy:
 
     @property
     def dummy_token(self) -> str:
-        """The token the agent presents (not a secret of the user's: it only opens this proxy)."""
-        return self._dummy
+        """The token of the proxy's own listener (not a secret of the user's: it only opens this proxy)."""
+        return self._direct.token
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (after start)."""
+        """``http://127.0.0.1:<port>`` of the proxy's own listener (after start)."""
         if self._server is None:
             raise RuntimeError("the key proxy is not running")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def upstream_host(self) -> str:
+        """The ``Host`` header sent upstream."""
+        return self._upstream.netloc
 
     def start(self) -> KeyProxy:
         """Bind 127.0.0.1 on an ephemeral port and serve in a background thread; returns self.
@@ -211,7 +381,7 @@ class KeyProxy:
         if self._server is not None:
             raise RuntimeError("the key proxy is already running")
         try:
-            self._server = _Server(self)
+            self._server = _TcpServer(self, self._direct)
         except OSError as exc:
             raise WfbenchError(f"the key proxy cannot listen on 127.0.0.1: {exc.strerror or exc}") from None
         self._thread = threading.Thread(
@@ -221,7 +391,11 @@ class KeyProxy:
         return self
 
     def stop(self) -> None:
-        """Stop serving, cut open (even stalled) exchanges and join every thread (bounded)."""
+        """Stop serving (every lease too), cut open (even stalled) exchanges, join every thread (bounded)."""
+        with self._lock:
+            leases = list(self._leases)
+        for lease in leases:
+            lease.close()
         server, self._server = self._server, None
         if server is None:
             return
@@ -237,28 +411,62 @@ class KeyProxy:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def admit(self, headers: Message) -> list[tuple[str, str]]:
-        """The upstream headers for a request carrying the dummy token (real key in its place).
+    def lease(self, label: str, *, port: int | None = None) -> Lease:
+        """A new cell lease, serving its own socket (close it when the cell ends).
 
         Raises:
-            _Refusal: no credential header (401), or one that is not the dummy token (403).
+            SandboxError: the socket cannot be created.
         """
-        presented = [(name.lower(), value.strip()) for name, value in headers.items()]
-        credentials = [(name, value) for name, value in presented if name in CREDENTIAL_HEADERS]
-        if not credentials:
-            raise _Refusal(401, "authentication_error", "wfbench key proxy: no API key presented")
-        for name, value in credentials:
-            token = value if name == "x-api-key" else _bearer(value)
-            if token is None or not hmac.compare_digest(token.encode(), self._dummy.encode()):
-                raise _Refusal(403, "permission_error", "wfbench key proxy: this key is not accepted here")
-        dropped = HOP_BY_HOP | {"host", "accept-encoding", "content-length"}
-        for name, value in presented:
-            if name == "connection":
-                dropped |= {token.strip().lower() for token in value.split(",")}
-        out = [(name, value) for name, value in presented if name not in dropped | CREDENTIAL_HEADERS]
-        for name in dict.fromkeys(name for name, _ in credentials):
-            out.append((name, self._key if name == "x-api-key" else f"Bearer {self._key}"))
-        return [("host", self._upstream.netloc), *out, ("accept-encoding", "identity")]
+        bridge = Bridge(socket=socket_path("model.sock"), port=port or free_port())
+        lease = Lease(self, label, bridge=bridge)
+        try:
+            lease.serve()
+        except SandboxError:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(bridge.socket))
+            raise
+        with self._lock:
+            self._leases.add(lease)
+        return lease
+
+    def forget(self, lease: Lease) -> None:
+        """A closed lease leaves the proxy (its spend stays in :meth:`spend`)."""
+        with self._lock:
+            self._leases.discard(lease)
+
+    def spend(self) -> Spend:
+        """The metered spend of every lease so far, against the budget.
+
+        ``None`` without prices for the pinned model; replies whose usage lacks input or output
+        tokens cannot be priced and are counted in ``unpriced_requests`` (the spend is then a
+        lower bound).
+        """
+        with self._lock:
+            spent = None if self.prices is None else round(self._spent_usd, 6)
+            return Spend(spent, self.budget_usd, self._unpriced)
+
+    def spent(self, usage: Usage) -> None:
+        """Add one reply's usage to the spend (priced with the pinned model's prices)."""
+        cost = None if self.prices is None else self.prices.exact_cost_usd(usage)
+        with self._lock:
+            if cost is None:
+                self._unpriced += 1
+            else:
+                self._spent_usd += cost
+
+    def check_budget(self) -> None:
+        """Refuse a new request once the budget is spent.
+
+        Raises:
+            Refused: 403 ``budget``.
+        """
+        spend = self.spend()
+        if spend.reached:
+            raise Refused(403, "budget", f"the sweep's --max-cost budget is spent ({spend.describe()})")
+
+    def check_body(self, route: Route, body: bytes) -> None:
+        """The body rules (:func:`~wfbench.adapters.key_proxy_rules.check_body`) with the pinned model."""
+        check_body(route, body, self.model)
 
     def connect(self) -> http.client.HTTPConnection:
         """A fresh connection to the upstream (one per request: nothing stale to retry)."""
@@ -273,175 +481,23 @@ class KeyProxy:
 
     def scrubber(self) -> Scrubber:
         """A fresh scrubber for one response."""
-        return Scrubber(self._key)
+        return Scrubber(self.key)
+
+    def tokens(self) -> tuple[str, ...]:
+        """Every live token (for redaction)."""
+        with self._lock:
+            return (self._direct.token, *(lease.token for lease in self._leases))
 
     def note(self, event: str, **fields: Any) -> None:
-        """Log one event with every field redacted of the key and the dummy token."""
-        clean = {name: redact_text(str(value), (self._key, self._dummy)) for name, value in fields.items()}
+        """Log one event with every field redacted of the key and every token."""
+        secrets = (self.key, *self.tokens())
+        clean = {name: redact_text(str(value), secrets) for name, value in fields.items()}
         self._log.warning(event, **clean)
 
     def count(self, *, refused: bool) -> None:
         """Tally a forwarded or refused request."""
-        if self._server is not None:
-            with self._server.lock:
-                if refused:
-                    self.refused += 1
-                else:
-                    self.forwarded += 1
-
-
-def _bearer(value: str) -> str | None:
-    scheme, _, token = value.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
-
-
-def _error_body(kind: str, message: str) -> bytes:
-    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """One agent connection (keep-alive): each request is checked, forwarded and relayed."""
-
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: the access log is not wanted (and must never hold a header)."""
-
-    def do_POST(self) -> None:
-        """Forward (every method goes through here)."""
-        self._forward()
-
-    do_GET = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_POST
-
-    def _forward(self) -> None:
-        proxy = self.server.proxy
-        path = self.path.split("?", 1)[0]
-        try:
-            if not self.path.startswith("/"):
-                raise _Refusal(400, "invalid_request_error", "wfbench key proxy: origin-form targets only")
-            headers = proxy.admit(self.headers)
-        except _Refusal as refusal:
-            proxy.count(refused=True)
-            proxy.note("key_proxy.refused", kind=refusal.kind, method=self.command, path=path)
-            self.close_connection = True  # the unread body must not be parsed as a request
-            self._reply(refusal.status, _error_body(refusal.kind, refusal.message))
-            return
-        upstream = proxy.connect()
-        try:
-            try:
-                response = self._send_upstream(upstream, headers)
-            except (OSError, http.client.HTTPException) as exc:
-                name = type(exc).__name__
-                proxy.note("key_proxy.upstream_error", error=name, method=self.command, path=path)
-                self.close_connection = True
-                status, kind = (504, "timeout_error") if isinstance(exc, TimeoutError) else (502, "api_error")
-                self._reply(status, _error_body(kind, f"wfbench key proxy: upstream {name}"))
-                return
-            proxy.count(refused=False)
-            self._relay(response)
-        finally:
-            self.server.track(upstream.sock, add=False)
-            upstream.close()
-
-    def _send_upstream(
-        self, upstream: http.client.HTTPConnection, headers: list[tuple[str, str]]
-    ) -> http.client.HTTPResponse:
-        upstream.connect()
-        self.server.track(upstream.sock, add=True)
-        if self.server.stopping.is_set():  # checked after track(): stop() either sees the socket or this
-            raise ConnectionAbortedError("the proxy is stopping")
-        target = self.server.proxy.upstream_path(self.path)
-        upstream.putrequest(self.command, target, skip_host=True, skip_accept_encoding=True)
-        for name, value in headers:
-            upstream.putheader(name, value)
-        chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
-        length = int(self.headers.get("content-length") or 0) if not chunked else 0
-        if chunked:
-            upstream.putheader("transfer-encoding", "chunked")
-        elif length or self.command in ("POST", "PUT", "PATCH"):
-            upstream.putheader("content-length", str(length))
-        upstream.endheaders()
-        for piece in self._read_chunked() if chunked else self._read_length(length):
-            upstream.send(b"%x\r\n%b\r\n" % (len(piece), piece) if chunked else piece)
-        if chunked:
-            upstream.send(b"0\r\n\r\n")
-        return upstream.getresponse()
-
-    def _read_length(self, length: int) -> Iterator[bytes]:
-        while length > 0:
-            piece = self.rfile.read(min(PIECE, length))
-            if not piece:
-                raise ConnectionResetError("the agent closed the request body early")
-            length -= len(piece)
-            yield piece
-
-    def _read_chunked(self) -> Iterator[bytes]:
-        while True:
-            line = self.rfile.readline(1024)
-            size = int(line.split(b";", 1)[0].strip() or b"x", 16)
-            if size == 0:
-                while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers are dropped
-                return
-            yield from self._read_length(size)
-            self.rfile.readline(8)  # the CRLF after the chunk
-
-    def _relay(self, response: http.client.HTTPResponse) -> None:
-        """The upstream's status, headers and body, framed as the upstream framed it.
-
-        A length stays a length, chunks stay chunks, a close-delimited body stays close-delimited;
-        a body the upstream cut short is cut short for the agent too (the connection closes
-        before the promised length or without the last chunk), so a truncated reply never
-        looks complete and never leaves the agent waiting.
-        """
-        scrub = self.server.proxy.scrubber()
-        self.send_response_only(response.status, response.reason)
-        for name, value in response.getheaders():
-            if name.lower() not in HOP_BY_HOP | {"content-length"}:
-                self.send_header(name, scrub.text(value))
-        bodiless = self.command == "HEAD" or response.status in (204, 304) or 100 <= response.status < 200
-        length = response.getheader("content-length")
-        chunked = bool(response.chunked) and not bodiless and self.request_version != "HTTP/1.0"
-        if length is not None:
-            self.send_header("Content-Length", length)
-        elif chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-        elif not bodiless:
-            self.close_connection = True  # close-delimited: the end of the body is the end of the connection
-        self.end_headers()
-        if bodiless:
-            return
-        if not self._pump(response, scrub, chunked=chunked):
-            self.close_connection = True
-            return
-        if chunked:
-            self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _pump(self, response: http.client.HTTPResponse, scrub: Scrubber, *, chunked: bool) -> bool:
-        """Copy the body piece by piece as it arrives; False when the upstream cut it short."""
-        try:
-            while piece := response.read1(PIECE):
-                self._write(scrub.feed(piece), chunked=chunked)
-        except (OSError, http.client.HTTPException):  # reset, timeout, a chunked body cut mid-way
-            return False
-        if response.length:  # EOF before the promised Content-Length
-            return False
-        self._write(scrub.finish(), chunked=chunked)
-        return True
-
-    def _write(self, data: bytes, *, chunked: bool) -> None:
-        if data:
-            self.wfile.write(b"%x\r\n%b\r\n" % (len(data), data) if chunked else data)
-            self.wfile.flush()
-
-    def _reply(self, status: int, body: bytes) -> None:
-        self.send_response_only(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        with self._lock:
+            if refused:
+                self.refused += 1
+            else:
+                self.forwarded += 1
