@@ -3,9 +3,13 @@
 The sweep runs with WFBENCH_ANTHROPIC_API_KEY set to a planted key (no credential shape, so only
 its value can find it) against the scripted provider on loopback, through the key proxy the
 composition root always puts in front. The scripted model makes one Bash tool call that dumps
-every ``/proc/*/environ`` the tool can see: the agent's own included (with the real CLI that is
-where the key used to be readable). Meanwhile this test watches the host's process table: no
-command line ever holds the key, and the agent process's environment holds the dummy token.
+every ``/proc/*/environ`` the tool can see — with the real CLI the agent's own used to be
+readable, holding the proxy's dummy token. The agent is now started non-dumpable, so the dump
+holds only the tool's own environments: neither the key nor the cell's token. Meanwhile this test
+watches the host's process table (as the harness's user, which may read every environment): no
+command line ever holds the key, and the sandbox's processes hold the cell's token, never the key.
+The tool waits until the watcher has seen them (a marker file the watcher writes into the cell's
+workspace), so the positive control does not depend on how long a session lasts.
 
 Skipped with a reason unless bwrap works (required under WFBENCH_REQUIRE_BWRAP=1); the real-CLI
 case also needs the CLI (required under WFBENCH_REQUIRE_CLAUDE=1).
@@ -42,7 +46,10 @@ from tests.integration.sweep_kit import (
 from wfbench.adapters.provider_script import ProviderScript
 from wfbench.adapters.scripted_provider import ScriptedProvider
 
-DUMP = "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' > environ.txt; cat environ.txt"
+DUMP = (
+    "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' > environ.txt; cat environ.txt;"
+    " for i in $(seq 300); do [ -e .watcher-saw-it ] && break; sleep 0.1; done; rm -f .watcher-saw-it"
+)
 AGENT_MARKS = (b"stream-json",)  # in the agent's argv (and bwrap's, which carries it)
 
 
@@ -55,8 +62,17 @@ class Watch:
     stop: threading.Event = attrs.field(factory=threading.Event)
 
 
+def _workspace_of(cmdline: bytes) -> str | None:
+    """The host path bwrap binds at /workspace, from its argv."""
+    args = cmdline.split(b"\0")
+    for index, arg in enumerate(args[1:], 1):
+        if arg == b"/workspace" and args[index - 1] not in (b"--chdir",):
+            return args[index - 1].decode()
+    return None
+
+
 def _scan(watch: Watch, key: bytes) -> None:
-    while not watch.stop.wait(0.1):
+    while not watch.stop.wait(0.05):
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -65,7 +81,11 @@ def _scan(watch: Watch, key: bytes) -> None:
                 if key in cmdline:
                     watch.cmdline_hits.append(entry)
                 if any(mark in cmdline for mark in AGENT_MARKS):
-                    watch.agent_environs.append(Path(f"/proc/{entry}/environ").read_bytes())
+                    environ = Path(f"/proc/{entry}/environ").read_bytes()
+                    watch.agent_environs.append(environ)
+                    workspace = _workspace_of(cmdline)
+                    if workspace and b"ANTHROPIC_API_KEY=wfbench-proxy-" in environ:
+                        Path(workspace, ".watcher-saw-it").touch()
             except OSError:
                 continue
 
@@ -95,8 +115,8 @@ def _tool_results(provider: ScriptedProvider) -> list[str]:
 
 
 @pytest.mark.parametrize("agent", ["standin", "claude"])
-def test_a_bash_tool_reading_every_proc_environ_finds_the_dummy_token_never_the_key(tmp_path, agent):
-    """--base-url sweep under bwrap: the key is in no environ the tool sees, no argv, no request, no file."""
+def test_a_bash_tool_reading_every_proc_environ_finds_neither_the_key_nor_the_cells_token(tmp_path, agent):
+    """--base-url sweep: the key in no environ, argv, request or file; the token in no environ tools read."""
     bwrap_or_skip()
     if agent == "claude" and claude_binary() is None:
         require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the real Claude Code CLI is not installed")
@@ -118,18 +138,15 @@ def test_a_bash_tool_reading_every_proc_environ_finds_the_dummy_token_never_the_
     assert done.returncode == 0, tell(done)
     row = by_task(out)["proc-env"]
     assert row["session_ids"], row
-    # Positive controls: the requests came through the proxy, the tool read the agent's environment
-    # (which holds the proxy's dummy token), and the host watcher saw the agent process.
+    # Positive controls: the requests came through the proxy, the tool read environments (its own),
+    # and the host watcher saw the sandbox's processes holding the cell's token (the tool waited for it).
     assert provider.requests
     assert all(r.headers.get("accept-encoding") == "identity" for r in provider.requests)
     results = _tool_results(provider)
     assert any("PATH=" in result for result in results), results
     assert any(b"ANTHROPIC_API_KEY=wfbench-proxy-" in environ for environ in seen.agent_environs)
-    if agent == "claude":  # the real CLI keeps its environment readable (the stand-in scrubs its own)
-        assert any("ANTHROPIC_API_KEY=wfbench-proxy-" in result for result in results), results
-        # the captured patch holds the dump too, the dummy redacted like every secret the agent holds
-        patch = out / "cells/proc-env/baseline/run-0/patch.diff"
-        assert "ANTHROPIC_API_KEY=[REDACTED]" in patch.read_text()
+    # The cell's token: in no environment the tool could read (the agent is non-dumpable).
+    assert not any("wfbench-proxy-" in result for result in results), results
     # The key: nowhere.
     assert not any(key in result for result in results)
     assert not any(key in json.dumps(r.to_mapping()) for r in provider.requests)

@@ -33,7 +33,11 @@ conversations:
   - when: ["Task meter"]
     turns:
       - say: "Metered reply with a few words in it."
-        usage: {input_tokens: 1200, output_tokens: 80, cache_read_input_tokens: 44000, cache_creation_input_tokens: 7}
+        usage:
+          input_tokens: 1200
+          output_tokens: 80
+          cache_read_input_tokens: 44000
+          cache_creation_input_tokens: 7
   - {when: ["Task 529"], turns: [{status: 529}]}
   - {when: ["Task cut"], turns: [{say: "a longer sentence to cut short", truncate_after_events: 3}]}
   - {when: ["Task bare"], turns: [{say: "no usage at all"}]}
@@ -105,7 +109,9 @@ def lease(proxy: KeyProxy) -> Iterator[Lease]:
         yield made
 
 
-def test_a_lease_serves_its_cell_on_a_private_socket_with_its_own_token(proxy: KeyProxy, lease: Lease) -> None:
+def test_a_lease_serves_its_cell_on_a_private_socket_with_its_own_token(
+    proxy: KeyProxy, lease: Lease
+) -> None:
     """The cell's token opens its socket only; the socket file is 0600 in a 0700 directory."""
     assert lease.bridge is not None
     assert os.stat(lease.bridge.socket).st_mode & 0o777 == 0o600
@@ -113,10 +119,15 @@ def test_a_lease_serves_its_cell_on_a_private_socket_with_its_own_token(proxy: K
     assert send(lease, "POST", "/v1/messages", ask("Task meter", model=MODEL))[0] == 200
     with proxy.lease("other-cell") as other:
         assert other.token != lease.token
-        assert send(other, "POST", "/v1/messages", ask("hi", model=MODEL), {"x-api-key": lease.token})[0] == 403
+        assert (
+            send(other, "POST", "/v1/messages", ask("hi", model=MODEL), {"x-api-key": lease.token})[0] == 403
+        )
     wrong = {"x-api-key": proxy.dummy_token}  # the proxy's own token does not open a cell's socket
     assert send(lease, "POST", "/v1/messages", ask("hi", model=MODEL), wrong)[0] == 403
-    assert send(proxy.base_url, "POST", "/v1/messages", ask("hi", model=MODEL), {"x-api-key": lease.token})[0] == 403
+    assert (
+        send(proxy.base_url, "POST", "/v1/messages", ask("hi", model=MODEL), {"x-api-key": lease.token})[0]
+        == 403
+    )
 
 
 def test_closing_a_lease_removes_its_socket_and_directory(proxy: KeyProxy) -> None:
@@ -195,7 +206,9 @@ def test_another_model_is_refused_with_a_403_the_meter_records(recorder: Recorde
     ],
     ids=["web-search", "web-fetch", "code-execution", "mcp-servers", "container"],
 )
-def test_server_side_tools_that_reach_the_network_are_refused(recorder: Recorder, extra: dict[str, Any]) -> None:
+def test_server_side_tools_that_reach_the_network_are_refused(
+    recorder: Recorder, extra: dict[str, Any]
+) -> None:
     with KeyProxy(recorder.base_url, REAL_KEY, model=MODEL) as running, running.lease("c") as cell:
         status, _ = send(cell, "POST", "/v1/messages", ask("hi", model=MODEL, **extra))
         custom = {"tools": [{"name": "Bash", "description": "x", "input_schema": {"type": "object"}}]}
@@ -230,7 +243,8 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(recorder: Recorder) 
         assert cell.bridge is not None
         with socket.socket(socket.AF_UNIX) as raw:
             raw.connect(cell.bridge.socket)
-            head = f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: {cell.token}\r\nContent-Length: {10**9}\r\n\r\n"
+            head = f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: {cell.token}\r\n"
+            head += f"Content-Length: {10**9}\r\n\r\n"
             raw.sendall(head.encode())
             reply = raw.recv(4096)
         meter = cell.meter(settle_s=5)
@@ -280,7 +294,10 @@ def test_a_cells_connections_are_capped_and_other_cells_keep_working(provider: S
 @pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
 def test_the_usage_the_upstream_reported_is_metered_per_cell(proxy: KeyProxy, stream: bool) -> None:
     with proxy.lease("one") as one, proxy.lease("two") as two:
-        assert send(one, "POST", "/v1/messages?beta=true", ask("Task meter", model=MODEL, stream=stream))[0] == 200
+        assert (
+            send(one, "POST", "/v1/messages?beta=true", ask("Task meter", model=MODEL, stream=stream))[0]
+            == 200
+        )
         assert send(one, "POST", "/v1/messages/count_tokens", {"model": MODEL, "messages": []})[0] == 200
         assert send(two, "POST", "/v1/messages", ask("hi", model=MODEL, stream=stream))[0] == 200
         first, second = one.meter(settle_s=5), two.meter(settle_s=5)
@@ -292,7 +309,9 @@ def test_the_usage_the_upstream_reported_is_metered_per_cell(proxy: KeyProxy, st
     assert proxy.spend().spent_usd == pytest.approx(expected, abs=1e-6)
 
 
-def test_a_reply_cut_short_is_counted_incomplete_and_an_error_reply_is_not(proxy: KeyProxy, lease: Lease) -> None:
+def test_a_reply_cut_short_is_counted_incomplete_and_an_error_reply_is_not(
+    proxy: KeyProxy, lease: Lease
+) -> None:
     with pytest.raises(http.client.IncompleteRead):
         send(lease, "POST", "/v1/messages", ask("Task cut", model=MODEL, stream=True))
     assert send(lease, "POST", "/v1/messages", ask("Task 529", model=MODEL))[0] == 529
@@ -327,11 +346,19 @@ def test_openai_responses_is_one_route_away(provider: ScriptedProvider) -> None:
     """Off by default (404); with OPENAI_RESPONSES_ROUTE the stream is forwarded and its usage metered."""
     body = {"model": MODEL, "input": "Task meter", "stream": True}
     routes = (*ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE)
-    with KeyProxy(provider.base_url, REAL_KEY, model=MODEL, routes=routes) as running, running.lease("c") as cell:
+    with (
+        KeyProxy(provider.base_url, REAL_KEY, model=MODEL, routes=routes) as running,
+        running.lease("c") as cell,
+    ):
         bearer = {"x-api-key": "", "authorization": f"Bearer {cell.token}"}
         headers = {k: v for k, v in bearer.items() if v}
         connection = UnixHTTPConnection(cell.bridge.socket if cell.bridge else "")
-        connection.request("POST", "/v1/responses", json.dumps(body).encode(), {**headers, "content-type": "application/json"})
+        connection.request(
+            "POST",
+            "/v1/responses",
+            json.dumps(body).encode(),
+            {**headers, "content-type": "application/json"},
+        )
         response = connection.getresponse()
         data = response.read()
         connection.close()

@@ -15,7 +15,10 @@ What the adapter adds to the caller's :class:`SandboxPolicy` (``attrs.evolve``):
   ``request.env`` (must hold a loopback-or-explicit ``ANTHROPIC_BASE_URL``), and last the secrets
   of ``request.secrets`` (they reach only the agent process: the real CLI's Bash tool runs
   through the wrapper, which starts ``env -i`` with HOME/PATH/TMPDIR/LANG/TERM only);
-* the timeout of the request.
+* the timeout of the request;
+* ``non_dumpable``: the agent process is started non-dumpable (:mod:`wfbench.adapters.nondumpable`),
+  so its tools cannot write its event stream (``/proc/<pid>/fd/1``), ptrace it or read its
+  memory and environment.
 """
 
 from __future__ import annotations
@@ -198,7 +201,9 @@ class ClaudeCLI:
         env[TOOL_ENV_VAR] = " ".join(tool_env_names(policy.env))
         if prefix_host is not None:
             mounts.append(Mount(prefix_host, SHELL_PREFIX_TARGET))
-        evolved = attrs.evolve(policy, mounts=tuple(mounts), env=env, timeout_s=request.timeout_s)
+        evolved = attrs.evolve(
+            policy, mounts=tuple(mounts), env=env, timeout_s=request.timeout_s, non_dumpable=True
+        )
         if prefix_host is not None:
             env["CLAUDE_CODE_SHELL_PREFIX"] = sandbox.mount_path(SHELL_PREFIX_TARGET, evolved)
         return evolved

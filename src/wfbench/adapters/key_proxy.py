@@ -113,9 +113,14 @@ class Lease:
     of what the proxy saw of this cell so far.
     """
 
-    def __init__(self, proxy: KeyProxy, label: str, *, bridge: Bridge | None) -> None:
+    def __init__(
+        self, proxy: KeyProxy, label: str, *, bridge: Bridge | None, model: str | None = None
+    ) -> None:
         self.proxy = proxy
         self.label = label
+        #: The model every request must name (the proxy's pinned model unless the cell's arm pins its own).
+        self.model = model or proxy.model
+        self.prices = proxy.prices if model in (None, proxy.model) else prices_for(model or "")
         self.token = TOKEN_PREFIX + random_tokens.token_hex(24)
         self.bridge = bridge
         self._lock = threading.Lock()
@@ -154,7 +159,7 @@ class Lease:
         with self._lock:
             self._meter = self._meter.plus_reply(usage) if metered else self._meter.plus_unmetered()
         if metered and usage is not None:
-            self.proxy.spent(usage)
+            self.proxy.spent(usage, self.prices)
 
     def refuse(self, refusal: WireRefusal) -> None:
         """One refused request (or connection)."""
@@ -348,6 +353,8 @@ class KeyProxy:
         self._lock = threading.Lock()
         self._spent_usd = 0.0
         self._unpriced = 0
+        self._unpriced_model = 0
+        self._priced = 0
         self._log = structlog.get_logger("wfbench.key_proxy")
         self.forwarded = 0
         self.refused = 0
@@ -411,14 +418,25 @@ class KeyProxy:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def lease(self, label: str, *, port: int | None = None) -> Lease:
+    def lease(self, label: str, *, port: int | None = None, model: str | None = None) -> Lease:
         """A new cell lease, serving its own socket (close it when the cell ends).
+
+        ``model`` is the model the cell's requests must name (default: the proxy's).
 
         Raises:
             SandboxError: the socket cannot be created.
+            InputError: a budget is set and ``model`` has no prices.
         """
+        if (
+            self.budget_usd is not None
+            and model not in (None, self.model)
+            and prices_for(model or "") is None
+        ):
+            raise InputError(
+                f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"
+            )
         bridge = Bridge(socket=socket_path("model.sock"), port=port or free_port())
-        lease = Lease(self, label, bridge=bridge)
+        lease = Lease(self, label, bridge=bridge, model=model)
         try:
             lease.serve()
         except SandboxError:
@@ -437,21 +455,25 @@ class KeyProxy:
     def spend(self) -> Spend:
         """The metered spend of every lease so far, against the budget.
 
-        ``None`` without prices for the pinned model; replies whose usage lacks input or output
-        tokens cannot be priced and are counted in ``unpriced_requests`` (the spend is then a
-        lower bound).
+        ``None`` once a reply of a model without prices was metered (or, before any priced reply,
+        when the pinned model has none); replies whose usage lacks input or output tokens cannot be
+        priced and are counted in ``unpriced_requests`` (the spend is then a lower bound).
         """
         with self._lock:
-            spent = None if self.prices is None else round(self._spent_usd, 6)
+            unknown = self._unpriced_model > 0 or (self.prices is None and not self._priced)
+            spent = None if unknown else round(self._spent_usd, 6)
             return Spend(spent, self.budget_usd, self._unpriced)
 
-    def spent(self, usage: Usage) -> None:
-        """Add one reply's usage to the spend (priced with the pinned model's prices)."""
-        cost = None if self.prices is None else self.prices.exact_cost_usd(usage)
+    def spent(self, usage: Usage, prices: ModelPrices | None) -> None:
+        """Add one reply's usage to the spend (priced with its cell's model's prices)."""
+        cost = None if prices is None else prices.exact_cost_usd(usage)
         with self._lock:
-            if cost is None:
+            if prices is None:
+                self._unpriced_model += 1
+            elif cost is None:
                 self._unpriced += 1
             else:
+                self._priced += 1
                 self._spent_usd += cost
 
     def check_budget(self) -> None:
@@ -464,9 +486,9 @@ class KeyProxy:
         if spend.reached:
             raise Refused(403, "budget", f"the sweep's --max-cost budget is spent ({spend.describe()})")
 
-    def check_body(self, route: Route, body: bytes) -> None:
-        """The body rules (:func:`~wfbench.adapters.key_proxy_rules.check_body`) with the pinned model."""
-        check_body(route, body, self.model)
+    def check_body(self, route: Route, body: bytes, model: str | None) -> None:
+        """The body rules (:func:`~wfbench.adapters.key_proxy_rules.check_body`) with the cell's model."""
+        check_body(route, body, model)
 
     def connect(self) -> http.client.HTTPConnection:
         """A fresh connection to the upstream (one per request: nothing stale to retry)."""

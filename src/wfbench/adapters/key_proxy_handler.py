@@ -98,6 +98,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
 
     def _checked_forward(self) -> None:
         proxy, lease = self.server.proxy, self.server.lease
+        self._body_read = False
         # The target as sent: http.server collapses a leading "//" in self.path; nothing is collapsed here.
         parts = self.requestline.split()
         self.path = parts[1] if len(parts) == 3 else self.path
@@ -107,7 +108,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             route = route_for(self.command, self.path, proxy.routes)
             proxy.check_budget()
             body = self._read_body()
-            proxy.check_body(route, body)
+            proxy.check_body(route, body, lease.model)
         except Refused as refusal:
             self._refuse(lease, refusal, path)
             return
@@ -143,7 +144,9 @@ class ProxyHandler(BaseHTTPRequestHandler):
         proxy.note(
             "key_proxy.refused", kind=refusal.kind, method=self.command, path=path, status=refusal.status
         )
-        self.close_connection = True  # an unread body must not be parsed as a request
+        if not self._body_read:
+            self._drain()  # so the agent can read the refusal instead of a broken pipe
+        self.close_connection = True  # a body must never be parsed as a request
         kind = _KIND_TYPES.get(refusal.status, "permission_error")
         message = (
             refusal.message
@@ -151,6 +154,18 @@ class ProxyHandler(BaseHTTPRequestHandler):
             else f"wfbench key proxy: {refusal.message}"
         )
         self._reply(refusal.status, error_body(kind, message))
+
+    def _drain(self) -> None:
+        """Read and drop the request body (at most the body limit; silently stop on an error)."""
+        try:
+            for _ in (
+                self._read_chunked()
+                if "chunked" in self.headers.get("transfer-encoding", "").lower()
+                else (self._read_length(min(int(self.headers.get("content-length") or 0), MAX_BODY_BYTES)))
+            ):
+                pass
+        except (Refused, OSError, ValueError):
+            pass
 
     def _upstream_headers(
         self, route: Route, credentials: list[tuple[str, str]], length: int
@@ -168,6 +183,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         ]
 
     def _read_body(self) -> bytes:
+        self._body_read = True
         chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
         try:
             length = int(self.headers.get("content-length") or 0) if not chunked else 0

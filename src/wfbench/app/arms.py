@@ -118,6 +118,8 @@ class Arm:
     incumbent: str | None = None
     agent: AgentChoice | None = None
     model: str | None = None
+    #: ``host`` keeps the host network for the arm's sessions (contaminating; docs/security.md).
+    network: str = "model-only"
 
     @property
     def is_candidate(self) -> bool:

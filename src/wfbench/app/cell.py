@@ -35,8 +35,10 @@ from wfbench.app.cell_checks import (
     skill_digest,
 )
 from wfbench.app.cell_review import grade_review
+from wfbench.app.cell_wire import CellWire
 from wfbench.app.oracle_run import run_oracle
 from wfbench.domain.errors import EvidenceCaptureError, SandboxError, WfbenchError
+from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -82,6 +84,11 @@ class CellPlan:
         """``<task>-<arm>-run<i>``: names the cell's sessions and scratch directory."""
         return _SAFE.sub("_", f"{self.task.spec.id}-{self.arm.name}-run{self.run}")
 
+    @property
+    def host_network(self) -> bool:
+        """The ``network: host`` opt-out of the task or the arm (its sessions keep the host network)."""
+        return "host" in (self.task.spec.network, self.arm.network)
+
     def artifact(self, name: str) -> str:
         """The relative path of one of the cell's artifacts: ``cells/<task>/<arm>/run-<i>/<name>``."""
         return layout.cell_file(self.task.spec.id, self.arm.name, self.run, name)
@@ -95,13 +102,19 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
     scratch = tempfile.mkdtemp(prefix=f"wfbench-{plan.label}-", dir=settings.work_dir)
     workspace = os.path.join(scratch, "workspace")
     row: Row | None = None
+    wire: CellWire | None = None
     try:
+        if services.gateway is not None:
+            model = plan.arm.model or settings.model  # an arm may pin its own model
+            wire = CellWire(services.gateway.lease(plan.label, model=model), prices_for(model))
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
-        ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel)
+        ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
         row = _measure(plan, ctx)
     except (WfbenchError, OSError, ValueError, RuntimeError) as exc:
         row = _failure_row(plan, settings, f"{type(exc).__name__}: {exc}", cancel)
     finally:
+        if wire is not None:
+            wire.lease.close()
         problem = services.workspaces.remove_tree(scratch)
     if problem is not None:
         row = _cleanup_failure(row, problem)
@@ -130,7 +143,11 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         ctx.start_usage = ctx.services.workspaces.disk_usage(ctx.workspace)
     records = _sessions(plan, ctx, review_dir, expected_digest)
     total = sum_sessions(records)
+    wire_fields: dict[str, Any] = {}
+    if ctx.wire is not None:
+        total, wire_fields = ctx.wire.row(total)
     fields: dict[str, Any] = {
+        **wire_fields,
         "variant_head_sha": head,
         "skill_digest": expected_digest or None,
         "transcript_artifacts": list(ctx.transcripts),
@@ -154,7 +171,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
                 plan.task.hidden_oracle(),
                 ctx.settings.out_dir,
                 plan.artifact(layout.REVIEW_NAME),
-                secrets=ctx.settings.redacted(),
+                secrets=ctx.redacted(),
             )
             review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
             fields.update(grade.row_fields)
@@ -177,7 +194,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
             fault = fault or AgentFault(
                 ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, f"capturing the workspace failed: {exc}"
             )
-    fields["evidence_diagnostics"] = [redact_text(d, ctx.settings.redacted()) for d in diagnostics]
+    fields["evidence_diagnostics"] = [redact_text(d, ctx.redacted()) for d in diagnostics]
     evidence_kind = (
         fault.kind if fault is not None and fault.kind is ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID else None
     )
@@ -189,7 +206,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         review_evidence_valid=review_valid,
     )
     if total.error_kind is None and fault is not None:
-        fields["error_detail"] = redact_text(fault.detail, ctx.settings.redacted())[:DETAIL_LIMIT]
+        fields["error_detail"] = redact_text(fault.detail, ctx.redacted())[:DETAIL_LIMIT]
     fields.update(
         authored_tests_passed=verify_ok,
         oracle_passed=oracle_ok,
@@ -264,7 +281,7 @@ def _phase(
     plugins = tuple(os.path.realpath(d) for d in phase.plugin_dirs)  # read-only, where the agent is told
     policy = ctx.policy(
         writable=phase.workspace is WorkspaceMode.WRITABLE,
-        network=True,
+        network=plan.host_network,
         mounts=mounts + tuple(Mount(d, d) for d in plugins),
         timeout_s=ctx.settings.session_timeout_s,
         read_only_paths=(
@@ -273,6 +290,9 @@ def _phase(
         ),
         dependencies=True,
     )
+    env, secrets = dict(ctx.settings.agent_env), dict(ctx.settings.secrets)
+    if ctx.wire is not None:  # the model endpoint is the cell's lease, on the sandbox's own loopback
+        policy, env, secrets = ctx.wire.policy(policy), ctx.wire.env(env), ctx.wire.secrets(secrets)
     review_dir_seen = ctx.services.sandbox.mount_path(REVIEW_MOUNT, policy) if mounts else ""
     review_output = f"{review_dir_seen}/{REVIEW_FILE}" if mounts else ""
     skills = _skill_paths(ctx.workspace, plan.arm) if "Skill" not in phase.disallowed_tools else ()
@@ -288,14 +308,17 @@ def _phase(
         expected_skill=phase.skill,
         skill_paths={path.rsplit("/", 1)[-1]: path for path in skills},
         timeout_s=ctx.settings.session_timeout_s,
-        env=ctx.settings.agent_env,
-        secrets=ctx.settings.secrets,
+        env=env,
+        secrets=secrets,
         label=f"{plan.label}-{phase.name}",
         withheld=ctx.settings.withheld,
     )
     before = ctx.services.workspaces.state(ctx.workspace)
     agent = ctx.services.agent_for(None if plan.arm.agent is None else plan.arm.agent.key)
+    metered = ctx.wire.before() if ctx.wire is not None else None
     record = agent.run_session(request, sandbox=ctx.services.sandbox, policy=policy, cancel=ctx.cancel)
+    if ctx.wire is not None and metered is not None:
+        record = ctx.wire.check(record, metered)
     _save_transcript(ctx, plan, phase, record)
     after = ctx.services.workspaces.state(ctx.workspace)
     ctx.first_state = ctx.first_state or before
@@ -459,7 +482,7 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
         ["/bin/sh", "-c", ctx.task.spec.verify], policy=policy, cancel=ctx.cancel
     )
     output = (result.stdout[-4000:] + b"\n" + result.stderr_tail[-2000:]).decode("utf-8", "replace")[-4000:]
-    clean = redact_text(output, ctx.settings.redacted())
+    clean = redact_text(output, ctx.redacted())
     if result.state in (ProcessState.TIMEOUT, ProcessState.FORCED_KILL):
         limit = f" after {ctx.settings.verify_timeout_s:g} s" if result.timed_out else ""
         return False, clean, f"verify did not finish ({result.state}{limit}): {result.detail}".rstrip(": ")
@@ -478,7 +501,7 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str, diagnostics: l
     if len(patch.skipped) > MAX_LISTED:
         diagnostics.append(f"not diffed: … and {len(patch.skipped) - MAX_LISTED} more")
     data = patch.data
-    for form in secret_forms(ctx.settings.redacted()):  # the agent may have written a secret
+    for form in secret_forms(ctx.redacted()):  # the agent may have written a secret
         data = data.replace(form.encode(), REDACTED.encode())
     rel = plan.artifact(layout.PATCH_NAME)
     _write_artifact(ctx, rel, data)

@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from wfbench.app.binding import BoundTask
+from wfbench.app.cell_wire import CellWire
 from wfbench.domain.environment.spec import ENV_MOUNT
 from wfbench.domain.errors import SandboxError
-from wfbench.domain.ports import CancelToken, Clock, Environments, ModelCLI, Sandbox, Workspaces
+from wfbench.domain.ports import CancelToken, Clock, Environments, ModelCLI, ModelGateway, Sandbox, Workspaces
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.workspace.rules import WorkspaceState
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
@@ -55,6 +56,8 @@ class CellServices:
     agents: Mapping[str, ModelCLI] = attrs.field(factory=dict)
     #: Builds task environments (``None``: a task that declares one fails its preparation).
     environments: Environments | None = None
+    #: The model endpoint's metered leases (None: the agent's own usage report is the only one).
+    gateway: ModelGateway | None = None
 
     def agent_for(self, key: str | None) -> ModelCLI:
         """The adapter of an arm's agent (``None``: the run's).
@@ -135,6 +138,12 @@ class CellContext:
     last_state: WorkspaceState | None = None
     #: Bytes the workspace used on disk before the first session.
     start_usage: int | None = None
+    #: The cell's lease on the model endpoint and its sessions' wire meters.
+    wire: CellWire | None = None
+
+    def redacted(self) -> tuple[str, ...]:
+        """Every value to redact from what the cell writes: the run's secrets and the cell's token."""
+        return (*self.settings.redacted(), *((self.wire.lease.token,) if self.wire is not None else ()))
 
     def policy(
         self,

@@ -41,14 +41,16 @@ ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 TOP_KEYS = frozenset({"name", "tasks", "arms", "skills", "provider_script", "defaults", "environment"})
 TASK_KEYS = frozenset(
     {"id", "class", "kind", "repo", "ref", "prompt", "setup", "verify", "oracle", "labels",
-     "expensive", "dependencies", "environment", "env", "gold_patch"}
+     "expensive", "dependencies", "environment", "env", "gold_patch", "network"}
 )  # fmt: skip
 DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model", "policy"})
 PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
 )
-ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like"})
+ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like", "network"})
 ORACLE_KEYS = frozenset({"command", "files", "report", "expect"})
+#: ``network:`` of a task or an arm: the model endpoint only (the default), or the host's network.
+NETWORK_MODES = ("model-only", "host")
 REVIEW_LABELS_TARGET = "review-labels.json"
 
 
@@ -93,6 +95,8 @@ class TaskSpec:
     env: tuple[tuple[str, str], ...] = ()
     #: A patch (absolute path, in the corpus) that resolves the task: ``wfbench tasks validate`` applies it.
     gold_patch: str | None = None
+    #: ``host`` keeps the host network for the task's agent sessions (contaminating; docs/security.md).
+    network: str = "model-only"
 
 
 @attrs.frozen
@@ -225,6 +229,7 @@ def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None =
         environment=environment,
         env=parse_task_env(raw.get("env"), locator=locator),
         gold_patch=gold,
+        network=network_mode(raw, locator),
     )
 
 
@@ -349,7 +354,10 @@ def _arm(name: Any, raw: Any, root: str, known: Mapping[str, Arm]) -> Arm:
     incumbent = _opt_text(raw.get("incumbent"), "incumbent", locator=locator)
     model = _opt_text(raw.get("model"), "model", locator=locator)
     agent = _agent(raw.get("agent"), locator, root)
-    return Arm(name=name, kind=kind, phases=phases, incumbent=incumbent, agent=agent, model=model)
+    return Arm(
+        name=name, kind=kind, phases=phases, incumbent=incumbent, agent=agent, model=model,
+        network=network_mode(raw, locator),
+    )  # fmt: skip
 
 
 def _agent(raw: Any, locator: str, root: str) -> AgentChoice | None:
@@ -366,6 +374,14 @@ def _agent(raw: Any, locator: str, root: str) -> AgentChoice | None:
         raise InputError("the stand-in agent has no binary to pin", locator=locator, field="agent.binary")
     pinned = None if binary is None else os.path.normpath(os.path.join(root, os.path.expanduser(binary)))
     return AgentChoice(name=str(name), binary=pinned)
+
+
+def network_mode(raw: Mapping[str, Any], locator: str) -> str:
+    """The ``network:`` of a task or an arm (``model-only`` when absent)."""
+    mode = raw.get("network", "model-only")
+    if mode not in NETWORK_MODES:
+        raise InputError(f"must be model-only or host, not {mode!r}", locator=locator, field="network")
+    return str(mode)
 
 
 def _phase(raw: Any, number: int, locator: str, root: str) -> Phase:

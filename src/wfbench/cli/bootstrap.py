@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
-from wfbench.domain.ports import Clock, Environments, ModelCLI, Sandbox, Workspaces
+from wfbench.domain.ports import Clock, Environments, ModelCLI, ModelGateway, Sandbox, Workspaces
 
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OFFLINE_KEY = "offline-scripted-provider"
@@ -49,6 +49,17 @@ class Endpoint:
     base_url: str
     api_key: str = attrs.field(repr=False)
     withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
+    #: The key proxy: one metered lease per cell, and the sweep's spend.
+    gateway: ModelGateway | None = attrs.field(default=None, repr=False, eq=False)
+
+
+@attrs.frozen
+class EndpointOptions:
+    """What the key proxy enforces: the pinned model, the agent's protocol, the spend budget."""
+
+    model: str | None = None
+    agent: str = "standin"
+    budget_usd: float | None = None
 
 
 def build_sandbox(name: str, limits: Any = None) -> Sandbox:
@@ -215,15 +226,23 @@ def harness_command_env() -> dict[str, str]:
 
 @contextlib.contextmanager
 def endpoint(
-    *, script_path: str | None, base_url: str | None, environ: Mapping[str, str], warn: Callable[[str], None]
+    *,
+    script_path: str | None,
+    base_url: str | None,
+    environ: Mapping[str, str],
+    warn: Callable[[str], None],
+    options: EndpointOptions | None = None,
 ) -> Iterator[Endpoint]:
     """The model endpoint for the run: a scripted provider on loopback, or ``--base-url`` + key.
 
-    Either way the agent talks to a loopback key proxy (:func:`proxied`) with a dummy token.
+    Either way the agent talks to a key proxy (:func:`proxied`): each cell through its own
+    metered lease (a bridge into the sandbox and a dummy token).
 
     Raises:
-        InputError: neither a script nor a base URL, or no key in WFBENCH_ANTHROPIC_API_KEY.
+        InputError: neither a script nor a base URL, no key in WFBENCH_ANTHROPIC_API_KEY, or a
+            budget for a model without prices.
     """
+    options = options or EndpointOptions()
     if script_path is not None:
         from wfbench.adapters.provider_script import ProviderScript
         from wfbench.adapters.scripted_provider import ScriptedProvider
@@ -232,7 +251,7 @@ def endpoint(
         # keep_requests=False: memory stays flat over long sweeps.
         with (
             ScriptedProvider(script, keep_requests=False) as provider,
-            proxied(provider.base_url, OFFLINE_KEY) as proxy_endpoint,
+            proxied(provider.base_url, OFFLINE_KEY, options) as proxy_endpoint,
         ):
             yield proxy_endpoint
         return
@@ -246,21 +265,28 @@ def endpoint(
             "WARNING: the API key appears on the command line, where other users can read it;"
             " use the environment"
         )
-    with proxied(base_url, key) as proxy_endpoint:
+    with proxied(base_url, key, options) as proxy_endpoint:
         yield proxy_endpoint
 
 
 @contextlib.contextmanager
-def proxied(upstream_base_url: str, key: str) -> Iterator[Endpoint]:
-    """A key proxy on loopback in front of ``upstream_base_url``: the agent gets its URL and dummy token.
+def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = None) -> Iterator[Endpoint]:
+    """A key proxy in front of ``upstream_base_url``: cells get leases, tools get its loopback URL and token.
 
     The real ``key`` never enters the sandbox (docs/security.md); the proxy stops when the
-    block ends, however it ends (a cancelled sweep included).
+    block ends, however it ends (a cancelled sweep included). Only the agent's protocol is
+    routed: Anthropic Messages, plus OpenAI Responses for Codex.
 
     Raises:
-        InputError: the upstream URL is unusable (``--base-url``).
+        InputError: the upstream URL is unusable (``--base-url``), or a budget cannot be priced.
     """
     from wfbench.adapters.key_proxy import KeyProxy
+    from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
 
-    with KeyProxy(upstream_base_url, key) as proxy:
-        yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),))
+    options = options or EndpointOptions()
+    routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if options.agent == "codex" else ())
+    proxy = KeyProxy(
+        upstream_base_url, key, model=options.model, routes=routes, budget_usd=options.budget_usd
+    )
+    with proxy:
+        yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),), gateway=proxy)

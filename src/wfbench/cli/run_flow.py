@@ -262,9 +262,11 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
 
     out_dir = context.out_dir
     cancel = threading.Event()
+    names = (request.agent, *(arm.agent.name for arm in setup.arms if arm.agent is not None))
+    options = boot.EndpointOptions(model=setup.model, agents=tuple(names))
     with _signals(cancel), boot.endpoint(
         script_path=setup.provider_script, base_url=request.base_url, environ=os.environ,
-        warn=lambda text: print(text, file=sys.stderr),
+        warn=lambda text: print(text, file=sys.stderr), options=options,
     ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
         out_dir
     ) as log:  # fmt: skip
@@ -308,7 +310,8 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
         cell = CellServices(
             services.sandbox, services.agent, services.workspaces, services.clock, agents=context.agents,
             environments=services.environments,
-        )
+            gateway=ep.gateway,
+        )  # fmt: skip
         from wfbench.cli.ray_run import executor_for
 
         with executor_for(request, setup, settings, out_dir=out_dir, note=progress.note) as executor:

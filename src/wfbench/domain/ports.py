@@ -12,12 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
+from wfbench.domain.metering.evidence import Spend
+from wfbench.domain.metering.wire import WireMeter
 from wfbench.domain.results.rows import Row
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
 from wfbench.domain.workspace.rules import Churn, Patch, Snapshot, WorkspaceState
-from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy
+from wfbench.domain.workspace.sandbox import Bridge, ExecResult, SandboxPolicy
 
 
 class CancelToken(Protocol):
@@ -85,6 +87,41 @@ class ModelCLI(Protocol):
         Raises:
             SandboxError: the sandbox could not start the agent at all.
         """
+        ...
+
+
+class ModelLease(Protocol):
+    """One cell's way to the model endpoint: a bridge, a dummy token, and the wire meter of the cell.
+
+    The agent reaches ``bridge.url`` (through ``SandboxPolicy.bridges``) and presents ``token``;
+    every request is attributed to this cell and metered at the wire, outside the sandbox.
+    """
+
+    bridge: Bridge | None
+    token: str
+
+    def meter(self, *, settle_s: float = 0.0) -> WireMeter:
+        """What was measured of this cell so far (waiting up to ``settle_s`` for requests in flight)."""
+        ...
+
+    def close(self) -> None:
+        """End the lease: its bridge stops serving and its socket is removed (idempotent)."""
+        ...
+
+
+class ModelGateway(Protocol):
+    """Where agent sessions reach the model: one metered lease per cell, and the sweep's spend."""
+
+    def lease(self, label: str, *, model: str | None = None) -> ModelLease:
+        """A new lease for the cell ``label`` whose requests must name ``model`` (None: the sweep's).
+
+        Raises:
+            SandboxError: the lease's socket cannot be created.
+        """
+        ...
+
+    def spend(self) -> Spend:
+        """The metered spend of every lease so far, against the budget."""
         ...
 
 
