@@ -3,13 +3,14 @@
 Every sweep is a subprocess over a small corpus whose provider script injects one fault per
 task (429, 500, 529, a stream truncated mid-event, a malformed body, a stall past the session
 timeout, a connection reset). The rows must say ``session-error`` with a detail naming the fault,
-never a success, with every usage field and the cost null (an errored session is not a
-measurement), and the report must not count them. The breaker sweep proves every fault counts
-toward ``--outage-streak``, that a success resets the streak, that submission stops, and that the
-exit code and report.md say so. Then: a hanging verify/oracle is killed with its process group at
-``--verify-timeout``, and a full disk under ``--out`` fails loudly without tearing
-``results.jsonl``. The stand-in agent runs everything; the real CLI (``--agent claude``) runs
-529, truncation and a stall (required when WFBENCH_REQUIRE_CLAUDE=1).
+never a success; the agent's own usage report is null (an errored session's self-report is not a
+measurement), while the row's usage and cost are what the key proxy metered at the wire before
+the fault (the turn that completed: real spend); the report must not count them. The breaker
+sweep proves every fault counts toward ``--outage-streak``, that a success resets the streak, that
+submission stops, and that the exit code and report.md say so. Then: a hanging verify/oracle is
+killed with its process group at ``--verify-timeout``, and a full disk under ``--out`` fails
+loudly without tearing ``results.jsonl``. The stand-in agent runs everything; the real CLI
+(``--agent claude``) runs 529, truncation and a stall (required when WFBENCH_REQUIRE_CLAUDE=1).
 """
 
 from __future__ import annotations
@@ -42,13 +43,10 @@ from tests.integration.sweep_kit import (
     write_corpus,
 )
 
-USAGE_AND_COST = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-    "cost_usd",
-)
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+USAGE_AND_COST = (*USAGE_FIELDS, "cost_usd")
+#: claude-sonnet-4-5 prices (USD per million tokens) for sweep_kit.USAGE: one turn's metered cost.
+ONE_TURN_COST = (USAGE["input_tokens"] * 3.0 + USAGE["output_tokens"] * 15.0) / 1e6
 #: fault name -> (the failing turn, a phrase the row's error_detail must hold)
 FAULTS: dict[str, tuple[dict[str, Any], str]] = {
     "f429": ({"status": 429}, "429"),
@@ -109,14 +107,22 @@ def test_the_success_control_of_the_fault_matrix_is_measured(standin_matrix):
 
 @pytest.mark.parametrize("late", [False, True], ids=["first-call", "after-a-measured-turn"])
 @pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_each_provider_fault_is_a_session_error_with_no_usage_measured(standin_matrix, fault, late):
-    """429/500/529/truncated/malformed/stall/reset: session-error naming the fault; usage and cost null."""
+def test_each_provider_fault_is_a_session_error_with_only_the_wire_measuring_it(standin_matrix, fault, late):
+    """429/500/529/truncated/malformed/stall/reset: session-error naming the fault; the agent's usage null,
+    the row's the wire's (the measured turn before a late fault, nothing before an early one)."""
     out, done = standin_matrix
     assert done.returncode == 0, tell(done)
     row = by_task(out)[f"{fault}-{'late' if late else 'early'}"]
     assert (row["ok"], row["resolved"], row["error_kind"]) == (False, False, "session-error")
     assert FAULTS[fault][1].lower() in row["error_detail"].lower(), row["error_detail"]
-    assert {name: row[name] for name in USAGE_AND_COST} == dict.fromkeys(USAGE_AND_COST)
+    assert row["agent_reported_usage"] == dict.fromkeys(USAGE_FIELDS)
+    assert row["agent_reported_cost_usd"] is None
+    assert row["usage_source"] == "wire"
+    if late:
+        assert {name: row[name] for name in USAGE_FIELDS} == USAGE
+        assert row["cost_usd"] == pytest.approx(ONE_TURN_COST)
+    else:
+        assert {name: row[name] for name in USAGE_AND_COST} == dict.fromkeys(USAGE_AND_COST)
     assert row["oracle_passed"] is None
     assert row["authored_tests_passed"] is None
 
@@ -208,7 +214,9 @@ def test_the_real_cli_under_529_truncation_and_a_stall(tmp_path):
         row = kept[task_id]
         assert (row["ok"], row["resolved"], row["error_kind"]) == (False, False, "session-error"), row
         assert phrase in row["error_detail"], row["error_detail"]
-        assert {name: row[name] for name in USAGE_AND_COST} == dict.fromkeys(USAGE_AND_COST)
+        assert row["agent_reported_usage"] == dict.fromkeys(USAGE_FIELDS)
+        measured = {name: row[name] for name in USAGE_FIELDS}
+        assert measured == (USAGE if task_id == "f529" else dict.fromkeys(USAGE_FIELDS)), row
     assert [r["task"] for r in rows(out)] == list(order)
     assert "[systemic-outage] 3 consecutive" in done.stdout
     assert "Sweep aborted" in (out / "report.md").read_text()

@@ -277,10 +277,11 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, listener: tuple[int, list[
     tasks: list[dict[str, Any]] = []
     for task_id in IMPL:
         extra: dict[str, Any] = {"oracle": oracle}
-        if task_id == "network-verify":
+        if task_id == "network-verify":  # network: host, so the session's probe is the positive control
             extra = {
                 "verify": f"python3 probe.py VERIFY-{h['token']}",
                 "oracle": f"python3 /workspace/probe.py ORACLE-{h['token']} && {oracle}",
+                "network": "host",
             }
         elif task_id == "print-key":
             extra["verify"] = "cat key-note.txt"
@@ -295,7 +296,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, listener: tuple[int, list[
         with ScriptedProvider(ProviderScript.from_yaml(text, source="hostile-script.yaml")) as provider:
             done = run_sweep(
                 corpus, out, "--arms", "workflow_direct,review", "--base-url", provider.base_url,
-                "--outage-streak", "0", "--workers", "3", "--timeout", "120", env=env, timeout=600,
+                "--outage-streak", "0", "--workers", "3", "--timeout", "120", "--allow-host-network",
+                env=env, timeout=600,
             )  # fmt: skip
         yield Hostile(
             root, out, done, h["key"], h["secret"], h["oracle"], h["token"], h["sleep"], tuple(received)
@@ -352,7 +354,8 @@ def test_oracle_bytes_are_not_in_the_snapshot_history_filesystem_or_proc(hostile
 
 
 def test_verify_and_oracle_cannot_reach_the_network_while_the_session_could(hostile):
-    """The planted probe connects during the session (control) and never from verify or the oracle."""
+    """The planted probe connects during the (``network: host``) session, the control, and never from
+    verify or the oracle."""
     got = b" ".join(hostile.received)
     assert f"SESSION-{hostile.token}".encode() in got, hostile.received
     assert b"VERIFY" not in got
@@ -404,7 +407,8 @@ def test_a_stdout_flood_is_bounded_and_the_row_says_so(hostile):
     row = by_task(hostile.out)["flood"]
     assert (row["error_kind"], row["resolved"]) == ("session-error", False), row
     assert "exceeds the capture limit" in row["error_detail"]
-    assert row["input_tokens"] is None
+    assert row["agent_reported_usage"]["input_tokens"] is None  # the flooded stream is no measurement
+    assert row["input_tokens"] is not None  # the wire measured what the session spent
     for artifact in row["transcript_artifacts"]:
         assert (hostile.out / artifact["path"]).stat().st_size <= 8 * 1024 * 1024
 

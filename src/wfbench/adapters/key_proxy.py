@@ -154,10 +154,13 @@ class Lease:
             self._inflight -= 1
             self._settled.notify_all()
 
-    def record(self, usage: Usage | None, *, metered: bool) -> None:
-        """One forwarded request: its reply's usage (None: unreadable), or an unmetered one."""
+    def record(self, usage: Usage | None, *, metered: bool, complete: bool = True) -> None:
+        """One forwarded request: its reply's usage (``complete`` False: cut short), or an unmetered one."""
         with self._lock:
-            self._meter = self._meter.plus_reply(usage) if metered else self._meter.plus_unmetered()
+            if metered:
+                self._meter = self._meter.plus_reply(usage, complete=complete)
+            else:
+                self._meter = self._meter.plus_unmetered()
         if metered and usage is not None:
             self.proxy.spent(usage, self.prices)
 

@@ -130,9 +130,15 @@ class ProxyHandler(BaseHTTPRequestHandler):
             if route.meter is not None and 200 <= response.status < 300:
                 streaming = "text/event-stream" in (response.getheader("content-type") or "")
                 usage_reader = UsageReader(route.meter, streaming=streaming)
-            complete = self._relay(response, usage_reader)
-            usage = usage_reader.finish() if usage_reader is not None and complete else None
-            lease.record(usage, metered=usage_reader is not None)
+            whole = False
+            try:
+                whole = self._relay(response, usage_reader)
+            finally:  # recorded even when the agent hung up mid-reply
+                if usage_reader is None:
+                    lease.record(None, metered=False)
+                else:
+                    usage, complete = usage_reader.finish(cut=not whole)
+                    lease.record(usage, metered=True, complete=complete)
         finally:
             self.server.track(upstream.sock, add=False)
             upstream.close()

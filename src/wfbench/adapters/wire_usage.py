@@ -1,7 +1,8 @@
 """Reading the usage an upstream reported from a reply as it streams through the key proxy.
 
 A :class:`UsageReader` is fed the reply body piece by piece (the bytes the agent receives) and
-says at the end what usage the reply reported, or ``None`` when it could not be read to the end.
+says at the end what usage the reply reported and whether it was read to the end: a stream cut
+after ``message_start`` still reports the input tokens the upstream counted (a lower bound).
 Two protocols, plain JSON and SSE each:
 
 * **Anthropic Messages**: the ``message_start`` event's ``message.usage``, updated field by
@@ -106,16 +107,21 @@ class UsageReader:
             event, self._buffer = bytes(self._buffer[: end[0]]), self._buffer[end[1] :]
             self._event(event)
 
-    def finish(self) -> Usage | None:
-        """The reply's usage, or None when it was cut short, unparsable or reported none."""
-        if not self._streaming and not self._broken:
+    def finish(self, *, cut: bool = False) -> tuple[Usage | None, bool]:
+        """``(usage seen, complete)``: ``complete`` is False for a reply cut short or unparsable.
+
+        ``cut`` says the body did not arrive whole. The usage of an incomplete Anthropic stream
+        is what its ``message_start`` (and any ``message_delta``) reported; of anything else None.
+        """
+        if not self._streaming and not self._broken and not cut:
             try:
                 self._json(json.loads(bytes(self._buffer)))
             except (ValueError, TypeError):
                 self._broken = True
-        if self._broken or not self._complete:
-            return None
-        return self._result
+        if self._complete and not self._broken and not cut:
+            return self._result, True
+        partial = Usage(**self._fields) if self._fields is not None and not self._broken else None
+        return partial, False
 
     def _event_end(self) -> tuple[int, int] | None:
         positions = [(self._buffer.find(sep), len(sep)) for sep in (b"\n\n", b"\r\n\r\n")]
@@ -145,7 +151,7 @@ class UsageReader:
             if kind == "response.completed":
                 response = event.get("response")
                 usage = response.get("usage") if isinstance(response, Mapping) else None
-                self._result = None if usage is None else responses_usage(usage)
+                self._result = Usage() if usage is None else responses_usage(usage)
                 self._complete = True
             return
         if kind == "message_start":
@@ -164,7 +170,7 @@ class UsageReader:
             raise ValueError("the reply is not an object")
         usage = body.get("usage")
         if usage is None:
-            self._result = None
+            self._result = Usage()
         elif self._protocol is WireProtocol.OPENAI_RESPONSES:
             self._result = responses_usage(usage)
         else:

@@ -564,6 +564,7 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "arm": plan.arm.name,
         "kind": task.spec.kind.value,
         "sandbox_backend": settings.sandbox_backend,
+        "network": "host" if plan.host_network else "model-only",
         "model": model,
         "benchmark_model": model,
         "effort": settings.effort,

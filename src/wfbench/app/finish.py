@@ -19,6 +19,7 @@ from wfbench.app.binding import BoundTask
 from wfbench.app.corpus import Corpus
 from wfbench.app.report.model import ReportInputs
 from wfbench.app.report.render import render_reports
+from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.judging import PairSpec, judge_rows
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
@@ -39,6 +40,10 @@ class FinishInput:
     tripped: bool
     cancelled: bool
     now: dt.datetime
+    #: ``--max-cost`` was reached: cells were held back and later model requests refused.
+    budget_stopped: bool = False
+    #: The sweep's metered spend (None without a metered endpoint).
+    spend: Spend | None = None
     overlay: Overlay | None = None
     overlay_digest: str | None = None
     policy: PromotionPolicy = DEFAULT_POLICY
@@ -59,7 +64,7 @@ def health_arms(arms: Sequence[Arm]) -> list[str]:
 
 def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     """``promotion.json``: one decision per candidate arm; an aborted sweep can never promote."""
-    complete = not (data.tripped or data.cancelled)
+    complete = not (data.tripped or data.cancelled or data.budget_stopped)
     specs = [PairSpec(candidate, incumbent) for candidate, incumbent in candidate_pairs(data.arms)]
     _, decisions = judge_rows(data.rows, specs, model=data.model, policy=sweep_policy(data))
     bindings = EvidenceBindings(
@@ -134,6 +139,11 @@ def _status(data: FinishInput) -> str | None:
         return "Sweep aborted: partial evidence; promotion is disabled."
     if data.cancelled:
         return "Sweep cancelled: partial evidence; promotion is disabled."
+    if data.budget_stopped and data.spend is not None:
+        return (
+            f"Sweep stopped by --max-cost (metered spend {data.spend.describe()}): partial evidence;"
+            " promotion is disabled."
+        )
     return None
 
 

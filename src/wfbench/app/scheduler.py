@@ -10,6 +10,8 @@ Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
 * A cell that raises becomes an ``infra-error`` row (``cancelled`` if its cancel token was set
   by then): its siblings' rows are kept and the breaker sees the failure.
+* A cell whose ``may_start()`` is false when a worker picks it up never starts (e.g. once the
+  sweep's ``--max-cost`` budget is spent): like a cancelled one, it has no row.
 * A cell that never started has **no row**. Rows exist only for sessions that ran, so a
   cancelled sweep does not charge its health with cells it never tried, and ``--resume`` runs
   exactly the missing cells (and those whose row a cancellation made: :mod:`wfbench.domain.sweep.resume`).
@@ -109,13 +111,14 @@ class _CellJob:
     token: _EitherToken
     report: queue.SimpleQueue[CellFinished]
     on_start: Callable[[Cell], None] | None
+    may_start: Callable[[], bool] | None = None
 
 
 def _execute(job: _CellJob) -> None:
     """Run one cell on a worker thread; always report exactly one CellFinished."""
     row: Row | None = None
     try:
-        if job.token.is_set():
+        if job.token.is_set() or (job.may_start is not None and not job.may_start()):
             return
         if job.on_start is not None:
             job.on_start(job.cell)
@@ -141,13 +144,15 @@ def run_packed(
     outage_streak: int = DEFAULT_OUTAGE_STREAK,
     cancel: CancelToken | None = None,
     on_start: Callable[[Cell], None] | None = None,
+    may_start: Callable[[], bool] | None = None,
 ) -> SweepOutcome:
     """Run ``cells`` on ``workers`` threads, at most ``window`` submitted-but-unfolded at a time.
 
     ``run_cell(cell, token)`` runs one cell and returns its row; it must pass ``token`` to every
     process it starts and return soon after the token is set. ``on_row(row)`` persists a row; it
     is called on the calling thread, exactly once per row, in the order of ``cells``. ``on_start``
-    (optional) is called on the worker thread when a cell really starts. Each cell runs in a copy
+    (optional) is called on the worker thread when a cell really starts; ``may_start`` (optional) is
+    asked first, and a cell it refuses never starts (no row). Each cell runs in a copy
     of the calling thread's context (``contextvars``), so ambient cancellation scopes and bound
     log context reach it.
 
@@ -170,6 +175,7 @@ def run_packed(
         on_start=on_start,
         token=_EitherToken(outer, halt),
         halt=halt,
+        may_start=may_start,
     )
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wfbench-cell") as pool:
         try:
@@ -192,6 +198,7 @@ class _Shell:
     on_start: Callable[[Cell], None] | None
     token: _EitherToken
     halt: threading.Event
+    may_start: Callable[[], bool] | None = None
     reports: queue.SimpleQueue[CellFinished] = attrs.field(factory=queue.SimpleQueue)
     rows: list[Row] = attrs.field(factory=list)
 
@@ -206,6 +213,7 @@ class _Shell:
                     self.token,
                     self.reports,
                     self.on_start,
+                    self.may_start,
                 )
                 pool.submit(contextvars.copy_context().run, _execute, job)
             elif isinstance(action, PersistRow):

@@ -16,6 +16,7 @@ import attrs
 
 from wfbench.app.arms import Arm, Overlay
 from wfbench.app.binding import BoundTask, bind_tasks, prepare_snapshots
+from wfbench.app.budget import BudgetStop, metered_spend, spend_fields
 from wfbench.app.cell import CellPlan, run_cell
 from wfbench.app.cell_checks import CellServices, RunSettings
 from wfbench.app.corpus import Corpus, TaskSpec
@@ -177,6 +178,8 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         model=config.settings.model,
         tripped=outcome.tripped,
         cancelled=outcome.cancelled,
+        budget_stopped=outcome.budget_stopped,
+        spend=metered_spend(services.cell.gateway),
         overlay=config.overlay,
         overlay_digest=config.overlay_digest,
         now=config.settings.now(),
@@ -184,8 +187,13 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     )
     finished = finish_sweep(finish, note=services.progress.note)
     unusable = finished.unusable
-    code = 1 if unusable or outcome.tripped else 130 if outcome.cancelled else 0
-    services.log("sweep_finished", exit_code=code, rows=len(rows), tripped=outcome.tripped)
+    code = (
+        1 if unusable or outcome.tripped else 130 if outcome.cancelled else 1 if outcome.budget_stopped else 0
+    )
+    services.log(
+        "sweep_finished", exit_code=code, rows=len(rows), tripped=outcome.tripped,
+        **spend_fields(metered_spend(services.cell.gateway)),
+    )  # fmt: skip
     return SweepResult(code, rows, outcome.tripped, outcome.cancelled, unusable, finished.decisions)
 
 
@@ -207,18 +215,20 @@ def _run_cells(
 
     def one(cell: Cell, token: CancelToken) -> Row:
         row = run_cell(plan_of(cell), services=services.cell, settings=config.settings, cancel=token)
-        services.log("cell_finished", task=cell.task, arm=cell.arm, run=cell.run, **_log_fields(row))
+        spend = spend_fields(metered_spend(services.cell.gateway))
+        services.log("cell_finished", task=cell.task, arm=cell.arm, run=cell.run, **_log_fields(row), **spend)
         return row
 
     def on_row(row: Row) -> None:
         services.store.append(row)
         services.progress.cell_done(row)
 
+    budget = BudgetStop(services.cell.gateway)
     services.progress.start(len(cells))
     try:
         if services.executor is not None:
             result = _run_elsewhere(config, services, cells, cancel, plan_for=plan_of)
-            return _noted(services, result, cancel)
+            return _noted(services, result, cancel, budget)
         result = run_packed(
             cells,
             run_cell=one,
@@ -228,10 +238,11 @@ def _run_cells(
             outage_streak=config.outage_streak,
             cancel=cancel,
             on_start=lambda cell: services.progress.cell_started(f"{cell.task}/{cell.arm}/{cell.run}"),
+            may_start=budget.may_start,
         )
     finally:
         services.progress.close()
-    return _noted(services, result, cancel)
+    return _noted(services, result, cancel, budget)
 
 
 def _run_elsewhere(
@@ -262,20 +273,25 @@ def _run_elsewhere(
     )  # fmt: skip
 
 
-def _noted(services: SweepServices, result: SweepOutcome, cancel: CancelToken) -> _Outcome:
+def _noted(services: SweepServices, result: SweepOutcome, cancel: CancelToken, budget: BudgetStop) -> _Outcome:
     if result.tripped:
         services.progress.note(
             f"[systemic-outage] {result.breaker.limit} consecutive unusable-evidence failures — aborting the"
             " remaining sweep; report and promotion are written from partial evidence and the run"
             " exits non-zero."
         )
-    return _Outcome(tripped=result.tripped, cancelled=result.cancelled or cancel.is_set())
+    if (budget_note := budget.note()) is not None:
+        services.progress.note(budget_note)
+    return _Outcome(
+        tripped=result.tripped, cancelled=result.cancelled or cancel.is_set(), budget_stopped=budget.stopped
+    )
 
 
 @attrs.frozen
 class _Outcome:
     tripped: bool
     cancelled: bool
+    budget_stopped: bool = False
 
 
 def _log_fields(row: Row) -> dict[str, object]:

@@ -58,7 +58,8 @@ class EndpointOptions:
     """What the key proxy enforces: the pinned model, the agent's protocol, the spend budget."""
 
     model: str | None = None
-    agent: str = "standin"
+    #: Every agent the sweep runs (``codex`` speaks OpenAI Responses: that route is opened too).
+    agents: tuple[str, ...] = ("standin",)
     budget_usd: float | None = None
 
 
@@ -284,7 +285,7 @@ def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = 
     from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
 
     options = options or EndpointOptions()
-    routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if options.agent == "codex" else ())
+    routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if "codex" in options.agents else ())
     proxy = KeyProxy(
         upstream_base_url, key, model=options.model, routes=routes, budget_usd=options.budget_usd
     )

@@ -219,6 +219,24 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
             " run nothing, write nothing.",
         ),
     ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            metavar="USD",
+            help="Stop issuing cells and refuse new model requests once the spend metered at the wire"
+            " (the pinned model's prices) reaches USD; the report says so. Needs a priced model.",
+            show_default=False,
+        ),
+    ] = None,
+    allow_host_network: Annotated[
+        bool,
+        typer.Option(
+            "--allow-host-network",
+            help="Allow tasks or arms with network: host (their sessions reach the host's network:"
+            " contaminating) under CI, which refuses them otherwise.",
+        ),
+    ] = False,
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
     from wfbench.cli.run_flow import RunRequest, execute, explicit_options
@@ -232,7 +250,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         limits=lim.resource_limits(memory=memory_limit, processes=process_limit, open_files=open_files,
                                    file_size=file_size_limit, tmpfs=tmpfs_size),
         disk_budget=lim.size_option(disk_budget, "--disk-budget"),
-        no_provider_script=no_provider_script, tasks=tuple(_split_arms(tasks)),
+        no_provider_script=no_provider_script, tasks=tuple(_split_arms(tasks)), max_cost=max_cost,
+        allow_host_network=allow_host_network,
         executor=exe.ExecutorChoice.of(executor, ray_address=ray_address, node_loss_retries=node_loss_retries,
                                        cancel_grace_s=cancel_grace, explicit=explicit_options(ctx)),
     )  # fmt: skip

@@ -73,6 +73,10 @@ class RunRequest:
     tasks: tuple[str, ...] = ()
     #: ``--executor`` and its Ray options (an ``ExecutorChoice``; None: local threads).
     executor: Any = None
+    #: ``--max-cost USD``: the budget of spend metered at the wire (None: none).
+    max_cost: float | None = None
+    #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
+    allow_host_network: bool = False
 
 
 def explicit_options(ctx: Any) -> frozenset[str]:
@@ -227,6 +231,12 @@ def _claimed_sweep(request: RunRequest, out_dir: str, recorded: Any, litter: Lit
         setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
         if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
             request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
+        from wfbench.cli.run_guards import check_budget_prices, check_host_network
+
+        check_host_network(
+            setup.corpus, setup.arms, allowed=request.allow_host_network, environ=os.environ, warn=print
+        )
+        check_budget_prices(request.max_cost, setup.model, setup.arms)
         from wfbench.cli.agents import arm_agents
 
         agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
@@ -263,7 +273,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
     out_dir = context.out_dir
     cancel = threading.Event()
     names = (request.agent, *(arm.agent.name for arm in setup.arms if arm.agent is not None))
-    options = boot.EndpointOptions(model=setup.model, agents=tuple(names))
+    options = boot.EndpointOptions(model=setup.model, agents=tuple(names), budget_usd=request.max_cost)
     with _signals(cancel), boot.endpoint(
         script_path=setup.provider_script, base_url=request.base_url, environ=os.environ,
         warn=lambda text: print(text, file=sys.stderr), options=options,

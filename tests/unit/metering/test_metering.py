@@ -49,10 +49,11 @@ def test_subtracting_undoes_adding_where_the_later_snapshot_knows_the_field(base
 
 
 def test_a_meter_counts_replies_incomplete_ones_and_unmetered_requests() -> None:
-    meter = WireMeter().plus_reply(Usage(10, None, 0, 5)).plus_reply(None).plus_unmetered()
-    assert meter.requests == 3
-    assert meter.incomplete == 1
-    assert meter.usage == Usage(10, None, 0, 5)
+    meter = WireMeter().plus_reply(Usage(10, None, 0, 5)).plus_reply(None, complete=False).plus_unmetered()
+    meter = meter.plus_reply(Usage(7, None, None, 1), complete=False)  # cut short: a lower bound
+    assert meter.requests == 4
+    assert meter.incomplete == 2
+    assert meter.usage == Usage(17, None, 0, 6)
 
 
 def test_a_session_is_metered_by_the_difference_of_two_snapshots() -> None:

@@ -125,6 +125,8 @@ class SweepModel:
     transcripts_missing: int
     #: ``(task, arm, run, the first diagnostics, how many the row has)`` for rows with any.
     diagnostics: tuple[tuple[str, str, int, tuple[str, ...], int], ...] = ()
+    #: Rows whose usage and cost were metered at the wire (``usage_source: wire``).
+    wire_metered: int = 0
 
     @property
     def spend(self) -> float:
@@ -139,6 +141,12 @@ class SweepModel:
     @property
     def spend_source(self) -> str:
         """Where the spend figure comes from."""
+        if self.rows and self.wire_metered == self.rows:
+            return "usage metered at the wire by the key proxy, at the pinned model's prices"
+        if self.wire_metered:
+            return (
+                f"usage metered at the wire for {self.wire_metered} of {self.rows} row(s), else self-reported"
+            )
         return "the rows' self-reported cost_usd (wire metering is not recorded in this sweep)"
 
     def arms_of_kind(self, kind: str) -> tuple[str, ...]:
@@ -168,7 +176,7 @@ class _Collector:
         #: arm → "agent `version` (model `m`)" as its rows record them (an arm may name its agent).
         self.arm_agents: dict[str, dict[str, None]] = {}
         self.recorded: list[str] = []
-        self.rows = self.uninvoked = self.missing = 0
+        self.rows = self.uninvoked = self.missing = self.wire = 0
         self.diagnostics: list[tuple[str, str, int, tuple[str, ...], int]] = []
 
     def add(self, row: Row) -> None:
@@ -187,6 +195,7 @@ class _Collector:
             shown = tuple(str(item) for item in found[:REPORT_DIAGNOSTICS])
             self.diagnostics.append((row.task, row.arm, row.run, shown, len(found)))
         self.uninvoked += row.error_kind is ErrorKind.SKILL_NOT_INVOKED
+        self.wire += row.extra.get("usage_source") == "wire"
         self.missing += row.transcript_missing
         self.cells.setdefault(key, []).append(
             CellRef(
@@ -366,4 +375,5 @@ def build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> Swee
         skill_not_invoked=collector.uninvoked,
         transcripts_missing=collector.missing,
         diagnostics=tuple(collector.diagnostics),
+        wire_metered=collector.wire,
     )

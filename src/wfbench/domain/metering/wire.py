@@ -63,7 +63,8 @@ class WireMeter:
     requests: int = 0
     #: Usage the upstream reported in the replies of metered routes.
     usage: Usage = attrs.field(factory=Usage)
-    #: Replies of metered routes whose usage could not be read to the end (cut short, unparsable).
+    #: Replies of metered routes whose usage could not be read to the end (cut short, unparsable):
+    #: :attr:`usage` holds what they reported before the cut, a lower bound.
     incomplete: int = 0
     #: Every refusal counted; :attr:`refusals` keeps the first :data:`MAX_REFUSALS_KEPT`.
     refused: int = 0
@@ -79,13 +80,17 @@ class WireMeter:
             refusals=self.refusals[len(earlier.refusals) :],
         )
 
-    def plus_reply(self, usage: Usage | None) -> WireMeter:
-        """One forwarded request more; ``usage`` None when its reply's usage could not be read."""
+    def plus_reply(self, usage: Usage | None, *, complete: bool = True) -> WireMeter:
+        """One forwarded request more, with the usage its reply reported (``None``: none readable).
+
+        ``complete`` False: the reply was cut short or unparsable, so ``usage`` (what arrived) is a
+        lower bound and the reply counts in :attr:`incomplete`.
+        """
         return attrs.evolve(
             self,
             requests=self.requests + 1,
             usage=self.usage if usage is None else add_usage(self.usage, usage),
-            incomplete=self.incomplete + (usage is None),
+            incomplete=self.incomplete + (not complete),
         )
 
     def plus_unmetered(self) -> WireMeter:
