@@ -12,6 +12,15 @@ then measures, ``--repeats`` times each, in the same run:
   directly on the host.
 
 Prints medians in milliseconds and the ratio per-cell ÷ clone (target ≤ 0.25).
+
+``--sessions N`` (and ``--real-sessions N`` for the real Claude Code CLI) adds the **bridge**:
+a 2-turn scripted session (a ``Write``, then ``end_turn``) through ``ClaudeCLI.run_session`` in
+bwrap, behind the key proxy, measured side by side (interleaved, same process, same load) in two
+ways: *host network* (the sandbox shares the host's network namespace; the agent talks TCP to the
+proxy's loopback port; the agent is PID 1 and dumpable: the layout before issue 10) and *bridged*
+(``--unshare-net``; the forwarder is PID 1 and presents the cell's lease socket on the sandbox's
+own loopback; the agent is started non-dumpable). Prints medians and the extra wall time per
+session (target ≤ 10%). ``--bridge-only`` skips the repository part.
 """
 
 from __future__ import annotations
@@ -34,6 +43,15 @@ from wfbench.adapters.process import run_managed
 from wfbench.adapters.sandbox_bwrap import BwrapSandbox
 from wfbench.adapters.workspace import private_copy, remove_tree
 from wfbench.domain.workspace.sandbox import SandboxPolicy
+
+SESSION_SCRIPT = """
+conversations:
+  - when: ["Task bench"]
+    turns:
+      - tools: [{name: Write, input: {file_path: "{workspace}/out.txt", content: "x"}}]
+        usage: {input_tokens: 100, output_tokens: 10}
+      - {say: "Done.", usage: {input_tokens: 5, output_tokens: 2}}
+"""
 
 GIT_ENV = {
     "PATH": "/usr/bin:/bin",
@@ -76,6 +94,80 @@ def median_ms(action: Callable[[int], None], repeats: int) -> float:
     return statistics.median(samples)
 
 
+def bridge_sessions(runs: int, real_runs: int) -> None:
+    """Sessions with the host network vs through the bridge, interleaved; prints medians and the overhead."""
+    import attrs
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.conftest import claude_binary
+
+    from wfbench.adapters.claude_cli import ClaudeCLI
+    from wfbench.adapters.key_proxy import KeyProxy
+    from wfbench.adapters.provider_script import ProviderScript
+    from wfbench.adapters.scripted_provider import ScriptedProvider
+    from wfbench.domain.session.records import SessionRequest
+
+    sandbox = BwrapSandbox()
+    sandbox.preflight()
+    agents = [("stand-in", ClaudeCLI.standin(), runs)]
+    binary = claude_binary()
+    if real_runs and binary is not None:
+        agents.append(("real Claude Code", ClaudeCLI.real(binary), real_runs))
+    script = ProviderScript.from_yaml(SESSION_SCRIPT, source="bench")
+    with (
+        ScriptedProvider(script) as provider,
+        KeyProxy(provider.base_url, "sk-bench", model="claude-sonnet-4-5") as proxy,
+    ):
+        for name, cli, count in agents:
+            samples: dict[str, list[float]] = {"host network": [], "bridged": []}
+            for index in range(count + 1):  # the first round warms caches and is dropped
+                for mode in ("host network", "bridged") if index % 2 else ("bridged", "host network"):
+                    with tempfile.TemporaryDirectory() as ws:
+                        policy = SandboxPolicy(
+                            workspace=ws, workspace_writable=True, network=True, timeout_s=120
+                        )
+                        if mode == "bridged":
+                            lease = proxy.lease("bench", model="claude-sonnet-4-5")
+                            env, key = {"ANTHROPIC_BASE_URL": lease.bridge.url}, lease.token  # type: ignore[union-attr]
+                            policy = attrs.evolve(policy, network=False, bridges=(lease.bridge,))
+                        else:
+                            lease = None
+                            env, key = {"ANTHROPIC_BASE_URL": proxy.base_url}, proxy.dummy_token
+                        request = SessionRequest(
+                            prompt="Task bench", model="claude-sonnet-4-5", allowed_tools=("Write",),
+                            env=env, secrets={"ANTHROPIC_API_KEY": key}, timeout_s=120,
+                        )  # fmt: skip
+                        cli_for_mode = cli if mode == "bridged" else _dumpable(cli)
+                        started = time.perf_counter()
+                        record = cli_for_mode.run_session(request, sandbox=sandbox, policy=policy)
+                        elapsed = (time.perf_counter() - started) * 1000
+                        if lease is not None:
+                            lease.close()
+                        assert record.ok, (mode, record.error_detail)
+                        if index:
+                            samples[mode].append(elapsed)
+            host, bridged = (statistics.median(samples[m]) for m in ("host network", "bridged"))
+            print(
+                f"{name} session, median of {count} each (ms): host network {host:8.1f}"
+                f"   bridged {bridged:8.1f}   extra {bridged - host:+7.1f}"
+                f" ({(bridged / host - 1) * 100:+.1f}%)  (target <= +10%)"
+            )
+
+
+def _dumpable(cli: object) -> object:
+    """The same agent started as before issue 10: PID 1 of its sandbox and dumpable."""
+    import attrs
+
+    from wfbench.adapters.claude_cli import ClaudeCLI
+
+    @attrs.frozen
+    class DumpableCLI(ClaudeCLI):
+        def session_policy(self, *args: object, **kwargs: object) -> SandboxPolicy:
+            return attrs.evolve(ClaudeCLI.session_policy(self, *args, **kwargs), non_dumpable=False)  # type: ignore[arg-type]
+
+    return DumpableCLI(**attrs.asdict(cli, recurse=False))  # type: ignore[arg-type]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -84,7 +176,18 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--dir", default=None, help="where the repository, cells and clones live")
+    parser.add_argument(
+        "--sessions", type=int, default=0, help="stand-in sessions per mode (bridge overhead)"
+    )
+    parser.add_argument("--real-sessions", type=int, default=0, help="real Claude CLI sessions per mode")
+    parser.add_argument("--bridge-only", action="store_true", help="only the bridge measurement")
     args = parser.parse_args()
+    if args.sessions or args.real_sessions:
+        print(f"load at start {os.getloadavg()[0]:.1f}")
+        bridge_sessions(args.sessions, args.real_sessions)
+        print(f"load at end {os.getloadavg()[0]:.1f}")
+    if args.bridge_only:
+        return 0
 
     sandbox = BwrapSandbox()
     sandbox.preflight()

@@ -316,10 +316,10 @@ def test_a_bash_child_cannot_read_the_key_from_its_parent_agents_proc_environ(
         request.applymarker(
             pytest.mark.xfail(
                 strict=True,
-                reason="known limitation: the real CLI keeps the key in its environment block, and a "
-                "same-user Bash child can read /proc/$PPID/environ (the stand-in scrubs its own); "
-                "hence the sweep gives the CLI only a key proxy's dummy token "
-                "(tests/integration/test_key_proxy_sweep.py)",
+                reason="known limitation of this pass-through sandbox: the real CLI keeps the key in its "
+                "environment block, and a same-user Bash child can read /proc/$PPID/environ (the stand-in "
+                "scrubs its own); bwrap and host-unsafe start the agent non-dumpable (see the bwrap "
+                "variant below), and the sweep gives the CLI only a cell's dummy token anyway",
             )
         )
     command = "tr '\\0' '\\n' < /proc/$PPID/environ > parent-env.txt 2>&1; true"
@@ -388,3 +388,27 @@ def test_under_bwrap_a_bash_child_sees_no_api_key(agent, provider_for, bwrap_san
     bash_env = (workspace / "bash-env.txt").read_text()
     assert "PATH=" in bash_env
     assert FAKE_KEY not in bash_env
+
+
+def test_under_bwrap_the_agent_is_non_dumpable_so_a_bash_child_reads_none_of_it(
+    agent, provider_for, bwrap_sandbox, workspace
+):
+    """/proc/$PPID/environ, mem and fd/1 of the agent are refused to its tools (its own /proc/self is not)."""
+    command = (
+        'for f in environ mem fd/1; do if : < /proc/$PPID/$f 2> /dev/null; then echo "open $f";'
+        ' else echo "denied $f"; fi; done > parent.txt;'
+        " head -c1 /proc/self/environ > /dev/null && echo self-ok >> parent.txt"
+    )
+    script = {
+        "conversations": [
+            {
+                "when": ["Task proc"],
+                "turns": [{"tools": [{"name": "Bash", "input": {"command": command}}]}, {"say": "ok"}],
+            }
+        ]
+    }
+    record = run(agent, provider_for(script), bwrap_sandbox, workspace, "Task proc")
+    assert record.ok, record.error_detail
+    assert (workspace / "parent.txt").read_text().split("\n")[:4] == [
+        "denied environ", "denied mem", "denied fd/1", "self-ok",
+    ]  # fmt: skip

@@ -8,8 +8,9 @@ readable, holding the proxy's dummy token. The agent is now started non-dumpable
 holds only the tool's own environments: neither the key nor the cell's token. Meanwhile this test
 watches the host's process table (as the harness's user, which may read every environment): no
 command line ever holds the key, and the sandbox's processes hold the cell's token, never the key.
-The tool waits until the watcher has seen them (a marker file the watcher writes into the cell's
-workspace), so the positive control does not depend on how long a session lasts.
+The tool waits until the watcher has seen them (the watcher's ``.leak`` file in the cell's
+workspace, :mod:`tests.integration.sandbox_watch`), so the positive control does not depend on how
+long a session lasts.
 
 Skipped with a reason unless bwrap works (required under WFBENCH_REQUIRE_BWRAP=1); the real-CLI
 case also needs the CLI (required under WFBENCH_REQUIRE_CLAUDE=1).
@@ -19,17 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
-import attrs
 import pytest
 import yaml
 
 from tests.conftest import claude_binary, require_or_skip
+from tests.integration.sandbox_watch import watching
 from tests.integration.sweep_kit import (
     base_files,
     bash,
@@ -48,59 +45,8 @@ from wfbench.adapters.scripted_provider import ScriptedProvider
 
 DUMP = (
     "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' > environ.txt; cat environ.txt;"
-    " for i in $(seq 300); do [ -e .watcher-saw-it ] && break; sleep 0.1; done; rm -f .watcher-saw-it"
+    " for i in $(seq 300); do [ -s .leak ] && break; sleep 0.1; done; rm -f .leak"
 )
-AGENT_MARKS = (b"stream-json",)  # in the agent's argv (and bwrap's, which carries it)
-
-
-@attrs.define
-class Watch:
-    """What the host-side watcher saw while the sweep ran."""
-
-    agent_environs: list[bytes] = attrs.field(factory=list)
-    cmdline_hits: list[str] = attrs.field(factory=list)
-    stop: threading.Event = attrs.field(factory=threading.Event)
-
-
-def _workspace_of(cmdline: bytes) -> str | None:
-    """The host path bwrap binds at /workspace, from its argv."""
-    args = cmdline.split(b"\0")
-    for index, arg in enumerate(args[1:], 1):
-        if arg == b"/workspace" and args[index - 1] not in (b"--chdir",):
-            return args[index - 1].decode()
-    return None
-
-
-def _scan(watch: Watch, key: bytes) -> None:
-    while not watch.stop.wait(0.05):
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-                if key in cmdline:
-                    watch.cmdline_hits.append(entry)
-                if any(mark in cmdline for mark in AGENT_MARKS):
-                    environ = Path(f"/proc/{entry}/environ").read_bytes()
-                    watch.agent_environs.append(environ)
-                    workspace = _workspace_of(cmdline)
-                    if workspace and b"ANTHROPIC_API_KEY=wfbench-proxy-" in environ:
-                        Path(workspace, ".watcher-saw-it").touch()
-            except OSError:
-                continue
-
-
-@contextmanager
-def watching(key: str) -> Iterator[Watch]:
-    """Scan every process's argv (and agent processes' environment) until the block ends."""
-    watch = Watch()
-    thread = threading.Thread(target=_scan, args=(watch, key.encode()), daemon=True)
-    thread.start()
-    try:
-        yield watch
-    finally:
-        watch.stop.set()
-        thread.join(30)
 
 
 def _tool_results(provider: ScriptedProvider) -> list[str]:
@@ -129,7 +75,7 @@ def test_a_bash_tool_reading_every_proc_environ_finds_neither_the_key_nor_the_ce
     text = yaml.safe_dump(script, sort_keys=False)
     with (
         ScriptedProvider(ProviderScript.from_yaml(text, source="proc-env.yaml")) as provider,
-        watching(key) as seen,
+        watching(key, leak=True) as seen,
     ):
         done = run_sweep(
             corpus, out, "--agent", agent, "--arms", "baseline", "--base-url", provider.base_url,

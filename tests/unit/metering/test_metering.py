@@ -139,5 +139,5 @@ def test_a_budget_is_reached_at_or_above_it_and_never_without_a_price() -> None:
     assert not Spend(4.99, 5.0).reached
     assert not Spend(100.0).reached
     assert not Spend(None, 5.0).reached
-    assert Spend(0.5, 2.0).describe() == "$0.5000 of $2.00"
+    assert Spend(0.5, 2.0).describe() == "$0.5000 of $2.0000"
     assert Spend(None).describe() == "n/a"

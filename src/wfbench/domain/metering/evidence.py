@@ -55,6 +55,6 @@ class Spend:
         )
 
     def describe(self) -> str:
-        """``$0.0123 of $5.00`` (or ``n/a`` when unpriced)."""
+        """``$0.0123 of $5.0000`` (or ``n/a`` when unpriced)."""
         spent = "n/a" if self.spent_usd is None else f"${self.spent_usd:.4f}"
-        return spent if self.budget_usd is None else f"{spent} of ${self.budget_usd:.2f}"
+        return spent if self.budget_usd is None else f"{spent} of ${self.budget_usd:.4f}"
