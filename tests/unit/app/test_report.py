@@ -338,3 +338,12 @@ def test_overview_links_resolve_to_cells_tasks_and_arms():
     assert 'href="arms/workflow.html"' in view
     assert 'href="#arm-workflow"' in report
     assert re.search(r'href="tasks/task-b.html"', view)
+
+
+def test_the_spend_says_it_was_metered_at_the_wire_when_every_row_was():
+    """Rows with usage_source wire (issue 10): the total spend names the wire as its source."""
+    wired = [attrs.evolve(r, extra={**r.extra, "usage_source": "wire"}) for r in _sweep()]
+    report = render_markdown(_model(wired))
+    assert "from usage metered at the wire by the key proxy, at the pinned model's prices" in report
+    mixed = render_markdown(_model(wired[:6] + _sweep()[6:]))
+    assert "from usage metered at the wire for 6 of 18 row(s), else self-reported" in mixed
