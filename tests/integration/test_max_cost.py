@@ -59,7 +59,8 @@ def test_max_cost_refuses_requests_past_the_budget_and_starts_no_more_cells(tmp_
     assert "[max-cost] metered spend $0.0060 of $0.0050 reached the --max-cost budget" in done.stdout
     report = (out / "report.md").read_text()
     assert "Sweep stopped by --max-cost (metered spend $0.0060 of $0.0050)" in report
-    assert "Metered spend (usage measured at the wire, pinned model's prices): $0.0060 of $0.0050" in report
+    wire = "from usage metered at the wire by the key proxy, at the pinned model's prices"
+    assert f"- Total spend: $0.0060 over 1 cell(s), {wire}" in report
     events = [json.loads(line) for line in (out / "wfbench.log").read_text().splitlines()]
     finished = [e for e in events if e["event"] == "sweep_finished"][-1]
     assert finished["max_cost_reached"] is True
@@ -76,10 +77,8 @@ def test_without_a_budget_the_same_corpus_runs_every_cell(tmp_path: Path) -> Non
     assert [(r["task"], r["error_kind"], r["cost_usd"]) for r in rows(out)] == [
         (t, None, pytest.approx(0.009)) for t in TASKS
     ]
-    assert (
-        "Metered spend (usage measured at the wire, pinned model's prices): $0.0270"
-        in (out / "report.md").read_text()
-    )
+    report = (out / "report.md").read_text()
+    assert "- Total spend: $0.0270 over 3 cell(s), from usage metered at the wire by the key proxy" in report
 
 
 def test_a_budget_for_an_unpriced_model_is_refused_before_any_session(tmp_path: Path) -> None:
