@@ -6,6 +6,12 @@ cell's model endpoint and token from its environment and, when asked, *leaks* th
 cell's workspace (``.leak``: ``URL TOKEN``). Tests use the leak to play the worst case — a tool
 that somehow holds the cell's token — and to hand a tool a marker that the watcher has seen the
 sandbox (so no positive control depends on how long a session lasts).
+
+Other sweeps run on the same machine at the same time (other tests, other developers' runs): the
+watcher only ever looks at — and only ever writes into — sandboxes *descended from the test's own
+process* (the ``wfbench run`` subprocesses it started and their children, by the parent links in
+``/proc/<pid>/stat``), and with ``under`` only workspaces below that directory. A sandbox of
+anyone else's is neither recorded nor touched.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ class SandboxWatch:
 
     secret: bytes
     leak: bool
+    #: The process whose descendants are watched (the test's own), and an optional workspace root.
+    ancestor: int = attrs.field(factory=os.getpid)
+    under: str | None = None
     agent_environs: list[bytes] = attrs.field(factory=list)
     cmdline_hits: list[str] = attrs.field(factory=list)
     leaked_to: set[str] = attrs.field(factory=set)
@@ -55,6 +64,38 @@ def _variable(environ: bytes, name: bytes) -> str | None:
     return None
 
 
+def parent_of(pid: int) -> int | None:
+    """The parent pid in ``/proc/<pid>/stat`` (None: gone or unreadable)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def descends_from(pid: int, ancestor: int) -> bool:
+    """Whether ``ancestor`` is ``pid`` or one of its ancestors (by the parent links)."""
+    seen: set[int] = set()
+    current: int | None = pid
+    while current is not None and current > 1 and current not in seen:
+        if current == ancestor:
+            return True
+        seen.add(current)
+        current = parent_of(current)
+    return False
+
+
+def _ours(watch: SandboxWatch, pid: int, workspace: str | None) -> bool:
+    if not descends_from(pid, watch.ancestor):
+        return False
+    if watch.under is None:
+        return True
+    root = os.path.realpath(watch.under)
+    return workspace is not None and os.path.realpath(workspace).startswith(root + os.sep)
+
+
 def _scan(watch: SandboxWatch) -> None:
     while not watch.stop.wait(0.05):
         for entry in os.listdir("/proc"):
@@ -62,13 +103,15 @@ def _scan(watch: SandboxWatch) -> None:
                 continue
             try:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-                if watch.secret and watch.secret in cmdline:
+                if watch.secret and watch.secret in cmdline:  # a secret in anyone's argv is a leak
                     watch.cmdline_hits.append(entry)
                 if AGENT_MARK not in cmdline:
                     continue
+                workspace = workspace_of(cmdline)
+                if not _ours(watch, int(entry), workspace):
+                    continue  # another test's or another user's sweep: never read, never written
                 environ = Path(f"/proc/{entry}/environ").read_bytes()
                 watch.agent_environs.append(environ)
-                workspace = workspace_of(cmdline)
                 url, token = (
                     _variable(environ, b"ANTHROPIC_BASE_URL"),
                     _variable(environ, b"ANTHROPIC_API_KEY"),
@@ -83,9 +126,9 @@ def _scan(watch: SandboxWatch) -> None:
 
 
 @contextmanager
-def watching(secret: str = "", *, leak: bool = False) -> Iterator[SandboxWatch]:
-    """Watch the host's process table until the block ends (see the module docstring)."""
-    watch = SandboxWatch(secret.encode(), leak)
+def watching(secret: str = "", *, leak: bool = False, under: str | None = None) -> Iterator[SandboxWatch]:
+    """Watch this process's descendant sandboxes until the block ends (see the module docstring)."""
+    watch = SandboxWatch(secret.encode(), leak, under=under)
     thread = threading.Thread(target=_scan, args=(watch,), daemon=True)
     thread.start()
     try:
