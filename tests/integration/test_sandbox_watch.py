@@ -31,9 +31,9 @@ def _orphan(workspace: Path) -> int:
         "import os, subprocess, sys; "
         f"p = subprocess.Popen({_argv(workspace)!r}, start_new_session=True); print(p.pid)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", launcher], capture_output=True, text=True, check=True, env={**os.environ, **ENV}
-    )
+    env = {**os.environ, **ENV}
+    command = [sys.executable, "-c", launcher]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return int(done.stdout.strip())
 
 
@@ -67,13 +67,13 @@ def test_a_foreign_sandbox_is_neither_read_nor_written(tmp_path: Path) -> None:
         assert not descends_from(foreign, os.getpid())
         with watching(leak=True) as seen:
             # Positive control: our own child gets its leak; by then the foreign one was scanned too.
-            assert _wait_for(lambda: (ours / ".leak").exists()), seen
+            assert _wait_for((ours / ".leak").exists), seen
             time.sleep(0.3)
         assert (ours / ".leak").read_text() == "http://127.0.0.1:9 wfbench-proxy-fake\n"
         assert not (theirs / ".leak").exists()
         assert not (theirs / ".leak.partial").exists()
         assert seen.leaked_to == {str(ours)}
-        assert len({environ for environ in seen.agent_environs}) == 1
+        assert len(set(seen.agent_environs)) == 1
     finally:
         child.kill()
         child.wait()
@@ -87,7 +87,7 @@ def test_under_narrows_to_one_workspace_root(tmp_path: Path) -> None:
     children = [subprocess.Popen(_argv(ws), env={**os.environ, **ENV}) for ws in (inside, outside)]
     try:
         with watching(leak=True, under=str(tmp_path / "root")) as seen:
-            assert _wait_for(lambda: (inside / ".leak").exists()), seen
+            assert _wait_for((inside / ".leak").exists), seen
             time.sleep(0.3)
         assert not (outside / ".leak").exists()
         assert seen.leaked_to == {str(inside)}

@@ -273,7 +273,9 @@ def _run_elsewhere(
     )  # fmt: skip
 
 
-def _noted(services: SweepServices, result: SweepOutcome, cancel: CancelToken, budget: BudgetStop) -> _Outcome:
+def _noted(
+    services: SweepServices, result: SweepOutcome, cancel: CancelToken, budget: BudgetStop
+) -> _Outcome:
     if result.tripped:
         services.progress.note(
             f"[systemic-outage] {result.breaker.limit} consecutive unusable-evidence failures — aborting the"

@@ -158,7 +158,9 @@ def _run(runtime: NodeRuntime, order: NodeOrder, token: threading.Event) -> Node
             )
             if problem is not None:
                 plan = attrs.evolve(plan, task=attrs.evolve(plan.task, snapshot=None, failure=problem))
-            row = run_cell(plan, services=services, settings=settings, cancel=token)
+            # The cell reaches the model through this node's key proxy: its own metered lease (bridge).
+            metered = attrs.evolve(services, gateway=endpoint.gateway)
+            row = run_cell(plan, services=metered, settings=settings, cancel=token)
         return NodeResult(row, tuple(_artifacts(out_dir)))
 
 
@@ -255,9 +257,11 @@ def _endpoint(runtime: NodeRuntime, scratch: str) -> Iterator[Any]:
         script_path = os.path.join(scratch, "provider-script.yaml")
         with open(script_path, "wb") as handle:
             handle.write(runtime.script)
+    agents = (runtime.agent, *(arm.agent.name for arm in runtime.arms if arm.agent is not None))
+    options = boot.EndpointOptions(model=runtime.settings.model, agents=agents)
     with boot.endpoint(
         script_path=script_path, base_url=runtime.base_url, environ=os.environ,
-        warn=lambda text: print(text, file=sys.stderr),
+        warn=lambda text: print(text, file=sys.stderr), options=options,
     ) as endpoint:  # fmt: skip
         yield endpoint
 

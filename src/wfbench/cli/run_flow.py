@@ -236,7 +236,8 @@ def _claimed_sweep(request: RunRequest, out_dir: str, recorded: Any, litter: Lit
         check_host_network(
             setup.corpus, setup.arms, allowed=request.allow_host_network, environ=os.environ, warn=print
         )
-        check_budget_prices(request.max_cost, setup.model, setup.arms)
+        executor_name = request.executor.name if request.executor is not None else "local"
+        check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name)
         from wfbench.cli.agents import arm_agents
 
         agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)

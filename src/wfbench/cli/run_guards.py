@@ -3,7 +3,9 @@
 * ``network: host`` (a task's or an arm's) lets sessions reach the host's network: it is
   refused under ``CI`` unless ``--allow-host-network``, and warned about loudly otherwise;
 * ``--max-cost`` needs prices for every model the sweep runs (the pinned one and each arm's):
-  a budget over spend that cannot be priced cannot be enforced.
+  a budget over spend that cannot be priced cannot be enforced; and it needs the cells to run
+  here (``--executor local``): on a cluster each node meters its own cells, and no driver-side
+  proxy sees the sweep's whole spend before a request is relayed.
 """
 
 from __future__ import annotations
@@ -48,14 +50,22 @@ def check_host_network(
     )
 
 
-def check_budget_prices(max_cost: float | None, model: str, arms: Sequence[Arm]) -> None:
-    """With ``--max-cost``, every model of the sweep must have prices.
+def check_budget_prices(
+    max_cost: float | None, model: str, arms: Sequence[Arm], *, executor: str = "local"
+) -> None:
+    """With ``--max-cost``, every model of the sweep must have prices and the cells must run here.
 
     Raises:
-        InputError: naming ``--max-cost`` and the unpriced models.
+        InputError: naming ``--max-cost`` and the unpriced models, or the cluster executor.
     """
     if max_cost is None:
         return
+    if executor != "local":
+        raise InputError(
+            f"--max-cost is enforced by this machine's key proxy, which --executor {executor} bypasses"
+            " (each node meters its own cells); run the budgeted sweep with --executor local",
+            field="--max-cost",
+        )
     models = {model, *(arm.model for arm in arms if arm.model)}
     unpriced = sorted(name for name in models if prices_for(name) is None)
     if unpriced:
