@@ -172,6 +172,28 @@ def test_per_task_effects_come_with_within_task_intervals() -> None:
     assert high - views[0].resolution == pytest.approx(views[0].resolution - low)
 
 
+def test_resolution_intervals_never_leave_plus_or_minus_100_points() -> None:
+    """A difference of two resolve rates lies in [−100, +100] points: neither the per-task nor the
+    t interval claims more (wide at 3 runs, they would without the bound)."""
+    tasks = [TaskPair(f"t{i}", arm("100"), arm("111")) for i in range(3)]
+    tasks.append(TaskPair("t3", arm("111"), arm("011")))
+    stats = analyze_pair(pair_samples(*tasks))
+
+    views = stats.task_effects()
+    low, high = views[0].resolution_interval  # type: ignore[misc]
+    assert views[0].resolution == pytest.approx(200 / 3)
+    assert high == 100.0
+    assert low < views[0].resolution
+    low, high = views[3].resolution_interval  # type: ignore[misc]
+    assert high < 100.0
+    assert -100.0 < low
+    assert stats.resolution.t_interval is not None
+    assert stats.resolution.t_interval[1] == 1.0
+    # Spend is a log ratio: unbounded, never clamped.
+    assert Scale.LOG_RATIO.clamp(-7.5) == -7.5
+    assert Scale.DIFFERENCE.clamp(-1.5) == -1.0
+
+
 def test_the_statistics_object_round_trips_through_json() -> None:
     stats = analyze_pair(FOUR)
     raw = json.loads(json.dumps(stats.to_mapping()))

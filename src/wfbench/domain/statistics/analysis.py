@@ -191,7 +191,8 @@ def _task_interval(
     half = t_ppf(1.0 - config.alpha, components.within_dof) * math.sqrt(
         components.sigma2 * effect.inverse_runs
     )
-    return summary.scale.present(effect.value - half), summary.scale.present(effect.value + half)
+    scale = summary.scale
+    return scale.present(scale.clamp(effect.value - half)), scale.present(scale.clamp(effect.value + half))
 
 
 def _pair(values: tuple[float, float] | None) -> list[float] | None:

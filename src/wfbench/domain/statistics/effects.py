@@ -67,6 +67,13 @@ class Scale(enum.StrEnum):
             return 100.0 * value
         return 100.0 * -math.expm1(-value)
 
+    def clamp(self, value: float) -> float:
+        """``value`` within the scale's range: a difference of two means of values in [0, 1]
+        lies in [−1, 1] (an interval never claims more); a log ratio is unbounded."""
+        if self is Scale.DIFFERENCE:
+            return min(1.0, max(-1.0, value))
+        return value
+
     def from_presented(self, value: float) -> float:
         """The inverse of :meth:`present` (a target effect on the analysis scale).
 
@@ -227,7 +234,7 @@ def summarize(
     if n >= 2 and components is not None and estimate is not None:
         se = math.sqrt(components.effect_variance / n)
         half = t_ppf(1.0 - tail, n - 1) * se
-        t_interval = (estimate - half + 0.0, estimate + half + 0.0)
+        t_interval = (scale.clamp(estimate - half) + 0.0, scale.clamp(estimate + half) + 0.0)
         means = bootstrap_means(values, seed=seed, resamples=config.resamples)
         interval = percentile_interval(means, expanded_tail(tail, n))
         p_value = bootstrap_p_value(means, n)
