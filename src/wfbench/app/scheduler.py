@@ -6,6 +6,12 @@ only runs cells on threads and performs those decisions. The calling thread subm
 folds; ``on_row`` is therefore always called on the calling thread, once per row, in
 submission order.
 
+Pacing (:mod:`wfbench.domain.sweep.pacing`): a cell is handed to a worker only when one is free
+(the pool never queues), the window contracts while systemic rows are in sight, and a cell
+whose session was throttled (HTTP 429/529) runs again after a back-off under an AIMD limit on
+concurrent cells. Every change of that limit is an explicit event: ``on_limit(change)`` is
+called on the calling thread, and :attr:`SweepOutcome.limit_history` keeps them with their time.
+
 Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
 * A cell that raises becomes an ``infra-error`` row (``cancelled`` if its cancel token was set
@@ -16,7 +22,8 @@ Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
   cancelled sweep does not charge its health with cells it never tried, and ``--resume`` runs
   exactly the missing cells (and those whose row a cancellation made: :mod:`wfbench.domain.sweep.resume`).
 * On a breaker trip, submission stops and the cells' cancel token is set; rows of cells that
-  were already running are still persisted (the *overrun*, at most ``window - 1`` rows).
+  were already running are still persisted (the *overrun*, at most ``window - 1`` rows:
+  :data:`~wfbench.domain.sweep.scheduling.OVERRUN_BOUND`).
 * On cancellation (the ``cancel`` event set, e.g. by the caller's SIGINT/SIGTERM handler),
   submission stops, queued cells never start, running cells see the token, and their rows are
   persisted before :func:`run_packed` returns. The caller's ``cancel`` event is never set by this
@@ -39,6 +46,7 @@ import attrs
 
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.pacing import LimitChanged, Pacing, RetryPolicy
 from wfbench.domain.sweep.scheduling import (
     DEFAULT_OUTAGE_STREAK,
     Action,
@@ -65,11 +73,22 @@ RunCell = Callable[[Cell, CancelToken], Row]
 
 
 @attrs.frozen
+class LimitEvent:
+    """One change of the concurrency limit, ``at`` seconds after the sweep started."""
+
+    at: float
+    change: LimitChanged
+    cell: Cell
+
+
+@attrs.frozen
 class SweepOutcome:
     """What a packed sweep did: its rows in fold order, and why it ended.
 
     ``overrun`` counts rows folded after the tripping row; ``not_run`` counts cells that never
-    started (no row); ``tripped_at`` is the submission index of the row that tripped the breaker.
+    started (no row); ``tripped_at`` is the submission index of the row that tripped the breaker;
+    ``limit_history`` every change of the concurrency limit; ``retries`` the throttled attempts
+    that ran again.
     """
 
     rows: tuple[Row, ...]
@@ -79,6 +98,8 @@ class SweepOutcome:
     not_run: int
     tripped_at: int | None
     breaker: Breaker
+    limit_history: tuple[LimitEvent, ...] = ()
+    retries: int = 0
 
 
 class _EitherToken:
@@ -112,13 +133,16 @@ class _CellJob:
     report: queue.SimpleQueue[CellFinished]
     on_start: Callable[[Cell], None] | None
     may_start: Callable[[], bool] | None = None
+    delay_s: float = 0.0
 
 
 def _execute(job: _CellJob) -> None:
     """Run one cell on a worker thread; always report exactly one CellFinished."""
     row: Row | None = None
     try:
-        if job.token.is_set() or (job.may_start is not None and not job.may_start()):
+        if job.token.is_set() or (job.delay_s > 0 and job.token.wait(job.delay_s)):
+            return
+        if job.may_start is not None and not job.may_start():
             return
         if job.on_start is not None:
             job.on_start(job.cell)
@@ -145,16 +169,21 @@ def run_packed(
     cancel: CancelToken | None = None,
     on_start: Callable[[Cell], None] | None = None,
     may_start: Callable[[], bool] | None = None,
+    on_limit: Callable[[LimitEvent], None] | None = None,
+    retry: RetryPolicy | None = None,
 ) -> SweepOutcome:
-    """Run ``cells`` on ``workers`` threads, at most ``window`` submitted-but-unfolded at a time.
+    """Run ``cells`` on ``workers`` threads, at most ``window`` started-but-unfolded at a time.
 
     ``run_cell(cell, token)`` runs one cell and returns its row; it must pass ``token`` to every
     process it starts and return soon after the token is set. ``on_row(row)`` persists a row; it
     is called on the calling thread, exactly once per row, in the order of ``cells``. ``on_start``
-    (optional) is called on the worker thread when a cell really starts; ``may_start`` (optional) is
-    asked first, and a cell it refuses never starts (no row). Each cell runs in a copy
-    of the calling thread's context (``contextvars``), so ambient cancellation scopes and bound
-    log context reach it.
+    (optional) is called on the worker thread when a cell really starts (again for a retry);
+    ``may_start`` (optional) is asked first, and a cell it refuses never starts (no row; a
+    refused retry is folded with its last throttled row). ``on_limit`` (optional) is called on the
+    calling thread when the concurrency limit changes. ``retry`` is how throttled cells run
+    again (default :class:`RetryPolicy`: 3 retries, 30 s back-off doubling to 600 s). Each cell
+    runs in a copy of the calling thread's context (``contextvars``), so ambient cancellation
+    scopes and bound log context reach it.
 
     Raises:
         ValueError: ``workers < 1``, ``window < workers`` or ``outage_streak < 0``, before any cell
@@ -163,9 +192,10 @@ def run_packed(
             told to stop and are waited for, and no further row is persisted.
     """
     cell_list = tuple(cells)
-    state, actions = start_fold(
-        len(cell_list), window=packed_window(workers, window), breaker=Breaker(limit=outage_streak)
-    )
+    size = packed_window(workers, window)
+    breaker = Breaker(limit=outage_streak)
+    pacing = Pacing.start(workers, outage_limit=outage_streak, retry=retry)
+    state, actions = start_fold(len(cell_list), window=size, breaker=breaker, pacing=pacing)
     outer: CancelToken = cancel if cancel is not None else threading.Event()
     halt = threading.Event()
     shell = _Shell(
@@ -176,6 +206,7 @@ def run_packed(
         token=_EitherToken(outer, halt),
         halt=halt,
         may_start=may_start,
+        on_limit=on_limit,
     )
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wfbench-cell") as pool:
         try:
@@ -185,7 +216,7 @@ def run_packed(
             halt.set()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-    return _outcome(state, shell.rows, cancelled=outer.is_set())
+    return _outcome(state, shell, cancelled=outer.is_set())
 
 
 @attrs.define
@@ -199,8 +230,12 @@ class _Shell:
     token: _EitherToken
     halt: threading.Event
     may_start: Callable[[], bool] | None = None
+    on_limit: Callable[[LimitEvent], None] | None = None
     reports: queue.SimpleQueue[CellFinished] = attrs.field(factory=queue.SimpleQueue)
     rows: list[Row] = attrs.field(factory=list)
+    limits: list[LimitEvent] = attrs.field(factory=list)
+    retries: int = 0
+    began: float = attrs.field(factory=time.monotonic)
 
     def perform(self, actions: tuple[Action, ...], pool: ThreadPoolExecutor) -> bool:
         """Perform ``actions`` in order; False once the sweep is done."""
@@ -214,8 +249,15 @@ class _Shell:
                     self.reports,
                     self.on_start,
                     self.may_start,
+                    action.delay_s,
                 )
+                self.retries += action.attempt > 0
                 pool.submit(contextvars.copy_context().run, _execute, job)
+            elif isinstance(action, LimitChanged):
+                event = LimitEvent(time.monotonic() - self.began, action, self.cells[action.index])
+                self.limits.append(event)
+                if self.on_limit is not None:
+                    self.on_limit(event)
             elif isinstance(action, PersistRow):
                 self.on_row(action.row)
                 self.rows.append(action.row)
@@ -235,13 +277,15 @@ class _Shell:
         return CancelRequested()
 
 
-def _outcome(state: FoldState, rows: list[Row], *, cancelled: bool) -> SweepOutcome:
+def _outcome(state: FoldState, shell: _Shell, *, cancelled: bool) -> SweepOutcome:
     return SweepOutcome(
-        rows=tuple(rows),
+        rows=tuple(shell.rows),
         tripped=state.tripped_at is not None,
         cancelled=cancelled,
         overrun=state.overrun,
-        not_run=state.total - len(rows),
+        not_run=state.total - len(shell.rows),
         tripped_at=state.tripped_at,
         breaker=state.breaker,
+        limit_history=tuple(shell.limits),
+        retries=shell.retries,
     )

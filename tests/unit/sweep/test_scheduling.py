@@ -302,11 +302,11 @@ def test_the_failure_detail_is_capped() -> None:
     assert longer.extra["error_detail"] == "y" * 2000
 
 
-def test_the_default_window_is_twice_the_workers() -> None:
-    """window = 2 × workers unless given."""
-    assert WINDOW_MULTIPLIER == 2
-    assert packed_window(1) == 2
-    assert packed_window(3) == 6
+def test_the_default_window_is_six_times_the_workers() -> None:
+    """window = 6 × workers unless given (docs/performance.md, "Scheduler", measures why)."""
+    assert WINDOW_MULTIPLIER == 6
+    assert packed_window(1) == 6
+    assert packed_window(3) == 18
     assert packed_window(3, 3) == 3
     assert packed_window(3, 12) == 12
 

@@ -15,6 +15,16 @@ persisted (the sessions ran and were paid for); they no longer move the breaker.
 Where we deliberately differ from the reference's packed scheduler :
 overrun rows are persisted, a cancellation is reported as a cancellation (never as an outage),
 and a cell whose ``run`` raised is a row, not a lost sibling (see :func:`failed_cell_row`).
+
+With :class:`~wfbench.domain.sweep.pacing.Pacing` (what ``run_packed`` uses), cells start only
+when a worker is free, the window contracts while systemic rows are in sight, and throttled
+cells (HTTP 429/529) run again under an AIMD concurrency limit before they are folded; the fold
+order, the breaker and the overrun bound are the same. Without it (``pacing=None``) every cell
+of the window is handed out at once, as a thread pool with a queue would take them.
+
+**The overrun bound** (:data:`OVERRUN_BOUND`): at most ``window - 1`` rows are folded after the
+row that trips the breaker, whatever the pacing; the default window is
+``WINDOW_MULTIPLIER × workers``.
 """
 
 from __future__ import annotations
@@ -25,11 +35,17 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from wfbench.domain.results.rows import SYSTEMIC_KINDS, ErrorKind, Row
+from wfbench.domain.sweep.pacing import LimitChanged, Pacing, throttle_status
 
 #: The breaker trips after this many consecutive systemic rows.
 DEFAULT_OUTAGE_STREAK = 5
-#: The default window is this many times the worker count.
-WINDOW_MULTIPLIER = 2
+#: The default window is this many times the worker count: wide enough that one cell of the
+#: session ceiling (~6× a median session) holding the fold does not starve the other workers
+#: (``docs/performance.md``, "Scheduler": 1.025× the lower bound at 8 workers on 600 cells, where
+#: 2 × workers gave 1.43×); contraction keeps the overrun of an outage near ``workers``.
+WINDOW_MULTIPLIER = 6
+#: The named bound on the overrun: rows folded after the tripping row ≤ ``window - OVERRUN_BOUND``.
+OVERRUN_BOUND = 1
 #: ``error_detail`` of a synthetic failed-cell row is capped at this many characters.
 DETAIL_LIMIT = 2000
 
@@ -201,9 +217,12 @@ Event = CellFinished | CancelRequested
 
 @attrs.frozen
 class SubmitCell:
-    """Action: hand the cell at ``index`` to a worker."""
+    """Action: hand the cell at ``index`` to a worker; ``attempt`` > 0 runs a throttled cell again
+    after ``delay_s`` seconds (waited on the worker, cancellably)."""
 
     index: int
+    attempt: int = 0
+    delay_s: float = 0.0
 
 
 @attrs.frozen
@@ -234,7 +253,7 @@ class SweepDone:
     """Action: every submitted cell is folded and nothing more will be submitted."""
 
 
-Action = SubmitCell | PersistRow | StopSubmitting | CancelRunning | SweepDone
+Action = SubmitCell | PersistRow | StopSubmitting | CancelRunning | SweepDone | LimitChanged
 
 
 # --- the fold -----------------------------------------------------------------------------
@@ -259,6 +278,8 @@ class FoldState:
     persisted: int = 0
     overrun: int = 0
     done: bool = False
+    #: Lazy starts, contraction and throttle retries (``None``: hand out the whole window at once).
+    pacing: Pacing | None = None
 
     @property
     def in_flight(self) -> int:
@@ -267,18 +288,20 @@ class FoldState:
 
 
 def start_fold(
-    total: int, *, window: int, breaker: Breaker | None = None
+    total: int, *, window: int, breaker: Breaker | None = None, pacing: Pacing | None = None
 ) -> tuple[FoldState, tuple[Action, ...]]:
     """The initial state of a sweep of ``total`` cells and its first submissions.
 
     Raises:
-        ValueError: ``total`` is negative or ``window`` is below 1.
+        ValueError: ``total`` is negative, ``window`` is below 1, or below ``pacing.workers``.
     """
     if total < 0:
         raise ValueError(f"total must be at least 0, got {total}")
     if window < 1:
         raise ValueError(f"window must be at least 1, got {window}")
-    state = FoldState(total=total, window=window, breaker=breaker or Breaker())
+    if pacing is not None and window < pacing.workers:
+        raise ValueError(f"window must be at least workers ({pacing.workers}), got {window}")
+    state = FoldState(total=total, window=window, breaker=breaker or Breaker(), pacing=pacing)
     return _advance(state, ())
 
 
@@ -297,9 +320,15 @@ def fold(state: FoldState, event: Event) -> tuple[FoldState, tuple[Action, ...]]
         stopped = attrs.evolve(state, stopped=StopReason.CANCELLED)
         return _advance(stopped, (StopSubmitting(StopReason.CANCELLED),))
     _check_reportable(state, event.index)
-    buffered = tuple(sorted((*state.buffered, event), key=lambda finished: finished.index))
+    paced: tuple[Action, ...] = ()
+    finished: CellFinished | None = event
+    if state.pacing is not None:
+        state, finished, paced = _pace_report(state, state.pacing, event)
+    if finished is None:
+        return _advance(state, paced)
+    buffered = tuple(sorted((*state.buffered, finished), key=_index))
     state, actions = _fold_ready(attrs.evolve(state, buffered=buffered))
-    return _advance(state, actions)
+    return _advance(state, (*paced, *actions))
 
 
 def _check_reportable(state: FoldState, index: int) -> None:
@@ -307,6 +336,27 @@ def _check_reportable(state: FoldState, index: int) -> None:
         raise ValueError(f"cell {index} is not in flight (in flight: {state.folded}..{state.submitted - 1})")
     if any(finished.index == index for finished in state.buffered):
         raise ValueError(f"cell {index} was already reported")
+    if state.pacing is not None and index in state.pacing.waiting:
+        raise ValueError(f"cell {index} is waiting to run again; it is not running")
+
+
+def _pace_report(
+    state: FoldState, pacing: Pacing, event: CellFinished
+) -> tuple[FoldState, CellFinished | None, tuple[Action, ...]]:
+    """A paced report: a throttle waits to run again (no event to fold); anything else is settled."""
+    index, row = event.index, event.row
+    status = None if row is None else throttle_status(row)
+    change: LimitChanged | None = None
+    if row is not None and status is not None:
+        if state.stopped is None and pacing.retries_left(index):
+            pacing, change = pacing.throttled(index, row, status)
+            return attrs.evolve(state, pacing=pacing), None, () if change is None else (change,)
+        pacing, change = pacing.cut(index, status, started_at=pacing.started.get(index, pacing.starts))
+    elif row is not None:
+        pacing, change = pacing.finished(index)
+    pacing, settled = pacing.settle(index, row)
+    state = attrs.evolve(state, pacing=pacing)
+    return state, CellFinished(index, settled), () if change is None else (change,)
 
 
 def _fold_ready(state: FoldState) -> tuple[FoldState, tuple[Action, ...]]:
@@ -338,12 +388,62 @@ def _fold_row(state: FoldState, index: int, row: Row) -> tuple[FoldState, tuple[
 
 def _advance(state: FoldState, actions: tuple[Action, ...]) -> tuple[FoldState, tuple[Action, ...]]:
     """Fill the window with submissions, then say whether the sweep is done."""
-    submitted = state.submitted
-    if state.stopped is None:
-        submitted = min(state.total, state.folded + state.window)
-    submissions = tuple(SubmitCell(index) for index in range(state.submitted, submitted))
-    state = attrs.evolve(state, submitted=submitted)
-    exhausted = state.stopped is not None or submitted == state.total
-    if exhausted and state.folded == submitted:
-        return attrs.evolve(state, done=True), (*actions, *submissions, SweepDone())
-    return state, (*actions, *submissions)
+    if state.pacing is not None:
+        state, actions = _advance_paced(state, state.pacing, actions)
+    else:
+        submitted = state.submitted
+        if state.stopped is None:
+            submitted = min(state.total, state.folded + state.window)
+        submissions = tuple(SubmitCell(index) for index in range(state.submitted, submitted))
+        state = attrs.evolve(state, submitted=submitted)
+        actions = (*actions, *submissions)
+    exhausted = state.stopped is not None or state.submitted == state.total
+    if exhausted and state.folded == state.submitted:
+        return attrs.evolve(state, done=True), (*actions, SweepDone())
+    return state, actions
+
+
+def _advance_paced(
+    state: FoldState, pacing: Pacing, actions: tuple[Action, ...]
+) -> tuple[FoldState, tuple[Action, ...]]:
+    """Start cells while a worker is free: throttled cells first (in order), then new ones.
+
+    Once stopped, cells waiting to run again are folded with their last throttled row instead.
+    """
+    out = list(actions)
+    if state.stopped is not None and pacing.waiting:
+        for index in pacing.waiting:
+            pacing, row = pacing.settle(index, None)
+            buffered = tuple(sorted((*state.buffered, CellFinished(index, row)), key=_index))
+            state = attrs.evolve(state, buffered=buffered)
+        state, folded = _fold_ready(attrs.evolve(state, pacing=pacing))
+        out.extend(folded)
+        pacing = state.pacing or pacing
+    window = state.window
+    if pacing.contracted(_systemic_in_sight(state)):
+        window = min(window, pacing.workers)
+    running = state.submitted - state.folded - len(state.buffered) - len(pacing.waiting)
+    while running < pacing.cap and state.stopped is None:
+        if pacing.waiting:
+            pacing, index = pacing.take_waiting()
+            attempt = pacing.attempts.get(index, 0)
+            out.append(SubmitCell(index, attempt=attempt, delay_s=pacing.retry.delay(attempt)))
+        elif state.submitted < state.total and state.submitted - state.folded < window:
+            index = state.submitted
+            state = attrs.evolve(state, submitted=index + 1)
+            out.append(SubmitCell(index))
+        else:
+            break
+        pacing = pacing.started_cell(index)
+        running += 1
+    return attrs.evolve(state, pacing=pacing), tuple(out)
+
+
+def _systemic_in_sight(state: FoldState) -> int:
+    """The breaker's streak plus the finished-but-unfolded rows the breaker would count."""
+    buffered = sum(1 for f in state.buffered if f.row is not None and breaker_kind(f.row) in SYSTEMIC_KINDS)
+    return state.breaker.streak + buffered
+
+
+def _index(finished: CellFinished) -> int:
+    return finished.index
