@@ -89,7 +89,7 @@ def standin_matrix(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subp
     out = root / "out"
     done = run_sweep(
         corpus, out, "--arms", "baseline", "--outage-streak", "0", "--workers", "3",
-        "--timeout", STANDIN_TIMEOUT,
+        "--timeout", STANDIN_TIMEOUT, "--throttle-backoff", "0",
     )  # fmt: skip
     return out, done
 
@@ -163,7 +163,7 @@ def test_the_breaker_trips_after_the_configured_streak_of_systemic_faults(tmp_pa
     out = tmp_path / "out"
     done = run_sweep(
         corpus, out, "--arms", "baseline", "--outage-streak", "7", "--workers", "1",
-        "--timeout", STANDIN_TIMEOUT,
+        "--timeout", STANDIN_TIMEOUT, "--throttle-backoff", "0",
     )  # fmt: skip
     assert done.returncode == 1, tell(done)
     kept = rows(out)
@@ -204,7 +204,7 @@ def test_the_real_cli_under_529_truncation_and_a_stall(tmp_path):
     out = tmp_path / "out"
     done = run_sweep(
         corpus, out, "--agent", "claude", "--arms", "baseline", "--outage-streak", "3",
-        "--workers", "4", "--timeout", "15",
+        "--workers", "4", "--timeout", "15", "--throttle-backoff", "0",
     )  # fmt: skip
     assert done.returncode == 1, tell(done)
     kept = by_task(out)

@@ -307,3 +307,93 @@ def test_bad_options_are_refused_before_any_cell_runs(options: dict[str, int], m
         _sweep(canonical_order(["t"], ["a"], 2), lambda cell, token: _healthy(cell), recorder, **options)
 
     assert recorder.started == []
+
+
+# --- pacing: lazy starts and throttle retries on real threads ------------------------------------
+
+
+def test_no_more_cells_run_at_once_than_the_workers_and_none_waits_in_a_pool_queue() -> None:
+    """Lazy starts: a cell's on_start and its run happen when a worker is free, never queued."""
+    cells = canonical_order(["t"], ["a"], 12)
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def run_cell(cell: Cell, token: CancelToken) -> Row:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.01)
+        with lock:
+            running[0] -= 1
+        return _healthy(cell)
+
+    outcome = _sweep(cells, run_cell, Recorder(), workers=3, window=12)
+
+    assert len(outcome.rows) == 12
+    assert peak[0] <= 3
+
+
+def test_a_throttled_cell_runs_again_after_its_back_off_and_the_limit_history_is_reported() -> None:
+    """529 on each cell's first attempt: one cut, every cell retried once, rows folded once, in order."""
+    from wfbench.domain.sweep.pacing import RetryPolicy
+
+    cells = canonical_order(["t1", "t2"], ["a", "b"], 1)
+    attempts: dict[tuple[str, str, int], int] = {}
+    lock = threading.Lock()
+    events = []
+
+    def run_cell(cell: Cell, token: CancelToken) -> Row:
+        with lock:
+            attempts[cell.key] = attempts.get(cell.key, 0) + 1
+            first = attempts[cell.key] == 1
+        time.sleep(0.01)
+        if first:
+            return Row(
+                task=cell.task, arm=cell.arm, run=cell.run, error_kind=ErrorKind.SESSION_ERROR,
+                extra={"error_detail": "result is_error (api_error_status 529)", "session_ids": ["s"]},
+            )  # fmt: skip
+        return _healthy(cell)
+
+    recorder = Recorder()
+    began = time.monotonic()
+    retry = RetryPolicy(retries=2, base_delay_s=0.05)
+    outcome = _sweep(cells, run_cell, recorder, workers=4, retry=retry, on_limit=events.append)
+
+    assert [row.cell for row in recorder.persisted] == [cell.key for cell in cells]
+    assert all(row.resolved for row in recorder.persisted)
+    assert all(len(row.extra["throttled_attempts"]) == 1 for row in recorder.persisted)
+    assert attempts == dict.fromkeys((cell.key for cell in cells), 2)
+    assert outcome.retries == 4
+    assert outcome.limit_history == tuple(events)
+    first = events[0]
+    assert (first.change.old, first.change.new, first.change.reason) == (4, 2, "throttled")
+    assert first.cell in cells
+    assert all(0 <= event.at <= time.monotonic() - began for event in events)
+    assert not outcome.tripped
+
+
+def test_a_cancellation_during_a_back_off_folds_the_throttled_attempt_and_returns_promptly() -> None:
+    """The retry's wait sees the token: no second attempt runs, the throttled row is persisted."""
+    from wfbench.domain.sweep.pacing import RetryPolicy
+
+    cells = canonical_order(["t"], ["a"], 1)
+    cancel = threading.Event()
+    calls = []
+
+    def run_cell(cell: Cell, token: CancelToken) -> Row:
+        calls.append(cell.key)
+        threading.Timer(0.2, cancel.set).start()
+        return Row(
+            task=cell.task, arm=cell.arm, run=cell.run, error_kind=ErrorKind.SESSION_ERROR,
+            extra={"error_detail": "result is_error (api_error_status 429)"},
+        )  # fmt: skip
+
+    began = time.monotonic()
+    retry = RetryPolicy(base_delay_s=60)
+    outcome = _sweep(cells, run_cell, Recorder(), workers=1, cancel=cancel, retry=retry)
+
+    assert time.monotonic() - began < 10
+    assert calls == [cells[0].key]
+    (row,) = outcome.rows
+    assert row.error_kind is ErrorKind.SESSION_ERROR
+    assert row.extra["throttled_attempts"][0]["api_error_status"] == 429
+    assert outcome.cancelled

@@ -545,3 +545,19 @@ def test_the_real_claude_cli_states_its_workspace_and_writes_the_scripted_file(t
     assert [(request.rule, request.turn) for request in recorded] == [(0, 0), (0, 1)]
     assert all(request.path.startswith("/v1/messages") and request.stream for request in recorded)
     assert SECRET not in log.read_text()
+
+
+def test_a_burst_answers_the_first_requests_of_its_rule_with_its_error_then_the_turns() -> None:
+    """Two 529s for the rule (whatever the conversation), then its scripted reply; other rules untouched."""
+    script = ProviderScript.from_yaml(
+        "conversations:\n"
+        "  - {when: [Burst], burst: {status: 529, requests: 2}, turns: [{say: through}]}\n"
+        "  - {when: [Calm], turns: [{say: calm}]}\n",
+        source="burst.yaml",
+    )
+    with ScriptedProvider(script) as provider:
+        statuses = [raw_post(provider, "/v1/messages", ask(f"Burst {n}"))[0] for n in range(3)]
+        calm = raw_post(provider, "/v1/messages", ask("Calm"))
+
+    assert statuses == [529, 529, 200]
+    assert calm[0] == 200

@@ -146,24 +146,30 @@ OVERLOADED = "default: {status: 529}\n"
 def test_five_scripted_529s_in_a_row_trip_the_breaker_and_every_started_cell_has_its_row(
     demo_corpus, tmp_path
 ):
-    """A provider that always answers 529 stops the sweep after the streak; exit 1; rows for started cells."""
+    """A provider that always answers 529: each cell runs again twice (no back-off here), then the
+    breaker still trips after the streak — a real outage ends the sweep as before; exit 1."""
     _bwrap_or_skip()
     script = tmp_path / "overloaded.yaml"
     script.write_text(OVERLOADED)
     out = tmp_path / "out"
     done = wfbench(
         "run", str(demo_corpus), "--arms", "baseline", "--runs", "8", "--workers", "2", "--out", str(out),
-        "--provider-script", str(script),
+        "--provider-script", str(script), "--throttle-retries", "2", "--throttle-backoff", "0",
     )  # fmt: skip
     assert done.returncode == 1, done.stdout[-2000:]
     assert "[systemic-outage]" in done.stdout
     kept = rows(out)
     assert 5 <= len(kept) < 2 * 8
     assert [r["error_kind"] for r in kept[:5]] == ["session-error"] * 5
+    assert [len(r["throttled_attempts"]) for r in kept[:5]] == [2] * 5
     assert {r["error_kind"] for r in kept[5:]} <= {"session-error", "cancelled"}
     started = done.stdout.count("] resolved=")
     assert started == len(kept)
-    assert "Sweep aborted" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "Sweep aborted" in report
+    history = json.loads((out / "concurrency.json").read_text())
+    assert history["limit_history"][0]["new"] == 1
+    assert "## Concurrency" in report
 
 
 def test_sigint_mid_sweep_exits_130_with_no_process_left_behind(tmp_path):

@@ -131,7 +131,8 @@ def test_a_codex_sweep_records_a_529_as_session_error_and_no_tool_can_read_the_k
     with ScriptedProvider(ProviderScript.from_yaml(yaml.safe_dump(script), source="codex.yaml")) as provider:
         done = run_sweep(
             corpus, out, "--agent", "codex", "--model", "gpt-5.5", "--arms", "baseline", "--base-url",
-            provider.base_url, "--outage-streak", "0", "--workers", "2", "--timeout", "120", env=env, timeout=600,
+            provider.base_url, "--outage-streak", "0", "--workers", "2", "--timeout", "120",
+            "--throttle-retries", "0", env=env, timeout=600,
         )  # fmt: skip
     assert done.returncode == 0, tell(done)
     cells = by_task(out)

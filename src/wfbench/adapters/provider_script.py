@@ -128,6 +128,11 @@ class Conversation:
     when: tuple[str, ...]
     turns: tuple[Turn, ...]
     protocol: str | None = None
+    #: ``burst: {status: 529, requests: N}``: the first N requests this rule matches, counted over
+    #: the provider's life and across conversations, get that error instead of their turn — a
+    #: rate-limit burst (the one stateful rule; concurrent requests take the N in arrival order).
+    burst: Turn | None = None
+    burst_requests: int = 0
 
     def matches(self, user_text: str, protocol: str | None = None) -> bool:
         """True when every ``when`` string occurs in ``user_text`` (and the protocol fits)."""
@@ -211,7 +216,8 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     locator = f"conversations[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError("must be a mapping with `when` and `turns`", source=source, locator=locator)
-    _refuse_unknown(raw, {"when", "turns", "protocol"}, source=source, locator=locator)
+    _refuse_unknown(raw, {"when", "turns", "protocol", "burst"}, source=source, locator=locator)
+    burst, burst_requests = _burst(raw.get("burst"), source=source, locator=locator)
     protocol = raw.get("protocol")
     if protocol is not None and protocol not in RULE_PROTOCOLS:
         raise InputError(
@@ -232,12 +238,35 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
         raise InputError("must be a non-empty list of turns", source=source, locator=locator, field="turns")
     return Conversation(
         protocol=protocol,
+        burst=burst,
+        burst_requests=burst_requests,
         when=tuple(when),
         turns=tuple(
             _turn(turn, source=source, locator=f"{locator}.turns[{number}]")
             for number, turn in enumerate(turns)
         ),
     )
+
+
+def _burst(raw: object, *, source: str, locator: str) -> tuple[Turn | None, int]:
+    """``burst: {status, requests}`` as the error turn and its count (``None, 0`` when absent)."""
+    if raw is None:
+        return None, 0
+    where = f"{locator}.burst"
+    if not isinstance(raw, Mapping):
+        raise InputError("must be a mapping with `status` and `requests`", source=source, locator=where)
+    _refuse_unknown(raw, {"status", "requests"}, source=source, locator=where)
+    status, requests = raw.get("status"), raw.get("requests")
+    if not isinstance(status, int) or _not_int(status) or not MIN_ERROR_STATUS <= status <= MAX_STATUS:
+        raise InputError(
+            f"must be an HTTP error code between {MIN_ERROR_STATUS} and {MAX_STATUS}",
+            source=source,
+            locator=where,
+            field="status",
+        )
+    if not isinstance(requests, int) or _not_int(requests) or requests < 1:
+        raise InputError("must be a positive integer", source=source, locator=where, field="requests")
+    return Turn(status=status), requests
 
 
 def _turn(raw: object, *, source: str, locator: str) -> Turn:

@@ -118,6 +118,7 @@ class ScriptedProvider:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._keep_requests = keep_requests
+        self._bursts: dict[int, int] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.stopping = threading.Event()
@@ -181,6 +182,20 @@ class ScriptedProvider:
     def unmatched(self) -> tuple[RecordedRequest, ...]:
         """Model calls no rule matched (answered by ``default``)."""
         return tuple(request for request in self.requests if request.unmatched)
+
+    def take_burst(self, rule: int | None) -> Turn | None:
+        """The burst error for a request matching ``rule``, while that rule's burst lasts (atomic)."""
+        if rule is None:
+            return None
+        conversation = self.script.conversations[rule]
+        if conversation.burst is None:
+            return None
+        with self._lock:
+            used = self._bursts.get(rule, 0)
+            if used >= conversation.burst_requests:
+                return None
+            self._bursts[rule] = used + 1
+        return conversation.burst
 
     def record(self, request: RecordedRequest) -> None:
         """Store a request (and append it to the live log, if any)."""
@@ -253,7 +268,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._record(
                 body, protocol, selection.source, selection.rule, selection.turn_index, stream=stream
             )
-            self._answer(selection.turn, ReplyContext.from_request(body, protocol), protocol, stream)
+            turn = self.server.provider.take_burst(selection.rule) or selection.turn
+            self._answer(turn, ReplyContext.from_request(body, protocol), protocol, stream)
 
     # ------------------------------------------------------------------ answering
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from wfbench.app import concurrency
 from wfbench.app.arms import Arm, Overlay
 from wfbench.app.binding import BoundTask
 from wfbench.app.corpus import Corpus
@@ -159,6 +160,7 @@ def report_context(data: FinishInput) -> ReportInputs:
         skipped_tasks=skipped,
         status=_status(data),
         manifest=_read_manifest(data.out_dir),
+        concurrency=concurrency.report_lines(concurrency.read_history(data.out_dir)),
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from wfbench.app import concurrency
 from wfbench.app.arms import Arm, Overlay
 from wfbench.app.binding import BoundTask, bind_tasks, prepare_snapshots
 from wfbench.app.budget import BudgetStop, metered_spend, spend_fields
@@ -25,11 +26,12 @@ from wfbench.app.executor_sweep import DEFAULT_GRACE_S, run_on_executor
 from wfbench.app.finish import FinishInput, finish_sweep
 from wfbench.app.progress import Progress
 from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
-from wfbench.app.scheduler import SweepOutcome, run_packed
+from wfbench.app.scheduler import LimitEvent, SweepOutcome, run_packed
 from wfbench.app.selection import select_ids
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import CancelToken, CellExecutor, ResultStore
 from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.pacing import RetryPolicy
 from wfbench.domain.sweep.scheduling import Cell, canonical_order, longest_first
 
 
@@ -52,6 +54,8 @@ class SweepConfig:
     tasks: tuple[str, ...] = ()
     #: ``--reuse-results DIR``: a prior sweep whose comparator rows may stand in for paid cells.
     prior: PriorResults | None = None
+    #: How throttled (429/529) cells run again (``None``: the scheduler's default policy).
+    retry: RetryPolicy | None = None
 
 
 def _ignore_bound(tasks: Sequence[BoundTask]) -> None:
@@ -224,6 +228,18 @@ def _run_cells(
         services.progress.cell_done(row)
 
     budget = BudgetStop(services.cell.gateway)
+    history: list[dict[str, object]] = []
+
+    def on_limit(event: LimitEvent) -> None:
+        record = concurrency.limit_record(event)
+        history.append(record)
+        services.log("concurrency_limit", **record)
+        status = "" if record["status"] is None else f" {record['status']}"
+        services.progress.note(
+            f"[concurrency] limit {record['old']} → {record['new']} ({record['reason']}{status} on"
+            f" {record['task']}/{record['arm']}/run {record['run']})"
+        )
+
     services.progress.start(len(cells))
     try:
         if services.executor is not None:
@@ -239,9 +255,14 @@ def _run_cells(
             cancel=cancel,
             on_start=lambda cell: services.progress.cell_started(f"{cell.task}/{cell.arm}/{cell.run}"),
             may_start=budget.may_start,
+            on_limit=on_limit,
+            retry=config.retry,
         )
     finally:
         services.progress.close()
+    concurrency.write_history(
+        config.settings.out_dir, history, workers=config.workers, retries=result.retries
+    )
     return _noted(services, result, cancel, budget)
 
 

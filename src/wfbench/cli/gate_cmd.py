@@ -373,10 +373,13 @@ def register(app: typer.Typer) -> None:
         result = _regate(read, policy, pairs, now=evidence_time(source, read))
         promotion = None if result.evidence is None else result.evidence.to_mapping()
         manifest, _ = SweepDirectory(str(source.parent)).json_file("manifest.json")
+        from wfbench.app import concurrency
+
         inputs = ReportInputs(
             title="wfbench workflow benchmark",
             promotion=promotion,
             manifest=manifest if isinstance(manifest, dict) else None,
+            concurrency=concurrency.report_lines(concurrency.read_history(str(source.parent))),
         )
         markdown, page = render_reports(rows, inputs)
         target = source.parent / "report.md"

@@ -16,7 +16,9 @@ from wfbench.cli import executor_options as exe
 from wfbench.cli import limit_options as lim
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
 
-MAX_WORKERS = 8
+#: Agent sessions wait on the model, not on cores; the provider's throttling is paced by the
+#: scheduler's AIMD limit (``--throttle-retries``), so the cap is the machine's, not the reference's 8.
+MAX_WORKERS = 64
 #: ``--sandbox`` choices (``wfbench.cli.bootstrap.SANDBOXES`` builds them; a test pins the two equal).
 Sandbox = Literal["bwrap", "host-unsafe"]
 SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
@@ -90,14 +92,20 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         ),
     ] = None,
     workers: Annotated[
-        int, typer.Option(min=1, max=MAX_WORKERS, metavar="N", help="Cells run at once (1..8).")
+        int,
+        typer.Option(
+            min=1,
+            max=MAX_WORKERS,
+            metavar="N",
+            help="Cells run at once (1..64); fewer while the provider throttles (429/529).",
+        ),
     ] = 2,
     window: Annotated[
         int | None,
         typer.Option(
             min=1,
             metavar="N",
-            help="Cells submitted but not yet folded (default 2×workers).",
+            help="Cells started but not yet folded (default 6×workers; at most N-1 run past a breaker trip).",
             show_default=False,
         ),
     ] = None,
@@ -105,6 +113,23 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         int,
         typer.Option(min=0, metavar="N", help="Systemic failures in a row that stop the sweep (0 disables)."),
     ] = 5,
+    throttle_retries: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Times a cell throttled by the provider (429/529) runs again before it counts as a"
+            " session-error (0: never).",
+        ),
+    ] = 3,
+    throttle_backoff: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            metavar="SECONDS",
+            help="Wait before a throttled cell's first retry; doubled for each further one (at most 600 s).",
+        ),
+    ] = 30.0,
     out: Annotated[
         str | None,
         typer.Option(
@@ -243,7 +268,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
 
     request = RunRequest(
         corpus=corpus, arms=tuple(_split_arms(arms)), runs=runs, workers=workers, window=window,
-        outage_streak=outage_streak, out=out, sandbox=sandbox, agent=agent, model=model,
+        outage_streak=outage_streak, throttle_retries=throttle_retries, throttle_backoff=throttle_backoff,
+        out=out, sandbox=sandbox, agent=agent, model=model,
         provider_script=provider_script, base_url=base_url, reuse_results=reuse_results, resume=resume,
         candidate_overlay=candidate_overlay, include_expensive=include_expensive, timeout=timeout,
         verify_timeout=verify_timeout, fail_on=fail_on, dry_run=dry_run, explicit=explicit_options(ctx),

@@ -77,6 +77,9 @@ class RunRequest:
     max_cost: float | None = None
     #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
     allow_host_network: bool = False
+    #: Retries of a throttled (429/529) cell, and the first back-off in seconds.
+    throttle_retries: int = 3
+    throttle_backoff: float = 30.0
 
 
 def explicit_options(ctx: Any) -> frozenset[str]:
@@ -138,6 +141,14 @@ def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
             field="--base-url",
         )
     return script
+
+
+def _retry_policy(request: RunRequest) -> Any:
+    from wfbench.domain.sweep.pacing import RetryPolicy
+
+    backoff = request.throttle_backoff
+    retries = request.throttle_retries
+    return RetryPolicy(retries=retries, base_delay_s=backoff, max_delay_s=max(600.0, backoff))
 
 
 def _default_out() -> str:
@@ -316,6 +327,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             window=request.window, outage_streak=request.outage_streak, overlay=setup.overlay,
             overlay_digest=setup.overlay_digest, resume=request.resume is not None,
             include_expensive=request.include_expensive, prior=context.prior, tasks=request.tasks,
+            retry=_retry_policy(request),
         )  # fmt: skip
         progress: Progress = (BarProgress if sys.stdout.isatty() else LineProgress)(secrets=secrets)
         cell = CellServices(

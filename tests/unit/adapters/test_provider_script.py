@@ -218,3 +218,33 @@ def test_text_that_is_not_yaml_is_refused_naming_the_file() -> None:
 def test_a_single_when_string_is_accepted_as_a_list_of_one() -> None:
     """`when: text` is shorthand for `when: [text]`."""
     assert load("conversations: [{when: Task a, turns: [{say: x}]}]").conversations[0].when == ("Task a",)
+
+
+def test_a_burst_is_an_error_turn_for_the_first_requests_of_its_rule() -> None:
+    """`burst: {status, requests}` loads as the error turn and its count; absent, the rule has none."""
+    script = load(
+        "conversations:\n"
+        "  - {when: [a], burst: {status: 529, requests: 2}, turns: [{say: ok}]}\n"
+        "  - {when: [b], turns: [{say: ok}]}\n"
+    )
+
+    first, second = script.conversations
+    assert (first.burst, first.burst_requests) == (Turn(status=529), 2)
+    assert (second.burst, second.burst_requests) == (None, 0)
+
+
+@pytest.mark.parametrize(
+    ("burst", "field", "reason"),
+    [
+        ("{status: 200, requests: 1}", "status", "must be an HTTP error code between 400 and 599"),
+        ("{status: 529, requests: 0}", "requests", "must be a positive integer"),
+        ("{status: 529, requests: true}", "requests", "must be a positive integer"),
+        ("{status: 529, requests: 1, stall_s: 3}", "stall_s", "unknown key"),
+    ],
+)
+def test_a_bad_burst_is_refused_naming_its_field(burst: str, field: str, reason: str) -> None:
+    error = refusal(f"conversations:\n  - {{when: [a], burst: {burst}, turns: [{{say: ok}}]}}\n")
+
+    assert error.field == field
+    assert reason in error.reason
+    assert error.locator == "conversations[0].burst"

@@ -80,6 +80,9 @@ def test_a_session_error_on_429_or_529_is_a_throttle_read_from_the_field_or_the_
     assert throttle_status(_row(ErrorKind.SESSION_ERROR, error_detail=both)) == 429
     assert throttle_status(_row(ErrorKind.SESSION_ERROR, api_error_status=True)) is None
     assert throttle_status(SYSTEMIC) is None
+    codex = "turn.failed: unexpected status 429 Too Many Requests"
+    assert throttle_status(_row(ErrorKind.SESSION_ERROR, error_detail=codex)) == 429
+    assert throttle_status(_row(ErrorKind.SESSION_ERROR, error_detail="status 529 somewhere")) is None
     assert THROTTLE_STATUSES == {429, 529}
 
 

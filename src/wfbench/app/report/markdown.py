@@ -6,7 +6,8 @@
 3. per-arm totals, implementation and review arms apart (resolve rate with a Wilson interval,
    spend, real cell wall time);
 4. the per-task, per-arm table and the review quality per task;
-5. measurement health of every arm, the notes, and the provenance.
+5. measurement health of every arm, the evidence diagnostics, the concurrency limit's history (when
+   the provider throttled), the notes, and the provenance.
 
 Unknowns print ``n/a``. A pure function of the :class:`~wfbench.app.report.model.SweepModel`.
 """
@@ -377,6 +378,12 @@ def _diagnostics(model: SweepModel) -> list[str]:
     return ["## Evidence diagnostics", "", *lines, ""] if lines else []
 
 
+def _concurrency(model: SweepModel) -> list[str]:
+    """``## Concurrency``: throttled retries and every change of the limit on concurrent cells."""
+    lines = model.inputs.concurrency
+    return ["## Concurrency", "", *(f"- {_cell(line)}" for line in lines), ""] if lines else []
+
+
 def _notes(model: SweepModel) -> list[str]:
     notes = []
     excluded = sum(agg.excluded_runs for _, agg in model.table.items())
@@ -440,6 +447,7 @@ def render_markdown(model: SweepModel) -> str:
         *_review_table(model),
         *_health(model),
         *_diagnostics(model),
+        *_concurrency(model),
         *_notes(model),
         *_provenance(model),
     ]

@@ -49,6 +49,8 @@ class ReportInputs:
     detectability: Mapping[str, str] = attrs.field(factory=dict)
     #: Lines of ``results.jsonl`` that were not rows (``view`` shows them; ``report`` refuses them).
     problems: tuple[str, ...] = ()
+    #: The concurrency limit's history (``wfbench.app.concurrency.report_lines``); none: no section.
+    concurrency: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -391,6 +391,14 @@ def _diagnostics(model: SweepModel, links: Links) -> str:
     return f'<h2 id="diagnostics">Evidence diagnostics</h2><ul>{"".join(items)}</ul>{tail}'
 
 
+def _concurrency(model: SweepModel) -> str:
+    lines = model.inputs.concurrency
+    if not lines:
+        return ""
+    items = "".join(f"<li>{esc(line)}</li>" for line in lines)
+    return f'<h2 id="concurrency">Concurrency</h2><ul>{items}</ul>'
+
+
 def _provenance(model: SweepModel) -> str:
     rows = "".join(
         f'<dt>{esc(name)}</dt><dd class="mono">{esc(fmt.na(value))}</dd>' for name, value in model.provenance
@@ -437,6 +445,7 @@ def render_overview(model: SweepModel, links: Links) -> str:
         + _task_arm_table(model, links)
         + _health(model)
         + _diagnostics(model, links)
+        + _concurrency(model)
         + _notes(model)
         + _provenance(model)
     )

@@ -13,8 +13,8 @@ and runs that configuration; the rules here decide what a resume may and may not
   the corpus file's bytes, the provider script's, the overlay's digest, the runtime (wfbench,
   Python, the agent and its version), and each task's binding (commit, prompt, setup, verify,
   oracle and dependency digests).
-* **How the sweep runs** (:data:`OPERATIONAL_OPTIONS`: workers, window, outage streak) may change
-  on a resume; it does not change what a cell measures.
+* **How the sweep runs** (:data:`OPERATIONAL_OPTIONS`: workers, window, outage streak, throttle
+  retries and back-off) may change on a resume; it does not change what a cell measures.
 
 Pure: values in, decisions out (``json`` is the caller's business). The schema is versioned
 (:data:`MANIFEST_SCHEMA_VERSION`); fields this version does not know are kept verbatim
@@ -66,7 +66,7 @@ CONFIG_OPTIONS: Mapping[str, str] = {
     "--verify-timeout": "verify_timeout_s",
 }
 #: Options a resume may change (they change how the sweep runs, not what a cell measures).
-OPERATIONAL_OPTIONS = ("--workers", "--window", "--outage-streak")
+OPERATIONAL_OPTIONS = ("--workers", "--window", "--outage-streak", "--throttle-retries", "--throttle-backoff")
 #: The fields of a task binding a resume compares (the dependency digests only when both are known).
 TASK_BINDING_KEYS = (
     "sha", "prompt_digest", "setup_digest", "verify_digest", "oracle_digest", "oracle_command_digest",

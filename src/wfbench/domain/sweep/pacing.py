@@ -46,16 +46,19 @@ __all__ = [
 
 #: Provider statuses that mean "slow down": rate limited (429) and overloaded (529).
 THROTTLE_STATUSES = frozenset({429, 529})
-#: How the session parser words the status in ``error_detail`` (``event_stream._error_reasons``).
-_STATUS_IN_DETAIL = re.compile(r"api_error_status (\d{3})\b")
+#: How the session parsers word a provider status in ``error_detail``: Claude Code's result
+#: (``event_stream._error_reasons``: ``api_error_status 529``) and Codex's error event
+#: (``unexpected status 529 Service Unavailable``).
+_STATUS_IN_DETAIL = re.compile(r"(?:api_error_status|unexpected status) (\d{3})\b")
 
 
 def throttle_status(row: Row) -> int | None:
     """429 or 529 when the row's session ended because the provider throttled it, else ``None``.
 
     Read from ``api_error_status`` when the row carries it, else from the ``error_detail`` the
-    session parser writes (``result is_error (api_error_status 529)``). Only ``session-error``
-    rows qualify: a throttled session that still produced its evidence is a measurement.
+    session parsers write (``result is_error (api_error_status 529)``, Codex's ``unexpected
+    status 429 Too Many Requests``). Only ``session-error`` rows qualify: a throttled session
+    that still produced its evidence is a measurement.
     """
     if row.error_kind is not ErrorKind.SESSION_ERROR:
         return None
