@@ -21,6 +21,10 @@ proxy's loopback port; the agent is PID 1 and dumpable: the layout before issue 
 (``--unshare-net``; the forwarder is PID 1 and presents the cell's lease socket on the sandbox's
 own loopback; the agent is started non-dumpable). Prints medians and the extra wall time per
 session (target ≤ 10%). ``--bridge-only`` skips the repository part.
+
+The phases are interleaved: each repeat runs every phase once, in an order rotated from one
+repeat to the next, so no phase always runs on the warmest caches or in the quietest moment of a
+shared machine (run one after the other, the ratio moved with the order the phases ran in).
 """
 
 from __future__ import annotations
@@ -85,13 +89,18 @@ def make_repo(root: Path, files: int, commits: int) -> None:
     git(root, "commit", "-qm", "last", "--allow-empty")
 
 
-def median_ms(action: Callable[[int], None], repeats: int) -> float:
-    samples = []
+def interleaved_ms(phases: dict[str, Callable[[int], None]], repeats: int) -> dict[str, float]:
+    """The median ms of each phase over ``repeats`` rounds; each round runs every phase once, in an
+    order rotated by one place per round (so each phase runs first, second, ... equally often)."""
+    names = list(phases)
+    samples: dict[str, list[float]] = {name: [] for name in names}
     for i in range(repeats):
-        started = time.perf_counter()
-        action(i)
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            started = time.perf_counter()
+            phases[name](i)
+            samples[name].append((time.perf_counter() - started) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def bridge_sessions(runs: int, real_runs: int) -> None:
@@ -225,13 +234,11 @@ def main() -> int:
         def host_true(_: int) -> None:
             assert run_managed(["/usr/bin/true"], env={}, timeout_s=30).ok
 
-        # Interleave the measured phases once for warm caches, then measure each.
-        cell(-1), clone(-1)
-        cell_ms = median_ms(cell, args.repeats)
-        clone_ms = median_ms(clone, args.repeats)
-        copy_ms = median_ms(copy_only, args.repeats)
-        bwrap_ms = median_ms(bwrap_true, args.repeats * 2)
-        host_ms = median_ms(host_true, args.repeats * 2)
+        cell(-1), clone(-1)  # one warm-up of each, then interleaved rounds
+        medians = interleaved_ms({"cell": cell, "clone": clone, "copy": copy_only}, args.repeats)
+        cell_ms, clone_ms, copy_ms = medians["cell"], medians["clone"], medians["copy"]
+        startup = interleaved_ms({"bwrap": bwrap_true, "host": host_true}, args.repeats * 2)
+        bwrap_ms, host_ms = startup["bwrap"], startup["host"]
     finally:
         remove_tree(str(work))
 
@@ -240,12 +247,12 @@ def main() -> int:
     print(f"python: {platform.python_version()}")
     print(f"filesystem of the cells: {work.parent}")
     print(f"repository: {tracked} files, {args.commits} commits; snapshot built once in {snapshot_ms:.0f} ms")
-    print(f"median of {args.repeats} runs (ms):")
+    print(f"median of {args.repeats} interleaved rounds (ms):")
     print(f"  per cell (private copy + bwrap true + remove): {cell_ms:8.1f}")
     print(f"    of which copy + remove:                      {copy_ms:8.1f}")
     print(f"  git clone --no-local --no-hardlinks + rm:      {clone_ms:8.1f}")
     print(f"  ratio per cell / clone:                        {cell_ms / clone_ms:8.3f}  (target <= 0.25)")
-    print(f"median of {args.repeats * 2} runs (ms):")
+    print(f"median of {args.repeats * 2} interleaved rounds (ms):")
     print(f"  /usr/bin/true via BwrapSandbox.run:            {bwrap_ms:8.1f}")
     print(f"  /usr/bin/true via run_managed (host):          {host_ms:8.1f}")
     print(f"  bwrap start-up overhead:                       {bwrap_ms - host_ms:8.1f}")
