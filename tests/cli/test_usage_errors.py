@@ -18,7 +18,7 @@ def _wfbench(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "names"),
     [
         (("bogus",), "No such command 'bogus'"),
-        (("run", "--workers", "9"), "--workers"),
+        (("run", "--workers", "65"), "--workers"),
         (("run", "--outage-streak", "x"), "--outage-streak"),
         (("review", "score"), "Missing argument"),
         (("gate",), "Missing argument"),
