@@ -41,6 +41,11 @@ from wfbench.domain.sweep.scheduling import (
 POLL_S = 0.1
 #: Seconds a cancelled cell gets to stop cooperatively before the executor forces it.
 DEFAULT_GRACE_S = 30.0
+#: The default window is this many times the executor's slots. The fold here is unpaced (every
+#: cell of the window is handed out at once and the executor queues it), so the local
+#: scheduler's wide paced window (``WINDOW_MULTIPLIER``, with contraction) would let up to
+#: ``6 × slots − 1`` rows run past a breaker trip; 2 × slots keeps that overrun bound.
+EXECUTOR_WINDOW_MULTIPLIER = 2
 
 
 def run_on_executor(
@@ -61,9 +66,8 @@ def run_on_executor(
     """
     cell_list = tuple(cells)
     slots = executor.slots
-    state, actions = start_fold(
-        len(cell_list), window=packed_window(slots, window), breaker=Breaker(limit=outage_streak)
-    )
+    size = packed_window(slots, EXECUTOR_WINDOW_MULTIPLIER * slots if window is None else window)
+    state, actions = start_fold(len(cell_list), window=size, breaker=Breaker(limit=outage_streak))
     rows: list[Row] = []
     try:
         while _perform(actions, cell_list, executor, on_row, rows, grace_s):
