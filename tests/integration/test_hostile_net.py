@@ -19,8 +19,11 @@ calls; what a tool found is written into its workspace, so the **captured patch*
   Positive control: the same tool opens and ptraces a child it started itself.
 
 The real Claude CLI runs the §2 and §3 probes too (a token hunt in every ``/proc/*/environ`` and
-the forgery), required under WFBENCH_REQUIRE_CLAUDE=1. On the main before issue 10 §1–§3, the
-real-CLI sweep forged its stream and found the token, and every stand-in network probe connected.
+the forgery), required under WFBENCH_REQUIRE_CLAUDE=1. The real Codex CLI (OpenAI Responses through
+the same bridge and lease, ``POST /v1/responses`` metered) runs the §1 probes with their
+``network: host`` control and the §3 forgery, required under WFBENCH_REQUIRE_CODEX=1. On the main
+before issue 10 §1–§3, the real-CLI sweep forged its stream and found the token, and every stand-in
+network probe connected.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import attrs
 import pytest
 import yaml
 
-from tests.conftest import claude_binary, require_or_skip
+from tests.conftest import claude_binary, codex_binary, require_or_skip
 from tests.integration.sandbox_watch import WAIT_FOR_LEAK, SandboxWatch, watching
 from tests.integration.sweep_kit import (
     MODEL,
@@ -256,13 +259,14 @@ FORGE = (
     ' if : >> /proc/$C/fd/1; then echo "opened child fd"; else echo "denied child fd"; fi >> loot-forge.txt;'
     " kill $C; rm -f gdb.out"
 )
-#: The agent processes of the sandbox (argv holds ``--output-format stream-json``), PID 1 aside.
+#: The agent processes of the sandbox, PID 1 aside: Claude's and the stand-in's argv holds
+#: ``--output-format stream-json``, Codex's ``exec --json``.
 AGENTS = """import os
 found = []
 for pid in os.listdir("/proc"):
     try:
         argv = open(f"/proc/{pid}/cmdline", "rb").read() if pid.isdigit() and pid != "1" else b""
-        if b"--output-format\\0stream-json" in argv:
+        if b"--output-format\\0stream-json" in argv or b"\\0exec\\0--json" in argv:
             found.append(pid)
     except OSError:
         pass
@@ -280,6 +284,25 @@ HUNT = (
     ' print(urllib.request.urlopen(r, timeout=5).status)"'
     ' "$URL" "$TOKEN" >> loot-hunt.txt 2>&1; true'
 )
+
+
+def shell(command: str) -> dict[str, Any]:
+    """A scripted Codex ``exec_command`` tool call."""
+    return {"name": "exec_command", "input": {"cmd": command, "yield_time_ms": 60000}}
+
+
+#: Codex's own command policy rejects ``rm -f``: the forgery without its clean-up.
+CODEX_FORGE = FORGE.replace("; rm -f gdb.out", "")
+
+
+def _heredoc(name: str, text: str) -> str:
+    """A shell line writing ``text`` (taken literally) to ``name`` in the workspace."""
+    return f"cat > {name} <<'WFBENCH_EOF'\n{text}\nWFBENCH_EOF\n"
+
+
+#: Codex runs the probes without a leaked endpoint (the watcher keys on Claude's stream-json argv):
+#: its own session reaching the model through the bridge is the positive control of that path.
+CODEX_PROBES = "python3 probes.py http://127.0.0.1:9 > loot-probes.txt 2>&1"
 
 
 def _script(listeners: Listeners, token: str, cell_port: int) -> dict[str, Any]:
@@ -306,6 +329,12 @@ def _script(listeners: Listeners, token: str, cell_port: int) -> dict[str, Any]:
                  turn(say="done")),
             rule("forge", turn(write("{workspace}/agents.py", AGENTS)), turn(bash(FORGE)), turn(say="done")),
             rule("hunt", turn(bash(HUNT)), turn(say="done")),
+            rule("codex-probes", turn(shell(_heredoc("probes.py", isolated) + CODEX_PROBES)),
+                 turn(say="done")),
+            rule("codex-host-control", turn(shell(_heredoc("probes.py", control) + CODEX_PROBES)),
+                 turn(say="done")),
+            # Codex's own command policy rejects `rm -f`: the forgery without its clean-up.
+            rule("codex-forge", turn(shell(_heredoc("agents.py", AGENTS) + CODEX_FORGE)), turn(say="done")),
             {"when": ["SIDE-CHANNEL"],
              "turns": [{"say": "side", "usage": {"input_tokens": 5000, "output_tokens": 900}}]},
         ],
@@ -338,7 +367,9 @@ class Sweep:
         return "\n".join(keep)
 
 
-def _sweep(root: Path, listeners: Listeners, agent: str, tasks: list[dict[str, Any]]) -> Iterator[Sweep]:
+def _sweep(
+    root: Path, listeners: Listeners, agent: str, tasks: list[dict[str, Any]], *extra: str
+) -> Iterator[Sweep]:
     bwrap_or_skip()
     token, key = f"wfbench-hostile-{uuid.uuid4().hex[:10]}", f"wfb-planted-{uuid.uuid4().hex}"
     make_repo(root, base_files(skills=()))
@@ -352,7 +383,7 @@ def _sweep(root: Path, listeners: Listeners, agent: str, tasks: list[dict[str, A
     ):
         done = run_sweep(
             corpus, out, "--agent", agent, "--arms", ARM, "--base-url", provider.base_url, "--workers", "2",
-            "--outage-streak", "0", "--timeout", "120", "--allow-host-network", env=env, timeout=900,
+            "--outage-streak", "0", "--timeout", "120", "--allow-host-network", *extra, env=env, timeout=900,
         )  # fmt: skip
         yield Sweep(out, done, provider, watch, key, token)
 
@@ -375,6 +406,21 @@ def real_cli(tmp_path_factory: pytest.TempPathFactory, listeners: Listeners) -> 
         require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the real Claude Code CLI is not installed")
     tasks = [impl_task(t, oracle="true") for t in ("forge", "hunt")]
     yield from _sweep(tmp_path_factory.mktemp("hostile-net-claude"), listeners, "claude", tasks)
+
+
+CODEX_TASKS = ("codex-probes", "codex-host-control", "codex-forge")
+
+
+@pytest.fixture(scope="module")
+def codex(tmp_path_factory: pytest.TempPathFactory, listeners: Listeners) -> Iterator[Sweep]:
+    if codex_binary() is None:
+        require_or_skip("WFBENCH_REQUIRE_CODEX", "the real Codex CLI is not installed")
+    tasks = [
+        impl_task(t, oracle="true", **({"network": "host"} if t == "codex-host-control" else {}))
+        for t in CODEX_TASKS
+    ]
+    root = tmp_path_factory.mktemp("hostile-net-codex")
+    yield from _sweep(root, listeners, "codex", tasks, "--model", "gpt-5.5")
 
 
 def _probes(sweep: Sweep, task: str) -> dict[str, Any]:
@@ -511,3 +557,54 @@ def test_the_real_clis_tool_finds_neither_token_nor_endpoint_in_any_environ(real
     assert {(r.method, r.path.split("?")[0]) for r in real_cli.provider.requests} <= {
         ("POST", "/v1/messages")
     }
+
+
+# --- the real Codex CLI: the same bridge, lease and wire meter (OpenAI Responses) ---------------
+
+
+@pytest.mark.codex
+def test_a_codex_session_reaches_the_model_through_its_lease_and_nothing_on_the_host(
+    codex: Sweep, listeners: Listeners
+) -> None:
+    assert codex.done.returncode == 0, tell(codex.done)
+    cells = by_task(codex.out)
+    assert sorted(cells) == sorted(CODEX_TASKS)
+    found = _probes(codex, "codex-probes")
+    assert found["host-tcp"].startswith("blocked"), found
+    assert found["host-abstract"].startswith("blocked"), found
+    assert found["resolv.conf"] is False
+    assert found["dns"].startswith("failed"), found
+    isolated = f"ISOLATED-{codex.token}".encode()
+    assert not any(isolated in got for got in [*listeners.tcp, *listeners.unix, *listeners.udp])
+    # Positive controls: the network: host cell's probes arrive, and every model-only session reached
+    # the model — through its cell's lease, where the Responses usage was metered.
+    control = _probes(codex, "codex-host-control")
+    assert control["host-tcp"] == "connected", control
+    assert any(f"TCP-CONTROL-{codex.token}".encode() in got for got in listeners.tcp)
+    assert cells["codex-probes"]["network"] == "model-only"
+    assert cells["codex-host-control"]["network"] == "host"
+    for task, row in cells.items():
+        assert row["ok"] is True, (task, row["error_kind"], row.get("error_detail"))
+        assert row["usage_source"] == "wire", task
+        assert row["wire_requests"] == 2, (task, row["wire_requests"])
+        assert row["input_tokens"] == row["agent_reported_usage"]["input_tokens"], task
+    assert {(r.method, r.path) for r in codex.provider.requests} == {("POST", "/v1/responses")}
+    assert {r.body.get("model") for r in codex.provider.requests} == {"gpt-5.5"}
+
+
+@pytest.mark.codex
+def test_a_codex_tool_cannot_write_or_ptrace_the_agents_event_stream(codex: Sweep) -> None:
+    loot = codex.loot("codex-forge", "loot-forge.txt")
+    lines = loot.splitlines()
+    assert any(line.startswith("AGENTS=") for line in lines), codex.patch("codex-forge")
+    agents = next(line.split("=", 1)[1] for line in lines if line.startswith("AGENTS=")).split()
+    assert agents, loot  # Codex itself (argv holds exec --json), beside the forwarder (PID 1)
+    assert "ptraced child" in lines, loot  # positive controls: gdb and /proc work on the tool's own child
+    assert "opened child fd" in lines, loot
+    for pid in ("1", *agents):
+        assert f"denied {pid}" in lines, (pid, loot)
+        assert f"ptrace-denied {pid}" in lines, (pid, loot)
+        assert f"wrote {pid}" not in lines, (pid, loot)
+    row = by_task(codex.out)["codex-forge"]
+    assert row["ok"] is True, row
+    assert "FORGED-SESSION" not in json.dumps(row)

@@ -366,3 +366,42 @@ def test_openai_responses_is_one_route_away(provider: ScriptedProvider) -> None:
     assert response.status == 200
     assert b"response.completed" in data
     assert meter.usage == Usage(1200, 7, 44000, 80)
+
+
+#: The tool kinds the real Codex CLI 0.171.0 sends (its first request of a session).
+CODEX_TOOLS = [
+    {"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
+    {"type": "custom", "name": "apply_patch"},
+    {"type": "tool_search"},
+]
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        {"type": "web_search"},
+        {"type": "web_search_preview"},
+        {"type": "file_search", "vector_store_ids": ["vs_1"]},
+        {"type": "code_interpreter", "container": {"type": "auto"}},
+        {"type": "computer_use_preview", "display_width": 1, "display_height": 1, "environment": "linux"},
+        {"type": "image_generation"},
+        {"type": "mcp", "server_label": "x", "server_url": "https://example.invalid/mcp"},
+    ],
+    ids=lambda tool: tool["type"],
+)
+def test_responses_server_side_tools_are_refused_and_codexs_own_tools_are_forwarded(
+    recorder: Recorder, tool: dict[str, Any]
+) -> None:
+    routes = (*ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE)
+    with (
+        KeyProxy(recorder.base_url, REAL_KEY, model=MODEL, routes=routes) as running,
+        running.lease("c") as cell,
+    ):
+        hosted = {"model": MODEL, "input": "hi", "tools": [*CODEX_TOOLS, tool]}
+        status, _ = send(cell, "POST", "/v1/responses", hosted)
+        own = {"model": MODEL, "input": "hi", "tools": CODEX_TOOLS}
+        assert send(cell, "POST", "/v1/responses", own)[0] == 200  # control: Codex's own tools pass
+        meter = cell.meter(settle_s=5)
+    assert status == 403
+    assert [r.kind for r in meter.refusals] == ["server-tool"]
+    assert len(recorder.heads) == 1

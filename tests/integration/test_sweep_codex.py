@@ -77,9 +77,16 @@ def test_a_claude_arm_and_a_codex_arm_on_the_demo_tasks_end_with_a_valid_report(
     median = table[("fix-median", "codex_direct")]
     assert median["tool_use_counts"] == {"command_execution": 2, "file_change": 1}  # via apply_patch
     assert table[("add-mode", "codex_direct")]["tool_use_counts"] == {"command_execution": 2}  # via exec_command
-    # Usage survives to the row: four turns of 2000 uncached + 14000 cached input, 800 output; the
-    # scripted cache write of 0 arrives as Codex's 0, which cannot be told from absent: not reported.
-    assert (median["input_tokens"], median["cache_read_input_tokens"], median["cache_creation_input_tokens"], median["output_tokens"]) == (8000, 56000, None, 3200)
+    # Usage is metered at the wire (Codex's Responses requests went through the cell's lease): four
+    # turns of 2000 uncached + 14000 cached input, 800 output, and the scripted cache write of 0 the
+    # upstream reported. Codex's own report is kept beside it: its 0 cache write cannot be told from
+    # absent, so the adapter reports None — which the agreement rule does not take for a contradiction.
+    assert median["usage_source"] == "wire"
+    assert median["wire_requests"] == 4, median
+    assert (median["input_tokens"], median["cache_read_input_tokens"], median["cache_creation_input_tokens"], median["output_tokens"]) == (8000, 56000, 0, 3200)
+    assert median["agent_reported_usage"] == {
+        "input_tokens": 8000, "cache_creation_input_tokens": None, "cache_read_input_tokens": 56000, "output_tokens": 3200,
+    }  # fmt: skip
     review = table[("review-pr-41", "codex_review")]
     assert review["resolved"] is True
     assert review["review_evidence_valid"] is True

@@ -11,9 +11,12 @@ The proxy forwards a request only when all of these hold (each refusal is a
   no backslash, semicolon or fragment; the query holds only the route's allowed parameters
   (``beta=true`` for Anthropic);
 * **body**: at most :data:`MAX_BODY_BYTES`, a JSON object whose ``model`` is the pinned model;
-  for Anthropic no server-side tool (web search, web fetch, code execution… any ``tools`` entry
-  with a ``type`` other than ``custom``) and no ``mcp_servers`` or ``container``: those make
-  the *provider* reach the network on the agent's behalf;
+  no server-side tool — a ``tools`` entry whose ``type`` is not on the route's allow-list of
+  tools the *agent* runs (Anthropic: none or ``custom``; OpenAI Responses: ``function``,
+  ``custom``, ``local_shell`` and ``tool_search`` over the request's own tools, so no
+  ``web_search``, ``file_search``, ``code_interpreter``, ``computer_use_preview``,
+  ``image_generation`` or ``mcp``) — and, for Anthropic, no ``mcp_servers`` or ``container``:
+  those make the *provider* reach the network on the agent's behalf;
 * **headers**: only the route's allow-listed request headers are forwarded (others are dropped,
   never refused); credentials are replaced by the real key.
 """
@@ -62,18 +65,28 @@ class Route:
     headers: frozenset[str]
     #: Query parameters allowed, with their allowed values.
     query: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    #: Refuse server-side tools and parameters (Anthropic).
-    local_tools_only: bool = False
+    #: The ``tools[].type`` values allowed (tools the agent runs itself); None: not checked.
+    tool_types: frozenset[str | None] | None = None
+    #: Body keys refused outright (parameters that make the provider reach the network).
+    server_side_keys: tuple[str, ...] = ()
 
 
+_ANTHROPIC_TOOLS: frozenset[str | None] = frozenset({None, "custom"})
+#: Codex sends function tools, apply_patch as a custom tool and ``tool_search`` (the provider
+#: searching the request's own deferred tools: nothing outside the request).
+_RESPONSES_TOOLS: frozenset[str | None] = frozenset({"function", "custom", "local_shell", "tool_search"})
 MESSAGES_ROUTE = Route(
-    "POST", "/v1/messages", WireProtocol.ANTHROPIC, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})}, True
-)
+    "POST", "/v1/messages", WireProtocol.ANTHROPIC, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})},
+    _ANTHROPIC_TOOLS, _SERVER_SIDE_BODY_KEYS,
+)  # fmt: skip
 COUNT_TOKENS_ROUTE = Route(
-    "POST", "/v1/messages/count_tokens", None, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})}, True
-)
+    "POST", "/v1/messages/count_tokens", None, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})},
+    _ANTHROPIC_TOOLS, _SERVER_SIDE_BODY_KEYS,
+)  # fmt: skip
 ANTHROPIC_ROUTES = (MESSAGES_ROUTE, COUNT_TOKENS_ROUTE)
-OPENAI_RESPONSES_ROUTE = Route("POST", "/v1/responses", WireProtocol.OPENAI_RESPONSES, _OPENAI_HEADERS)
+OPENAI_RESPONSES_ROUTE = Route(
+    "POST", "/v1/responses", WireProtocol.OPENAI_RESPONSES, _OPENAI_HEADERS, tool_types=_RESPONSES_TOOLS
+)
 
 
 def route_for(method: str, target: str, routes: tuple[Route, ...]) -> Route:
@@ -125,15 +138,15 @@ def check_body(route: Route, body: bytes, model: str | None) -> None:
     asked = parsed.get("model")
     if model is not None and asked != model:
         raise Refused(403, "model", f"model {_shown(str(asked))} is not the pinned model {model}")
-    if not route.local_tools_only:
-        return
-    for key in _SERVER_SIDE_BODY_KEYS:
+    for key in route.server_side_keys:
         if key in parsed:
             raise Refused(403, "server-tool", f"{key} would make the provider reach the network")
+    if route.tool_types is None:
+        return
     tools = parsed.get("tools") or []
     for tool in tools if isinstance(tools, list) else [tools]:
         kind = tool.get("type") if isinstance(tool, dict) else "?"
-        if kind not in (None, "custom"):
+        if kind not in route.tool_types:
             raise Refused(403, "server-tool", f"server tool {_shown(str(kind))} would reach the network")
 
 
