@@ -177,8 +177,8 @@ class LoopbackCluster:
         for index in range(1, self.workers + 1):
             self.add_worker(index)
 
-    def add_worker(self, index: int) -> None:
-        """Start worker node ``index`` (1-based) with its slots; record its raylet's pid."""
+    def add_worker(self, index: int, *, env: Mapping[str, str] | None = None) -> int:
+        """Start worker node ``index`` (1-based), ``env`` added to its environment; its raylet's pid."""
         before = set(self.raylets())
         began = time.monotonic()
         self.run(
@@ -188,12 +188,41 @@ class LoopbackCluster:
                 *self._ports(index),
             ),
             capture=True,
+            env={**self.env, **(env or {})},
         )  # fmt: skip
         self.started_s[f"worker{index}"] = time.monotonic() - began
         new = sorted(set(self.raylets()) - before)
         if len(new) != 1:
             raise RuntimeError(f"expected one new raylet for worker {index}, found {new}")
         self.node_raylets.append(new[0])
+        return new[0]
+
+    def node_id(self, raylet: int) -> str:
+        """The Ray node id of the node whose raylet is ``raylet`` (from its command line)."""
+        for arg in Path(f"/proc/{raylet}/cmdline").read_bytes().split(b"\0"):
+            if arg.startswith(b"--node_id="):
+                return arg.split(b"=", 1)[1].decode()
+        raise RuntimeError(f"raylet {raylet} names no --node_id")
+
+    def busy_workers(self, raylet: int) -> int:
+        """How many of ``raylet``'s task workers have a bwrap process below them (cells running there)."""
+        parents: dict[int, int] = {}
+        commands: dict[int, str] = {}
+        for pid, cmd in self.processes():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+                commands[pid] = cmd
+        busy = set()
+        for pid, cmd in commands.items():
+            if os.path.basename(cmd.split(" ", 1)[0]) != "bwrap":
+                continue
+            chain = [pid]
+            while chain[-1] in parents and parents[chain[-1]] not in (raylet, 0, 1):
+                chain.append(parents[chain[-1]])
+            if parents.get(chain[-1]) == raylet:
+                busy.add(chain[-1])
+        return len(busy)
 
     def raylets(self) -> list[int]:
         """Host pids of every raylet in the namespace."""
@@ -225,11 +254,33 @@ class LoopbackCluster:
             time.sleep(1.0)
 
     def stop(self) -> None:
-        """Kill the namespace's holder: the kernel ends every process left inside."""
+        """Kill the namespace's holder: the kernel ends every process left inside; then drop the
+        (now empty) command cgroups the namespace's sandboxes left (only it could judge them stale)."""
+        namespace = None
+        if self.init_pid is not None:
+            with contextlib.suppress(OSError):
+                namespace = os.stat(f"/proc/{self.init_pid}/ns/pid").st_ino
         if self._holder is not None and self._holder.poll() is None:
             os.kill(self._holder.pid, signal.SIGKILL)
             self._holder.wait(timeout=30)
         self._holder = None
+        if namespace is not None:
+            _remove_groups_of(namespace)
+
+
+def _remove_groups_of(namespace: int) -> None:
+    """rmdir every wfbench pids/memory group a process of PID namespace ``namespace`` created."""
+    from wfbench.adapters import memory_cgroup, pids_cgroup
+
+    for detect, error in ((pids_cgroup.detect, pids_cgroup.PidsUnavailable),
+                          (memory_cgroup.detect, memory_cgroup.MemoryUnavailable)):  # fmt: skip
+        try:
+            parent = detect().parent
+        except (error, OSError):
+            continue
+        for name in os.listdir(parent):
+            if f"-n{namespace}-" in name:
+                pids_cgroup.remove_group(os.path.join(parent, name), wait_s=2.0)
 
 
 @contextlib.contextmanager

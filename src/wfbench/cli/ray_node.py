@@ -28,6 +28,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -107,21 +108,32 @@ def run_order(runtime: NodeRuntime, order: NodeOrder) -> NodeResult:
     box: dict[str, NodeResult] = {}
     worker = threading.Thread(target=_run_into, args=(runtime, order, token, box), name="wfbench-cell")
     worker.start()
-    interrupted = False
-    while True:
-        try:
-            while worker.is_alive():
-                worker.join(POLL_S)
-            break
-        except KeyboardInterrupt:  # ray.cancel(force=False): stop the cell the way a local one stops
-            token.set()
-            interrupted = True
+    interrupted = wait_for_cell(box, worker, token)
     result = box.get("result")
     if result is None:
         result = NodeResult(
             failed_cell_row(order.cell, "the node's cell thread returned nothing", cancelled=True)
         )
     return attrs.evolve(result, interrupted=interrupted)
+
+
+def wait_for_cell(box: Mapping[str, object], worker: threading.Thread, token: threading.Event) -> bool:
+    """Wait until ``worker`` put its result in ``box``; a KeyboardInterrupt meanwhile sets ``token``.
+
+    ``ray.cancel(force=False)`` raises KeyboardInterrupt in the task's thread at the next
+    bytecode: the cell then stops the way a local one stops (its token), and this keeps waiting
+    for its row. The wait is a plain sleep loop over ``box``: a KeyboardInterrupt that lands
+    inside ``Thread.join`` can leave the thread marked stopped while it still runs (CPython), and
+    the cell's row would be lost. True when an interrupt came.
+    """
+    interrupted = False
+    while "result" not in box and worker.is_alive():
+        try:
+            time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            token.set()
+            interrupted = True
+    return interrupted
 
 
 def _run_into(
