@@ -141,3 +141,47 @@ def test_a_budget_is_reached_at_or_above_it_and_never_without_a_price() -> None:
     assert not Spend(None, 5.0).reached
     assert Spend(0.5, 2.0).describe() == "$0.5000 of $2.0000"
     assert Spend(None).describe() == "n/a"
+
+
+def test_a_disagreement_is_one_sentence_listing_each_field_in_order() -> None:
+    detail = usage_disagreement(Usage(1, None, 3, 1), Usage(100, 5, 4, 20))
+    assert detail == (
+        "the agent's reported usage disagrees with the usage measured at the wire: "
+        "input_tokens 1 reported, 100 at the wire; cache_read_input_tokens 3 reported, 4 at the wire;"
+        " output_tokens 1 reported, 20 at the wire"
+    )
+
+
+def test_a_model_id_is_priced_whatever_its_case_and_surrounding_space() -> None:
+    assert prices_for("  CLAUDE-Sonnet-4-5-20250929\n") == ModelPrices(3.0, 3.75, 0.30, 15.0)
+    assert prices_for(" claude-opus-4-5 ") == ModelPrices(5.0, 6.25, 0.50, 25.0)  # the longer prefix wins
+
+
+def test_the_exact_cost_counts_an_unknown_cache_field_as_no_tokens() -> None:
+    prices = ModelPrices(3.0, 3.75, 0.30, 15.0)
+    assert prices.exact_cost_usd(Usage(100, None, None, 20)) == (100 * 3.0 + 20 * 15.0) / 1_000_000
+    assert prices.exact_cost_usd(Usage(0, 1, None, 0)) == 3.75 / 1_000_000
+    assert prices.exact_cost_usd(Usage(0, None, 1, 0)) == 0.30 / 1_000_000
+
+
+def test_a_cost_is_rounded_to_a_millionth_of_a_dollar() -> None:
+    prices = ModelPrices(3.0, 3.75, 0.30, 15.0)
+    assert prices.cost_usd(Usage(1, None, 1, 0)) == 0.000003  # 3.3e-6 exactly
+    assert prices.cost_usd(Usage(1, None, 2, 0)) == 0.000004  # 3.6e-6 rounds up
+
+
+def test_a_later_snapshot_keeps_only_the_refusals_after_the_earlier_one() -> None:
+    first, second = WireRefusal(404, "route", "GET /v1/models"), WireRefusal(403, "model", "other")
+    earlier = WireMeter().plus_refusal(first)
+    later = earlier.plus_reply(Usage(1, None, None, 1)).plus_refusal(second)
+    session = later.since(earlier)
+    assert session.refusals == (second,)
+    assert session.refused == 1
+    assert later.since(later) == WireMeter(usage=Usage(0, None, None, 0))
+
+
+def test_a_session_counts_only_its_own_incomplete_replies() -> None:
+    earlier = WireMeter().plus_reply(Usage(5, None, None, 1), complete=False)
+    later = earlier.plus_reply(Usage(7, None, None, 2), complete=False).plus_reply(Usage(1, None, None, 1))
+    assert later.since(earlier).incomplete == 1
+    assert later.since(earlier).requests == 2
