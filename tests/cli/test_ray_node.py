@@ -59,3 +59,25 @@ def test_a_cell_thread_that_ended_without_a_row_does_not_hang_the_task() -> None
     worker.join()
     assert wait_for_cell(box, worker, threading.Event()) is False
     assert box == {}
+
+
+def test_a_nodes_endpoint_gives_each_cell_a_metered_lease_on_its_agents_routes(tmp_path) -> None:
+    """On a node the cell's model traffic goes through this node's key proxy: a lease (bridge + token)."""
+    from types import SimpleNamespace
+
+    from wfbench.adapters.key_proxy_rules import OPENAI_RESPONSES_ROUTE
+    from wfbench.cli.ray_node import _endpoint
+
+    runtime = SimpleNamespace(
+        script=b"default: {say: hi, usage: {input_tokens: 1, output_tokens: 1}}\n",
+        base_url=None,
+        agent="codex",
+        arms=(),
+        settings=SimpleNamespace(model="gpt-5.5"),
+    )
+    with _endpoint(runtime, str(tmp_path)) as endpoint:  # type: ignore[arg-type]
+        assert endpoint.gateway is not None
+        assert OPENAI_RESPONSES_ROUTE in endpoint.gateway.routes  # Codex's protocol is opened
+        with endpoint.gateway.lease("cell", model="gpt-5.5") as lease:
+            assert lease.bridge is not None
+            assert lease.token != endpoint.api_key
