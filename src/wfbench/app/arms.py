@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from wfbench.app.plugins import CE_SKILLS, PluginIdentity
 from wfbench.domain.errors import InputError
 
 
@@ -120,6 +121,8 @@ class Arm:
     model: str | None = None
     #: ``host`` keeps the host network for the arm's sessions (contaminating; docs/security.md).
     network: str = "model-only"
+    #: The plugin the arm's phases load (``plugin_dirs``): the arm's identity instead of skill bytes.
+    plugin: PluginIdentity | None = None
 
     @property
     def is_candidate(self) -> bool:
@@ -234,6 +237,27 @@ def preset_arms(skills: SkillNames | None = None) -> dict[str, Arm]:
     return {arm.name: arm for arm in arms}
 
 
+#: The compound-engineering comparator presets (the corpus's ``ce_plugin`` makes them available).
+CE_ARMS = ("ce_workflow", "ce_workflow_direct", "ce_review")
+
+
+def ce_preset_arms(plugin: PluginIdentity) -> dict[str, Arm]:
+    """``ce_workflow`` (ce-plan, then ce-work), ``ce_workflow_direct`` (ce-work) and ``ce_review``
+    (ce-code-review, read-only workspace): the workflow shapes with the plugin mounted read-only."""
+    s = SkillNames(*CE_SKILLS)
+    impl, review = TaskKind.IMPLEMENTATION, TaskKind.REVIEW
+
+    def loading(*phases: Phase) -> tuple[Phase, ...]:
+        return tuple(attrs.evolve(phase, plugin_dirs=plugin.dirs) for phase in phases)
+
+    arms = [
+        Arm("ce_workflow", impl, loading(_plan_phase(s), _work_phase(s)), plugin=plugin),
+        Arm("ce_workflow_direct", impl, loading(_direct_phase(s)), plugin=plugin),
+        Arm("ce_review", review, loading(_review_phase(s)), plugin=plugin),
+    ]
+    return {arm.name: arm for arm in arms}
+
+
 def resolve_arms(
     names: Sequence[str], available: Mapping[str, Arm], *, source: str = "--arms"
 ) -> tuple[Arm, ...]:
@@ -244,6 +268,12 @@ def resolve_arms(
         raise InputError(f"arms must not repeat: {', '.join(names)}", source=source)
     chosen: list[Arm] = []
     for name in names:
+        if name in CE_ARMS and name not in available:
+            raise InputError(
+                f"arm {name!r} compares against the compound-engineering plugin: give the corpus a"
+                " `ce_plugin: <dir>` (a plugin with skills/ce-plan, ce-work and ce-code-review)",
+                source=source,
+            )
         if name not in available:
             known = ", ".join(sorted(available))
             raise InputError(f"unknown arm {name!r} (known: {known})", source=source)

@@ -575,11 +575,19 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "candidate_overlay_digest": plan.overlay_digest if plan.arm.is_candidate else None,
         "runtime_digest": settings.runtime_digest if runtime is None else runtime.runtime_digest,
         **({} if runtime is None else {"agent": runtime.agent, "agent_version": runtime.agent_version}),
+        **_plugin_fields(plan.arm),
         "recorded_at": settings.now().isoformat(),
         **task.oracle_digests,
         **task.asset_digests,
         "environment_digest": task.environment_digest,
     }
+
+
+def _plugin_fields(arm: Arm) -> dict[str, Any]:
+    """A plugin arm's identity (the reference's ``ce_plugin_*`` names); nothing for other arms."""
+    if arm.plugin is None:
+        return {}
+    return {"ce_plugin_version": arm.plugin.version, "ce_plugin_manifest_digest": arm.plugin.manifest_digest}
 
 
 def _failure_row(plan: CellPlan, settings: RunSettings, detail: str, cancel: CancelToken) -> Row:

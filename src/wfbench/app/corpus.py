@@ -27,9 +27,11 @@ from wfbench.app.arms import (
     SkillNames,
     TaskKind,
     WorkspaceMode,
+    ce_preset_arms,
     preset_arms,
 )
 from wfbench.app.environment_spec import parse_environment, parse_task_env
+from wfbench.app.plugins import CE_SKILLS, PluginIdentity, plugin_identity
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.policy import DecisionPolicy
@@ -38,7 +40,10 @@ from wfbench.domain.workspace.oracle import OracleFileSpec, OracleLimits
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-TOP_KEYS = frozenset({"name", "tasks", "arms", "skills", "provider_script", "defaults", "environment"})
+TOP_KEYS = frozenset(
+    {"name", "tasks", "arms", "skills", "skill_mirrors", "ce_plugin", "provider_script", "defaults",
+     "environment"}
+)  # fmt: skip
 TASK_KEYS = frozenset(
     {"id", "class", "kind", "repo", "ref", "prompt", "setup", "verify", "oracle", "labels",
      "expensive", "dependencies", "environment", "env", "gold_patch", "network"}
@@ -124,6 +129,9 @@ class Corpus:
     skills: SkillNames
     provider_script: str | None
     defaults: CorpusDefaults
+    #: Directories of the repository that ship copies of the skills (``<mirror>/<skill>/``):
+    #: ``wfbench promote apply`` writes a promoted overlay there too.
+    skill_mirrors: tuple[str, ...] = ()
 
 
 def load_corpus(path: str) -> Corpus:
@@ -160,6 +168,9 @@ def _corpus(raw: Any, source: str) -> Corpus:
     root = os.path.dirname(source)
     skills = _skills(raw.get("skills"))
     arms = dict(preset_arms(skills))
+    if raw.get("ce_plugin") is not None:
+        plugin_dir = os.path.normpath(os.path.join(root, _text(raw["ce_plugin"], "ce_plugin", locator="")))
+        arms.update(ce_preset_arms(plugin_identity([plugin_dir], field="ce_plugin", skills=CE_SKILLS)))
     for name, spec in _mapping(raw.get("arms", {}), "arms", locator="").items():
         arms[name] = _arm(name, spec, root, arms)
     for arm in arms.values():
@@ -183,7 +194,10 @@ def _corpus(raw: Any, source: str) -> Corpus:
             _text(script, "provider_script", locator=""), root, "provider_script", locator=""
         )
     name = raw.get("name", os.path.basename(root))
-    return Corpus(source, root, str(name), tasks, arms, skills, script, defaults)
+    mirrors = tuple(
+        _relative(m, "skill_mirrors", "") for m in _strings(raw.get("skill_mirrors", []), "skill_mirrors", "")
+    )
+    return Corpus(source, root, str(name), tasks, arms, skills, script, defaults, skill_mirrors=mirrors)
 
 
 def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None = None) -> TaskSpec:
@@ -354,10 +368,22 @@ def _arm(name: Any, raw: Any, root: str, known: Mapping[str, Arm]) -> Arm:
     incumbent = _opt_text(raw.get("incumbent"), "incumbent", locator=locator)
     model = _opt_text(raw.get("model"), "model", locator=locator)
     agent = _agent(raw.get("agent"), locator, root)
+    plugin = base.plugin if base is not None and phases is base.phases else _arm_plugin(phases, locator)
     return Arm(
         name=name, kind=kind, phases=phases, incumbent=incumbent, agent=agent, model=model,
-        network=network_mode(raw, locator),
+        network=network_mode(raw, locator), plugin=plugin,
     )  # fmt: skip
+
+
+def _arm_plugin(phases: tuple[Phase, ...], locator: str) -> PluginIdentity | None:
+    """The identity of the plugins an arm loads, when each directory is a plugin (has plugin.json)."""
+    dirs = sorted({d for phase in phases for d in phase.plugin_dirs})
+    if not dirs or not all(os.path.isfile(os.path.join(d, ".claude-plugin", "plugin.json")) for d in dirs):
+        return None
+    try:
+        return plugin_identity(dirs)
+    except InputError as exc:
+        raise InputError(exc.reason, locator=locator, field="phases.plugin_dirs") from None
 
 
 def _agent(raw: Any, locator: str, root: str) -> AgentChoice | None:

@@ -49,6 +49,10 @@ class FinishInput:
     overlay_digest: str | None = None
     policy: PromotionPolicy = DEFAULT_POLICY
     effort: str | None = None
+    #: The incumbent bytes the candidate overlay replaces (``app.skill_bindings``; {}: unbound).
+    target_base_digests: Mapping[str, str] = attrs.field(factory=dict)
+    #: The model that proposed the overlay (``wfbench evolve``), None for a manual overlay.
+    proposer_model: str | None = None
 
 
 def candidate_pairs(arms: Sequence[Arm]) -> list[tuple[str, str]]:
@@ -70,10 +74,13 @@ def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     _, decisions = judge_rows(data.rows, specs, model=data.model, policy=sweep_policy(data))
     bindings = EvidenceBindings(
         benchmark_model=data.model,
+        proposer_model=data.proposer_model,
         effort=data.effort,
         candidate_overlay=None if data.overlay is None else data.overlay.root,
         candidate_overlay_digest=data.overlay_digest,
+        target_base_digests=dict(data.target_base_digests),
         selected_tasks=tuple(task.binding() for task in data.tasks),
+        ce_plugin=next((a.plugin.to_mapping() for a in data.arms if a.plugin is not None), None),
     )
     evidence = PromotionEvidence.build(
         decisions,

@@ -100,8 +100,17 @@ def arm_identities(
     for arm in arms:
         if arm.is_candidate or not arm.evaluated_skills:
             continue
-        digest = skill_digest(task.snapshot.path, arm.evaluated_skills)
         runtime = None if settings is None else settings.runtime_for(arm.name)
+        if arm.plugin is not None:  # identified by its plugin, not by skill bytes in the repository
+            identities[arm.name] = ArmIdentity(
+                plugin_version=arm.plugin.version,
+                plugin_manifest_digest=arm.plugin.manifest_digest,
+                review=arm.kind is TaskKind.REVIEW,
+                model=arm.model,
+                runtime_digest=None if runtime is None else runtime.runtime_digest,
+            )
+            continue
+        digest = skill_digest(task.snapshot.path, arm.evaluated_skills)
         identities[arm.name] = ArmIdentity(
             skill_digest=digest or None,
             review=arm.kind is TaskKind.REVIEW,

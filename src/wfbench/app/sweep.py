@@ -28,6 +28,7 @@ from wfbench.app.progress import Progress
 from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
 from wfbench.app.scheduler import LimitEvent, SweepOutcome, run_packed
 from wfbench.app.selection import select_ids
+from wfbench.app.skill_bindings import sweep_base_digests
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import CancelToken, CellExecutor, ResultStore
 from wfbench.domain.results.rows import Row
@@ -56,6 +57,8 @@ class SweepConfig:
     prior: PriorResults | None = None
     #: How throttled (429/529) cells run again (``None``: the scheduler's default policy).
     retry: RetryPolicy | None = None
+    #: The model that proposed the overlay (``wfbench evolve``); None for a manual overlay.
+    proposer_model: str | None = None
 
 
 def _ignore_bound(tasks: Sequence[BoundTask]) -> None:
@@ -173,6 +176,9 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         services.progress.note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
     outcome = _run_cells(config, services, prepared, todo, cancel)
     rows = services.store.rows()
+    base_digests, unbound = sweep_base_digests(prepared, config.arms, config.overlay, corpus.skill_mirrors)
+    if unbound is not None and config.overlay is not None:
+        services.progress.note(f"[promotion] target_base_digests left empty (apply will refuse): {unbound}")
     finish = FinishInput(
         corpus=corpus,
         tasks=prepared,
@@ -188,6 +194,8 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         overlay_digest=config.overlay_digest,
         now=config.settings.now(),
         effort=config.settings.effort,
+        target_base_digests=base_digests,
+        proposer_model=config.proposer_model,
     )
     finished = finish_sweep(finish, note=services.progress.note)
     unusable = finished.unusable

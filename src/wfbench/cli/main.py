@@ -40,7 +40,16 @@ def _print_version(value: bool) -> None:
 
 def build_app() -> typer.Typer:
     """Build the Typer application (nothing is built at import time)."""
-    from wfbench.cli import gate_cmd, plan_cmd, provider_cmd, review_cmd, run_cmd, view_cmd
+    from wfbench.cli import (
+        gate_cmd,
+        plan_cmd,
+        promote_cmd,
+        provider_cmd,
+        release_cmd,
+        review_cmd,
+        run_cmd,
+        view_cmd,
+    )
 
     app = typer.Typer(
         name="wfbench",
@@ -72,7 +81,7 @@ def build_app() -> typer.Typer:
 
         typer.echo(__version__)
 
-    for module in (run_cmd, review_cmd, gate_cmd, plan_cmd, provider_cmd, view_cmd):
+    for module in (run_cmd, review_cmd, gate_cmd, plan_cmd, provider_cmd, view_cmd, promote_cmd, release_cmd):
         module.register(app)
     _plain_help(app)
     _word_metavars()

@@ -14,6 +14,7 @@ from typing import Protocol
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.wire import WireMeter
+from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
 from wfbench.domain.results.rows import Row
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
@@ -245,6 +246,45 @@ class Environments(Protocol):
         cancel: CancelToken | None = None,
     ) -> BuiltEnvironment:
         """The environment of ``spec`` for ``snapshot``: from the cache when its digest was built."""
+class SkillTarget(Protocol):
+    """The repository a promoted overlay is applied to (``wfbench promote apply``)."""
+
+    def committed(self, roots: Sequence[str], paths: Sequence[str]) -> Mapping[str, bytes | None]:
+        """The committed (``HEAD``) bytes of every file under ``roots`` and of each of ``paths``.
+
+        A path not committed maps to ``None``.
+
+        Raises:
+            InputError: the target has no commit, or a bound path is committed as a non-file.
+        """
+        ...
+
+    def current(self, paths: Sequence[str]) -> Mapping[str, str]:
+        """The sha256 of what each path holds in the working tree now (``absent`` when missing).
+
+        Raises:
+            InputError: a path or one of its parents is a symlink or a special file.
+        """
+        ...
+
+    def swap(
+        self,
+        writes: Sequence[tuple[str, bytes]],
+        expected: Mapping[str, str],
+        *,
+        message: str,
+        commit: CommitSpec | None = None,
+    ) -> SwapOutcome:
+        """Write every ``(path, bytes)`` in one all-or-nothing, crash-safe transaction.
+
+        Every path of ``expected`` (``target_base_digests``) must still hold its recorded digest
+        (compare-and-swap); an interrupted earlier transaction is finished first.
+
+        Raises:
+            InputError: a compare-and-swap conflict, an unsafe destination, a bad commit request
+                (nothing was changed).
+            WfbenchError: the transaction failed and was rolled back.
+        """
         ...
 
 

@@ -631,3 +631,18 @@ def test_the_applier_recomputes_with_the_declared_gate_not_an_inferred_one() -> 
     raw = json.loads(json.dumps(evidence.to_mapping()))
 
     assert validate_for_apply(raw, expected=ApplyExpectation(bindings, (ARM,)), now=NOW) == ()
+
+
+def test_a_decision_covers_the_selected_tasks_of_its_arms_kind_only() -> None:
+    """A sweep that also selected review tasks: the implementation decision covers its own tasks."""
+    raw, expected = _fixture()
+    review = _task("review-case")
+    raw["selected_tasks"].append(review)
+    bindings = attrs.evolve(expected.bindings, selected_tasks=(*expected.bindings.selected_tasks, review))
+    mixed = attrs.evolve(expected, bindings=bindings)
+
+    assert mentions(validate_for_apply(raw, expected=mixed, now=NOW), "does not match selected tasks")
+    scoped = attrs.evolve(mixed, arm_tasks={ARM: frozenset({"task-a", "task-impossible"})})
+    assert validate_for_apply(raw, expected=scoped, now=NOW) == ()
+    narrower = attrs.evolve(scoped, arm_tasks={ARM: frozenset({"task-a"})})
+    assert mentions(validate_for_apply(raw, expected=narrower, now=NOW), "does not match selected tasks")

@@ -1,0 +1,200 @@
+"""The repository ``wfbench promote apply`` writes to: committed skill bytes, the swap, the commit.
+
+:class:`GitSkillTarget` implements :class:`wfbench.domain.ports.SkillTarget` over a git working
+tree. Committed bytes are read from ``HEAD`` with ``git ls-tree``/``git cat-file`` (never from
+the working tree); the swap is a :class:`~wfbench.adapters.skill_transaction.SkillTransaction`
+journaled in ``<git dir>/wfbench-apply``; the optional commit adds exactly the written paths
+(forced: skills are often gitignored) on a new branch or the current one, with hooks, fsmonitor
+and signing off. A commit that fails rolls the whole swap back.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+
+from wfbench.adapters.git_snapshot import checked_git, run_git
+from wfbench.adapters.skill_transaction import Recovered, SkillTransaction
+from wfbench.domain.errors import InputError, SandboxError
+from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
+
+__all__ = ["STATE_DIR_NAME", "GitSkillTarget"]
+
+STATE_DIR_NAME = "wfbench-apply"
+_TRUST = ("-c", "safe.directory=*")
+_COMMIT_CONFIG = ("-c", "commit.gpgsign=false", "-c", "core.autocrlf=false")
+
+
+class GitSkillTarget:
+    """A git working tree whose skill files are swapped in one transaction."""
+
+    def __init__(self, root: str, *, on_step: Callable[[str], None] | None = None) -> None:
+        if not os.path.isdir(root):
+            raise InputError("is not a directory", field="--target", source=root)
+        top = run_git([*_TRUST, "rev-parse", "--show-toplevel"], cwd=root)
+        if not top.ok:
+            raise InputError("is not a git working tree", field="--target", source=root)
+        self.root = os.path.realpath(top.stdout.decode().strip())
+        if os.path.realpath(root) != self.root:
+            raise InputError(
+                f"must be the top of its working tree ({self.root})", field="--target", source=root
+            )
+        git_dir = checked_git(
+            [*_TRUST, "rev-parse", "--absolute-git-dir"], "finding the git directory", cwd=self.root
+        )
+        self.transaction = SkillTransaction(self.root, os.path.join(git_dir, STATE_DIR_NAME), on_step=on_step)
+
+    # --- SkillTarget -------------------------------------------------------------------
+
+    def committed(self, roots: Sequence[str], paths: Sequence[str]) -> dict[str, bytes | None]:
+        """HEAD's bytes of every file under ``roots`` and of each of ``paths`` (None: not in HEAD)."""
+        head = run_git([*_TRUST, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=self.root)
+        if not head.ok:
+            raise InputError(
+                "has no commit at HEAD (nothing is committed to compare against)", field="--target"
+            )
+        listed = checked_git(
+            [*_TRUST, "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *roots, *paths],
+            "listing HEAD's skill files",
+            cwd=self.root,
+        )
+        found: dict[str, str] = {}
+        for record in filter(None, listed.split("\0")):
+            meta, _, path = record.partition("\t")
+            mode, kind, obj = meta.split()
+            if kind != "blob" or mode == "120000":
+                raise InputError(
+                    f"is committed as a {'symlink' if mode == '120000' else kind}, not a file", field=path
+                )
+            found[path] = obj
+        out: dict[str, bytes | None] = dict.fromkeys(paths)
+        for path, obj in sorted(found.items()):
+            result = run_git([*_TRUST, "cat-file", "blob", obj], cwd=self.root)
+            if not result.ok:
+                raise SandboxError(
+                    f"reading {path} at HEAD failed: {result.stderr_tail.decode('utf-8', 'replace')}"
+                )
+            out[path] = result.stdout
+        return out
+
+    def current(self, paths: Sequence[str]) -> dict[str, str]:
+        """The digest of what each path holds in the working tree now (``absent`` when missing)."""
+        return self.transaction.current_digests(paths)
+
+    def recover(self) -> Recovered | None:
+        """Finish a transaction a crash interrupted (None when there was none)."""
+        return self.transaction.recover()
+
+    def swap(
+        self,
+        writes: Sequence[tuple[str, bytes]],
+        expected: Mapping[str, str],
+        *,
+        message: str,
+        commit: CommitSpec | None = None,
+    ) -> SwapOutcome:
+        """Write ``writes`` in one transaction against ``expected``; commit them if asked.
+
+        Raises:
+            InputError: a bad branch name, an existing branch, a detached HEAD for ``--commit``.
+            SwapConflict, TransactionError: see :meth:`SkillTransaction.apply`.
+        """
+        if commit is not None:
+            self._check_commit(commit)
+        made: list[str] = []
+
+        def after_install() -> None:
+            if commit is not None:
+                made.append(self._commit(commit, [path for path, _ in writes]))
+
+        entries = self.transaction.apply(writes, expected, message=message, after_install=after_install)
+        return SwapOutcome(entries=tuple(entries), commit=made[0] if made else None)
+
+    # --- committing ----------------------------------------------------------------------
+
+    def _check_commit(self, commit: CommitSpec) -> None:
+        if commit.branch is None:
+            branch = run_git([*_TRUST, "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=self.root)
+            if not branch.ok:
+                raise InputError("HEAD is detached; name a new branch with --branch", field="--commit")
+            return
+        valid = run_git(["check-ref-format", "--branch", commit.branch], cwd=self.root)
+        if not valid.ok:
+            raise InputError(f"{commit.branch!r} is not a valid branch name", field="--branch")
+        exists = run_git(
+            [*_TRUST, "rev-parse", "--verify", "--quiet", f"refs/heads/{commit.branch}"], cwd=self.root
+        )
+        if exists.ok:
+            raise InputError(f"branch {commit.branch} already exists", field="--branch")
+
+    def _commit(self, commit: CommitSpec, paths: Sequence[str]) -> str:
+        """Commit exactly ``paths`` as they are in the working tree; the commit id.
+
+        The commit is built beside the user's index (a private index from ``HEAD``), then the
+        real index learns the new blobs, then the branch moves (a new one is created and checked
+        out; the current one moves only if it still points where it did). A failure undoes the
+        index and ref changes, and the caller rolls the files back.
+        """
+        git = self._git
+        head = git("rev-parse", "--verify", "HEAD^{commit}")
+        entries = []
+        for path in paths:
+            mode = "100755" if os.stat(os.path.join(self.root, path)).st_mode & 0o111 else "100644"
+            blob = git("hash-object", "-w", f"--path={path}", "--", os.path.join(self.root, path))
+            entries.append(f"{mode} {blob}\t{path}")
+        with tempfile.TemporaryDirectory(prefix="wfbench-index-") as scratch:
+            private = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+            git("read-tree", head, env=private)
+            git("update-index", "--add", "--index-info", env=private, stdin="\n".join(entries) + "\n")
+            tree = git("write-tree", env=private)
+        made = git(
+            *_COMMIT_CONFIG,
+            "commit-tree",
+            tree,
+            "-p",
+            head,
+            "-F",
+            "-",
+            env=_identity(self.root),
+            stdin=commit.message,
+        )
+        git("update-index", "--add", "--index-info", stdin="\n".join(entries) + "\n")
+        try:
+            if commit.branch is None:
+                ref = git("symbolic-ref", "--quiet", "HEAD")
+                git("update-ref", "-m", "wfbench promote apply", ref, made, head)
+            else:
+                git("update-ref", "-m", "wfbench promote apply", f"refs/heads/{commit.branch}", made, "")
+                git("symbolic-ref", "HEAD", f"refs/heads/{commit.branch}")
+        except BaseException:
+            if commit.branch is not None:
+                run_git([*_TRUST, "update-ref", "-d", f"refs/heads/{commit.branch}", made], cwd=self.root)
+            run_git([*_TRUST, "reset", "--quiet", head, "--", *paths], cwd=self.root)
+            raise
+        return made
+
+    def _git(self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None) -> str:
+        return checked_git(
+            [*_TRUST, *args],
+            f"git {args[0]}",
+            cwd=self.root,
+            env=env,
+            stdin=None if stdin is None else stdin.encode(),
+        )
+
+
+def _identity(root: str) -> dict[str, str]:
+    """The committer: the user's git identity (repository or global config), else ``wfbench``."""
+    names: dict[str, str] = {}
+    home = os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir
+    user_config = {"HOME": home, "GIT_CONFIG_GLOBAL": os.path.join(home, ".gitconfig")}
+    for key, env_name, fallback in (
+        ("user.name", "NAME", "wfbench"),
+        ("user.email", "EMAIL", "wfbench@localhost"),
+    ):
+        probe = run_git([*_TRUST, "config", "--get", key], cwd=root, env=user_config)
+        value = probe.stdout.decode("utf-8", "replace").strip() if probe.ok else ""
+        names[f"GIT_AUTHOR_{env_name}"] = names[f"GIT_COMMITTER_{env_name}"] = value or fallback
+    return names

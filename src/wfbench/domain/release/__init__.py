@@ -1,0 +1,1 @@
+"""The release gate: one sweep of the pinned tasks per agent runtime, compared per task."""
