@@ -6,10 +6,12 @@ programs) is in tests/contract/test_sandbox_bridges.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -196,3 +198,38 @@ def test_an_exec_only_copy_has_mode_0111_and_the_same_bytes(tmp_path: Path) -> N
     assert os.stat(copy).st_mode & 0o777 == 0o111
     os.chmod(copy, 0o400)
     assert Path(copy).read_bytes() == source.read_bytes()
+
+
+def test_under_a_deep_tmpdir_the_socket_goes_to_a_short_private_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deep $TMPDIR (a pytest tmp_path, a CI workspace) must not make every bridge fail."""
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    monkeypatch.setenv("TMPDIR", str(deep))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    assert tempfile.gettempdir() == str(deep)
+    path = socket_path("model.sock")
+    try:
+        assert len(path.encode()) <= 107
+        assert not path.startswith(str(deep))
+        directory = os.path.dirname(path)
+        assert os.stat(directory).st_mode & 0o777 == 0o700
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+            server.bind(path)  # it really binds
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.rmdir(os.path.dirname(path))
+
+
+def test_a_short_tmpdir_is_used_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    short = Path(tempfile.mkdtemp(prefix="wfb-t-", dir="/tmp"))
+    monkeypatch.setenv("TMPDIR", str(short))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    try:
+        path = socket_path()
+        assert path.startswith(str(short) + "/wfb-")
+        os.rmdir(os.path.dirname(path))
+    finally:
+        short.rmdir()

@@ -11,7 +11,8 @@ program only needs a base URL. The mechanism is agent-agnostic: it carries any b
 API, host side (whoever owns the service):
 
 * :func:`socket_path` — a fresh private (0700) directory with a short path and the socket path
-  in it (UNIX socket paths are limited to 107 bytes).
+  in it (UNIX socket paths are limited to 107 bytes: under a deep ``$TMPDIR`` the directory goes
+  to ``/tmp``, ``/var/tmp`` or ``/dev/shm`` instead).
 * :func:`free_port` — a port number for the bridge. Inside bwrap any number works (the namespace
   is private); under ``host-unsafe`` the forwarder binds it on the host's loopback, so it should
   be free there too.
@@ -105,21 +106,47 @@ def forwarder_argv(
     return [*args, "--", *argv]
 
 
+#: Where a socket directory goes when ``$TMPDIR`` is too deep for a UNIX socket path (in order).
+#: Only ever used through ``mkdtemp`` (a fresh directory, random name, mode 0700).
+SHORT_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - parents of private mkdtemp directories
+
+
 def socket_path(name: str = "bridge.sock", *, parent: str | None = None) -> str:
     """A socket path inside a fresh 0700 directory (the caller binds it, then removes the directory).
+
+    The directory goes under ``parent`` when given; otherwise under the temporary directory
+    (``$TMPDIR``) or, when that is too deep for a socket path, the first of :data:`SHORT_ROOTS`
+    where it fits (the directory is private either way).
 
     Raises:
         SandboxError: the directory cannot be created or the path would be too long.
     """
-    try:
-        directory = tempfile.mkdtemp(prefix="wfb-", dir=parent)
-    except OSError as exc:
-        raise SandboxError(f"cannot create a bridge socket directory: {exc}") from exc
-    path = os.path.join(directory, name)
-    if len(path.encode()) > MAX_SOCKET_PATH:
+    roots = [parent] if parent is not None else _roots()
+    too_long = ""
+    for root in roots:
+        try:
+            directory = tempfile.mkdtemp(prefix="wfb-", dir=root)
+        except OSError as exc:
+            if parent is not None:
+                raise SandboxError(f"cannot create a bridge socket directory: {exc}") from exc
+            continue
+        path = os.path.join(directory, name)
+        if len(path.encode()) <= MAX_SOCKET_PATH:
+            return path
         os.rmdir(directory)
-        raise SandboxError(f"bridge socket path is too long for a UNIX socket: {path}")
-    return path
+        too_long = path
+    if too_long:
+        raise SandboxError(f"bridge socket path is too long for a UNIX socket: {too_long}")
+    raise SandboxError(f"cannot create a bridge socket directory under any of {', '.join(roots)}")
+
+
+def _roots() -> list[str]:
+    """The temporary directory, then the short roots that exist (no duplicates)."""
+    roots: list[str] = []
+    for root in (tempfile.gettempdir(), *SHORT_ROOTS):
+        if root not in roots and os.path.isdir(root):
+            roots.append(root)
+    return roots
 
 
 def free_port() -> int:
