@@ -127,6 +127,9 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     spec = plan.task.spec
     if spec.setup:
         _setup(ctx, spec.setup)
+    incumbent = ctx.settings.incumbent_overlay
+    if incumbent is not None and set(incumbent.skills) & set(plan.arm.evaluated_skills):
+        _apply_overlay(ctx, incumbent, message="incumbent skills")
     if plan.overlay is not None:
         _apply_overlay(ctx, plan.overlay)
     ctx.dependency_mounts = _dependency_mounts(ctx)
@@ -235,7 +238,7 @@ def _setup(ctx: CellContext, command: str) -> None:
         raise SetupFailed(f"setup failed ({result.state}, exit {result.returncode}): {tail.strip()}")
 
 
-def _apply_overlay(ctx: CellContext, overlay: Overlay) -> None:
+def _apply_overlay(ctx: CellContext, overlay: Overlay, *, message: str = "candidate overlay") -> None:
     """Copy the overlay's skill and instruction files into the workspace and commit them (in the sandbox)."""
     mount = Mount(overlay.root, OVERLAY_MOUNT)
     policy = ctx.policy(writable=True, mounts=(mount,))
@@ -247,14 +250,14 @@ def _apply_overlay(ctx: CellContext, overlay: Overlay) -> None:
     steps += [f'rm -f {name} && cp "$1/{name}" {name} && git add -f {name}' for name in overlay.instructions]
     script = " && ".join(
         [*steps, "git -c user.name=wfbench -c user.email=wfbench@localhost -c core.hooksPath=/dev/null"
-         ' commit -q --no-verify -m "candidate overlay"']
+         f' commit -q --no-verify -m "{message}"']
     )  # fmt: skip
     result = ctx.services.sandbox.run(
         ["/bin/sh", "-c", script, "overlay", source], policy=policy, cancel=ctx.cancel
     )
     if not result.ok:
         raise SetupFailed(
-            f"applying the candidate overlay failed: {result.stderr_tail[-400:].decode('utf-8', 'replace')}"
+            f"applying the {message} failed: {result.stderr_tail[-400:].decode('utf-8', 'replace')}"
         )
 
 

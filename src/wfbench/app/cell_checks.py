@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from wfbench.app.arms import Overlay
 from wfbench.app.binding import BoundTask
 from wfbench.app.cell_wire import CellWire
 from wfbench.domain.environment.spec import ENV_MOUNT
@@ -102,6 +103,9 @@ class RunSettings:
     withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
     #: Bytes the workspace may grow on disk during the sessions (None: unchecked).
     disk_budget_bytes: int | None = DEFAULT_DISK_BUDGET
+    #: Skill files every arm evaluating them runs with, on top of the repository's (``wfbench
+    #: evolve``: the skills earlier generations promoted; an ``Overlay``). None: the repository's.
+    incumbent_overlay: Overlay | None = None
     #: Arm name → its runtime identity; an arm missing here runs under ``runtime_digest``.
     arm_runtimes: Mapping[str, ArmRuntime] = attrs.field(factory=dict)
 
@@ -256,3 +260,32 @@ def _skill_entries(workspace: str, skills: Sequence[str]) -> list[tuple[str, str
                 else:
                     entries.append((rel, "s", b""))
     return sorted(entries)
+
+
+def overlaid_skill_digest(root: str, skills: Sequence[str], overlay: Overlay | None) -> str:
+    """:func:`skill_digest` of ``root``'s skills with ``overlay``'s files of those skills on top.
+
+    What a cell's workspace holds once the incumbent overlay is committed (without building one).
+    """
+    touched = (
+        [rel for rel, _ in overlay.files if rel.split("/")[2:3] and rel.split("/")[2] in skills]
+        if overlay
+        else []
+    )
+    if not touched or overlay is None:
+        return skill_digest(root, skills)
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="wfbench-skills-") as scratch:
+        for skill in skills:
+            source = os.path.join(root, ".claude", "skills", skill)
+            if os.path.isdir(source) and not os.path.islink(source):
+                shutil.copytree(source, os.path.join(scratch, ".claude", "skills", skill), symlinks=True)
+        for rel, data in overlay.files:
+            if rel in touched:
+                target = os.path.join(scratch, *rel.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as handle:
+                    handle.write(data)
+        return skill_digest(scratch, skills)

@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from wfbench.app.arms import Arm, Overlay, TaskKind, load_overlay, overlay_digest, required_candidate_arms
-from wfbench.app.binding import bind_tasks, prepare_snapshots
+from wfbench.app.binding import BoundTask, bind_tasks, prepare_snapshots
 from wfbench.app.corpus import Corpus, load_corpus
 from wfbench.app.skill_bindings import overlay_destinations
 from wfbench.app.sweep import selected_tasks
 from wfbench.domain import strict_json
+from wfbench.domain.environment.spec import BuiltEnvironment
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import SkillTarget, Workspaces
 from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
@@ -180,11 +181,19 @@ def expectation_for(
 
 
 def apply_promotion(
-    request: ApplyRequest, *, target: SkillTarget, workspaces: Workspaces, now: dt.datetime, work_dir: str
+    request: ApplyRequest,
+    *,
+    target: SkillTarget,
+    workspaces: Workspaces,
+    now: dt.datetime,
+    work_dir: str,
+    environment_digest: Callable[[BoundTask], str | None] | None = None,
 ) -> ApplyOutcome:
     """Validate the evidence against what is recomputed here, then swap the files in.
 
-    ``work_dir`` holds the task snapshots built to recompute the dependency digests.
+    ``work_dir`` holds the task snapshots built to recompute the dependency digests;
+    ``environment_digest`` gives the digest a task's declared environment is built under (the
+    sweep recorded it in the task's binding), without building it.
 
     Raises:
         ApplyRefused: the evidence may not be applied (every reason listed); nothing is written.
@@ -204,6 +213,8 @@ def apply_promotion(
     failed = [task for task in prepared if task.failure]
     if failed:
         raise InputError(f"task {failed[0].spec.id} cannot be bound: {failed[0].failure}", source=corpus.path)
+    if environment_digest is not None:
+        prepared = tuple(_with_environment(task, environment_digest) for task in prepared)
     expected = expectation_for(
         corpus=corpus,
         selected=prepared,
@@ -232,6 +243,17 @@ def apply_promotion(
         commit = CommitSpec(message=message, branch=request.branch)
     swapped = target.swap(writes, base, message=message, commit=commit)
     return attrs.evolve(outcome, entries=swapped.entries, commit=swapped.commit)
+
+
+def _with_environment(task: BoundTask, digest_of: Callable[[BoundTask], str | None]) -> BoundTask:
+    """The task with its environment's digest (what its binding records), when it declares one."""
+    if task.spec.environment is None or task.snapshot is None:
+        return task
+    digest = digest_of(task)
+    if digest is None:
+        return task
+    recorded = BuiltEnvironment(digest=digest, host_path="", mount="", python=False)
+    return attrs.evolve(task, environment=recorded)
 
 
 def _claimed_arms(raw: Any) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ import attrs
 
 from wfbench.app.arms import Arm, TaskKind
 from wfbench.app.binding import BoundTask, sha256_text
-from wfbench.app.cell_checks import RunSettings, skill_digest
+from wfbench.app.cell_checks import RunSettings, overlaid_skill_digest
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep import layout
@@ -110,7 +110,8 @@ def arm_identities(
                 runtime_digest=None if runtime is None else runtime.runtime_digest,
             )
             continue
-        digest = skill_digest(task.snapshot.path, arm.evaluated_skills)
+        incumbent = None if settings is None else settings.incumbent_overlay
+        digest = overlaid_skill_digest(task.snapshot.path, arm.evaluated_skills, incumbent)
         identities[arm.name] = ArmIdentity(
             skill_digest=digest or None,
             review=arm.kind is TaskKind.REVIEW,

@@ -76,12 +76,18 @@ def _read_file(root: str, rel: str) -> bytes | None:
 
 
 def sweep_base_digests(
-    tasks: Sequence[BoundTask], arms: Sequence[Arm], overlay: Overlay | None, mirrors: Sequence[str]
+    tasks: Sequence[BoundTask],
+    arms: Sequence[Arm],
+    overlay: Overlay | None,
+    mirrors: Sequence[str],
+    incumbent_overlay: Overlay | None = None,
 ) -> tuple[dict[str, str], str | None]:
     """``target_base_digests`` for a sweep, and why it is empty when the tasks cannot bind one.
 
     Every prepared task a candidate arm runs on must hold the same incumbent bytes; otherwise
-    (or without an overlay) the map is empty, and apply refuses the evidence.
+    (or without an overlay) the map is empty, and apply refuses the evidence. ``incumbent_overlay`` (the
+    skills earlier generations promoted, ``wfbench evolve``) is what the incumbent ran with on top
+    of the committed skills, at the canonical location and every mirror alike.
     """
     if overlay is None:
         return {}, None
@@ -94,9 +100,12 @@ def sweep_base_digests(
             continue
         try:
             incumbent: dict[str, bytes | None] = dict(read_tree_files(task.snapshot.path, roots))
+            base = incumbent_overlay
             for path in dests:
                 if path not in incumbent:
                     incumbent[path] = _read_file(task.snapshot.path, path)
+            if base is not None:
+                incumbent.update(destinations(base.files, mirrors, root_files=base.instructions))
         except InputError as exc:
             return {}, f"{task.spec.id}: {exc.message}"
         digests = base_digests(incumbent, dests)

@@ -176,7 +176,9 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         services.progress.note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
     outcome = _run_cells(config, services, prepared, todo, cancel)
     rows = services.store.rows()
-    base_digests, unbound = sweep_base_digests(prepared, config.arms, config.overlay, corpus.skill_mirrors)
+    base_digests, unbound = sweep_base_digests(
+        prepared, config.arms, config.overlay, corpus.skill_mirrors, config.settings.incumbent_overlay
+    )
     if unbound is not None and config.overlay is not None:
         services.progress.note(f"[promotion] target_base_digests left empty (apply will refuse): {unbound}")
     finish = FinishInput(

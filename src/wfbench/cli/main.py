@@ -41,6 +41,7 @@ def _print_version(value: bool) -> None:
 def build_app() -> typer.Typer:
     """Build the Typer application (nothing is built at import time)."""
     from wfbench.cli import (
+        evolve_cmd,
         gate_cmd,
         plan_cmd,
         promote_cmd,
@@ -81,7 +82,10 @@ def build_app() -> typer.Typer:
 
         typer.echo(__version__)
 
-    for module in (run_cmd, review_cmd, gate_cmd, plan_cmd, provider_cmd, view_cmd, promote_cmd, release_cmd):
+    commands = (
+        run_cmd, review_cmd, gate_cmd, plan_cmd, provider_cmd, view_cmd, promote_cmd, release_cmd, evolve_cmd,
+    )  # fmt: skip
+    for module in commands:
         module.register(app)
     _plain_help(app)
     _word_metavars()

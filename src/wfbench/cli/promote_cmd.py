@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -141,6 +141,13 @@ def register(app: typer.Typer) -> None:
         dry_run: Annotated[
             bool, typer.Option("--dry-run", help="Validate and list the files; write nothing.")
         ] = False,
+        sandbox: Annotated[
+            str,
+            typer.Option(
+                "--sandbox",
+                help="The sandbox backend the sweep ran under (task environment digests depend on it).",
+            ),
+        ] = "bwrap",
     ) -> None:
         """Validate PROMOTION_JSON and write its overlay to REPO's skills and mirrors in one transaction."""
         import attrs
@@ -174,7 +181,7 @@ def register(app: typer.Typer) -> None:
             try:
                 outcome = apply_promotion(
                     request, target=skill_target, workspaces=GitWorkspaces(), now=SystemClock().now(),
-                    work_dir=work_dir,
+                    work_dir=work_dir, environment_digest=environment_digester(sandbox),
                 )  # fmt: skip
             except ApplyRefused as exc:
                 for problem in exc.problems:
@@ -210,3 +217,29 @@ def _recovered_line(recovered: object) -> str:
     txid = getattr(recovered, "txid", "")
     state = "completed (new bytes)" if str(direction) == "forward" else "rolled back (old bytes)"
     return f"recovered an interrupted apply {txid[:12]}: {state} for {len(paths)} file(s)"
+
+
+def environment_digester(sandbox_name: str) -> Any:
+    """``task → the digest its declared environment is built under`` (computed, never built)."""
+    import os
+
+    from wfbench.adapters.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.cli.bootstrap import harness_command_env
+
+    if sandbox_name == "bwrap":
+        from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+
+        backend: Any = BwrapSandbox()
+    else:
+        from wfbench.adapters.sandbox_host import UnsafeHostSandbox
+
+        backend = UnsafeHostSandbox()
+    environments = CachedEnvironments(
+        backend, cache_dir=default_cache_dir(os.environ), command_env=harness_command_env()
+    )
+
+    def digest(task: Any) -> str | None:
+        spec = task.spec.environment
+        return environments.digest(spec, snapshot=task.snapshot, task_env=dict(task.spec.env))
+
+    return digest

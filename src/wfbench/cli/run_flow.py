@@ -67,6 +67,10 @@ class RunRequest:
     limits: Any = None
     #: Bytes a workspace may grow during its sessions (None: unchecked).
     disk_budget: int | None = DEFAULT_DISK_BUDGET
+    #: ``wfbench evolve``: skill files every arm evaluating them runs with (the promoted incumbent).
+    incumbent_overlay: str | None = None
+    #: ``wfbench evolve``: the model that proposed the candidate overlay.
+    proposer_model: str | None = None
     #: ``--no-provider-script``: run a scripted corpus against ``--base-url``.
     no_provider_script: bool = False
     #: ``--tasks``: ids or globs.
@@ -317,6 +321,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             withheld=ep.withheld,
             disk_budget_bytes=request.disk_budget,
             arm_runtimes=runtimes,
+            incumbent_overlay=_incumbent_overlay(request, setup),
         )
         store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
         start_manifest = _manifest_starter(
@@ -328,6 +333,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             overlay_digest=setup.overlay_digest, resume=request.resume is not None,
             include_expensive=request.include_expensive, prior=context.prior, tasks=request.tasks,
             retry=_retry_policy(request),
+            proposer_model=request.proposer_model,
         )  # fmt: skip
         progress: Progress = (BarProgress if sys.stdout.isatty() else LineProgress)(secrets=secrets)
         cell = CellServices(
@@ -343,6 +349,15 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
                 cell, store, progress, log, on_bound=start_manifest, executor=executor, cancel_grace_s=grace
             )
             return run_sweep(config, services=sweep_services, cancel=cancel)
+
+
+def _incumbent_overlay(request: RunRequest, setup: Any) -> Any:
+    """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
+    if request.incumbent_overlay is None:
+        return None
+    from wfbench.app.arms import load_overlay
+
+    return load_overlay(request.incumbent_overlay, setup.arms)
 
 
 def _manifest_starter(
@@ -369,6 +384,8 @@ def _manifest_starter(
         window=request.window, outage_streak=request.outage_streak, started_at=dt.datetime.now(dt.UTC),
     )  # fmt: skip
     current = rm.build_manifest(setup, inputs, arm_runtimes=runtimes)
+    if request.incumbent_overlay is not None or request.proposer_model is not None:
+        current = attrs.evolve(current, extra={**current.extra, **_evolve_fields(request, setup)})
 
     def on_bound(tasks: Sequence[Any]) -> None:
         bound = attrs.evolve(current, tasks=tuple(task.binding() for task in tasks))
@@ -385,6 +402,18 @@ def _manifest_starter(
         context.litter.started = True
 
     return on_bound
+
+
+def _evolve_fields(request: RunRequest, setup: Any) -> dict[str, Any]:
+    """What ``wfbench evolve`` adds to a generation's manifest: the incumbent overlay, the proposer."""
+    from wfbench.app.arms import overlay_digest
+
+    incumbent = _incumbent_overlay(request, setup)
+    return {
+        "incumbent_overlay": None if incumbent is None else incumbent.root,
+        "incumbent_overlay_digest": None if incumbent is None else overlay_digest(incumbent),
+        "proposer_model": request.proposer_model,
+    }
 
 
 def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:

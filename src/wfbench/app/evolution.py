@@ -1,0 +1,426 @@
+"""Use case: ``wfbench evolve`` — generations of proposed skills, each swept and gated.
+
+Generation 0 measures the incumbent on its own (unless ``--reuse-results`` supplies a prior
+sweep). Each later generation:
+
+1. **proposes**: the proposer session (:mod:`wfbench.app.proposer`) reads the last sweep's
+   redacted evidence digest and writes a candidate overlay on a copy of the incumbent skills;
+2. **validates** it like any ``--candidate-overlay`` (Markdown under the skills it may evolve,
+   the size limits) and derives the candidate arms it must be judged in;
+3. **sweeps** the candidate arms against their incumbents, reusing the last sweep's comparator
+   rows (``--reuse-results``, with its paid canary);
+4. **gates**: the sweep's ``promotion.json``; the generation promotes only if every decision does;
+5. on ``promote``, the candidate becomes the next generation's incumbent: its files join the
+   working copy of the incumbent skills (``<out>/incumbent``, applied to every arm evaluating
+   them), and — only when asked — the evidence is applied to the user's repository through
+   ``wfbench promote apply``'s use case.
+
+Each generation is one line of ``evolution.jsonl`` (:class:`GenerationRecord`). The loop stops at
+``--max-generations``, when ``--max-cost`` is spent, or after two generations in a row without
+enough evidence. It continues where an earlier run stopped: the history, the incumbent and the
+last sweep are read back from the output directory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from wfbench.app.arms import Arm, check_overlay_arms, load_overlay, overlay_digest, required_candidate_arms
+from wfbench.app.corpus import Corpus, load_corpus
+from wfbench.app.proposer import Proposal, proposer_prompt, write_overlay
+from wfbench.app.spend import spend_of
+from wfbench.domain.errors import InputError, WfbenchError
+from wfbench.domain.evolution.digest import evidence_digest
+from wfbench.domain.evolution.record import (
+    GenerationOutcome,
+    GenerationRecord,
+    Spend,
+    generation_decision,
+    stop_reason,
+)
+from wfbench.domain.ports import Clock
+from wfbench.domain.results.rows import Row
+
+__all__ = [
+    "EVOLUTION_FILE",
+    "EvolveConfig",
+    "EvolveResult",
+    "EvolveServices",
+    "ProposalOrder",
+    "SweepOrder",
+    "allowed_skills",
+    "evolve",
+    "generation_arms",
+    "read_history",
+]
+
+EVOLUTION_FILE = "evolution.jsonl"
+INCUMBENT_DIR = "incumbent"
+
+
+@attrs.frozen
+class EvolveConfig:
+    """What to evolve, for how long, and what may be spent."""
+
+    corpus_path: str
+    out_dir: str
+    generations: int
+    base_arms: tuple[str, ...]
+    proposer_model: str
+    max_generations: int | None = None
+    max_cost_usd: float | None = None
+    #: A prior sweep standing in for generation 0 (its rows are the first evidence and reused).
+    reuse_results: str | None = None
+
+
+@attrs.frozen
+class SweepOrder:
+    """One sweep the loop asks for."""
+
+    out_dir: str
+    arms: tuple[str, ...]
+    candidate_overlay: str | None
+    incumbent_overlay: str | None
+    reuse_results: str | None
+    proposer_model: str | None
+
+
+@attrs.frozen
+class ProposalOrder:
+    """One proposer session the loop asks for."""
+
+    workspace: str
+    incumbent: Mapping[str, bytes]
+    evidence: str
+    prompt: str
+    label: str
+
+
+@attrs.frozen
+class EvolveServices:
+    """What the loop needs from outside (built by the composition root)."""
+
+    run_sweep: Callable[[SweepOrder], int]
+    propose: Callable[[ProposalOrder], Proposal]
+    #: The repository's committed skill files under the given roots (``{rel: bytes}``).
+    committed_skills: Callable[[Sequence[str]], Mapping[str, bytes]]
+    read_rows: Callable[[str], Sequence[Row]]
+    clock: Clock
+    note: Callable[[str], None]
+    #: Apply a generation's ``promotion.json`` to the user's repository (``--apply``); a summary.
+    apply: Callable[[str], Mapping[str, Any]] | None = None
+
+
+@attrs.frozen
+class EvolveResult:
+    """How the loop ended: every generation's record, and why it stopped (None: it ran them all)."""
+
+    history: tuple[GenerationRecord, ...]
+    stopped: str | None
+
+
+def read_history(out_dir: str) -> list[GenerationRecord]:
+    """The records of ``evolution.jsonl`` (empty when there is none).
+
+    Raises:
+        InputError: a torn or foreign line (naming the file and line).
+    """
+    path = os.path.join(out_dir, EVOLUTION_FILE)
+    if not os.path.exists(path):
+        return []
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                raw = json.loads(line)
+            except ValueError:
+                raise InputError("is not a JSON line", source=path, locator=f"line {number}") from None
+            try:
+                records.append(GenerationRecord.from_mapping(raw, line=number))
+            except InputError as exc:
+                raise exc.located(source=path) from None
+    return records
+
+
+def _append(out_dir: str, record: GenerationRecord) -> None:
+    path = os.path.join(out_dir, EVOLUTION_FILE)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record.to_mapping(), sort_keys=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def allowed_skills(corpus: Corpus, base_arms: Sequence[str]) -> tuple[str, ...]:
+    """The skills a proposal may change: those whose every required candidate arm has its incumbent swept."""
+    skills = {s for arm in corpus.arms.values() if arm.is_candidate for s in arm.evaluated_skills}
+    allowed = []
+    for skill in sorted(skills):
+        required = required_candidate_arms([skill], corpus.arms)
+        if required and all(corpus.arms[name].incumbent in base_arms for name in required):
+            allowed.append(skill)
+    return tuple(allowed)
+
+
+def generation_arms(
+    base_arms: Sequence[str], candidates: Sequence[str], arms: Mapping[str, Arm]
+) -> tuple[str, ...]:
+    """The sweep's arms: the base arms, each candidate right after its incumbent."""
+    out: list[str] = []
+    for name in base_arms:
+        out.append(name)
+        out += [c for c in candidates if arms[c].incumbent == name and c not in out]
+    return tuple(out)
+
+
+def _stamp(clock: Clock) -> str:
+    return clock.now().isoformat()
+
+
+def _incumbent_files(out_dir: str) -> dict[str, bytes]:
+    root = os.path.join(out_dir, INCUMBENT_DIR)
+    files: dict[str, bytes] = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as handle:
+                files[os.path.relpath(path, root).replace(os.sep, "/")] = handle.read()
+    return files
+
+
+def _incumbent_arg(out_dir: str) -> str | None:
+    root = os.path.join(out_dir, INCUMBENT_DIR)
+    return root if _incumbent_files(out_dir) else None
+
+
+def _promote_incumbent(out_dir: str, files: Mapping[str, bytes]) -> None:
+    """The promoted files join the incumbent working copy (written beside it, then swapped in)."""
+    merged = {**_incumbent_files(out_dir), **files}
+    root = os.path.join(out_dir, INCUMBENT_DIR)
+    fresh = write_overlay(root + ".next", merged)
+    if os.path.exists(root):
+        os.replace(root, root + ".old")
+    os.replace(fresh, root)
+    shutil.rmtree(root + ".old", ignore_errors=True)
+
+
+def _decisions(sweep_dir: str) -> list[dict[str, Any]] | None:
+    try:
+        with open(os.path.join(sweep_dir, "promotion.json"), encoding="utf-8") as handle:
+            raw = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    decisions = raw.get("decisions") if isinstance(raw, dict) else None
+    if not isinstance(decisions, list):
+        return None
+    return [
+        {key: d.get(key) for key in ("candidate_arm", "incumbent_arm", "decision", "reasons")}
+        for d in decisions
+        if isinstance(d, dict)
+    ]
+
+
+def _sweep_spend(services: EvolveServices, sweep_dir: str) -> tuple[float | None, int]:
+    try:
+        rows = services.read_rows(os.path.join(sweep_dir, "results.jsonl"))
+    except (OSError, WfbenchError):
+        return None, 0
+    spent = spend_of(rows)
+    return spent.usd if spent.measured or not spent.unmeasured else None, spent.unmeasured
+
+
+def _dir(out_dir: str, generation: int) -> str:
+    return os.path.join(out_dir, f"gen-{generation:03d}")
+
+
+def _clear_interrupted(path: str) -> None:
+    """A generation directory without a record (an interrupted run) is moved aside, never reused."""
+    if not os.path.exists(path):
+        return
+    number = 1
+    while os.path.exists(f"{path}.interrupted-{number}"):
+        number += 1
+    os.replace(path, f"{path}.interrupted-{number}")
+
+
+class _Loop:
+    def __init__(self, config: EvolveConfig, services: EvolveServices, corpus: Corpus) -> None:
+        self.config = config
+        self.services = services
+        self.corpus = corpus
+        self.allowed = allowed_skills(corpus, config.base_arms)
+        if not self.allowed:
+            raise InputError(
+                "no candidate arm's incumbent is among the arms, so no skill can be evolved"
+                f" (arms: {', '.join(config.base_arms)})",
+                field="--arms",
+            )
+
+    def baseline(self) -> GenerationRecord:
+        started = _stamp(self.services.clock)
+        sweep = os.path.join(_dir(self.config.out_dir, 0), "sweep")
+        _clear_interrupted(_dir(self.config.out_dir, 0))
+        self.services.note("[evolve] generation 0: measuring the incumbent")
+        self.services.run_sweep(
+            SweepOrder(sweep, self.config.base_arms, None, _incumbent_arg(self.config.out_dir),
+                       self.config.reuse_results, None)
+        )  # fmt: skip
+        usd, unmeasured = _sweep_spend(self.services, sweep)
+        return GenerationRecord(
+            generation=0, outcome=GenerationOutcome.BASELINE, started_at=started,
+            finished_at=_stamp(self.services.clock), sweep_dir=sweep, spend=Spend(0.0, usd, unmeasured),
+            incumbent_digest=self._incumbent_digest(), reasons=("the incumbent measured on its own",),
+        )  # fmt: skip
+
+    def _incumbent_digest(self) -> str | None:
+        root = _incumbent_arg(self.config.out_dir)
+        return None if root is None else overlay_digest(load_overlay(root, self._candidates()))
+
+    def _candidates(self) -> list[Arm]:
+        return [arm for arm in self.corpus.arms.values() if arm.is_candidate]
+
+    def incumbent(self) -> dict[str, bytes]:
+        roots = [f".claude/skills/{skill}" for skill in self.allowed]
+        committed = dict(self.services.committed_skills(roots))
+        promoted = {rel: data for rel, data in _incumbent_files(self.config.out_dir).items()
+                    if rel.split("/")[2] in self.allowed}  # fmt: skip
+        return {**committed, **promoted}
+
+    def generation(self, number: int, last_sweep: str | None) -> tuple[GenerationRecord, Mapping[str, bytes]]:
+        clock, out = self.services.clock, _dir(self.config.out_dir, number)
+        started = _stamp(clock)
+        _clear_interrupted(out)
+        os.makedirs(out)
+        rows = (
+            []
+            if last_sweep is None
+            else list(self.services.read_rows(os.path.join(last_sweep, "results.jsonl")))
+        )
+        prompts = {task.id: task.prompt for task in self.corpus.tasks}
+        digest = evidence_digest(
+            rows, prompts=prompts, decisions=(last_sweep and _decisions(last_sweep)) or (),
+            title=f"Evidence from the last sweep (before generation {number})",
+        )  # fmt: skip
+        self.services.note(f"[evolve] generation {number}: proposing ({self.config.proposer_model})")
+        proposal = self.services.propose(
+            ProposalOrder(
+                workspace=os.path.join(out, "proposer", "workspace"), incumbent=self.incumbent(),
+                evidence=digest, prompt=proposer_prompt(number, self.allowed), label=f"proposer-gen{number}",
+            )
+        )  # fmt: skip
+        record = GenerationRecord(
+            generation=number, outcome=GenerationOutcome.NO_PROPOSAL, started_at=started, finished_at=started,
+            sweep_dir=None, spend=Spend(proposal.record.cost_usd, 0.0),
+            incumbent_digest=self._incumbent_digest(), proposer_model=self.config.proposer_model,
+        )  # fmt: skip
+        problem, overlay_dir, required = self._validate(proposal, out)
+        if problem is not None:
+            self.services.note(f"[evolve] generation {number}: no usable proposal — {problem}")
+            return attrs.evolve(record, reasons=(problem,), finished_at=_stamp(clock)), {}
+        assert overlay_dir is not None
+        arms = generation_arms(self.config.base_arms, required, self.corpus.arms)
+        sweep = os.path.join(out, "sweep")
+        self.services.note(f"[evolve] generation {number}: sweeping {', '.join(arms)}")
+        code = self.services.run_sweep(
+            SweepOrder(sweep, arms, overlay_dir, _incumbent_arg(self.config.out_dir), last_sweep,
+                       self.config.proposer_model)
+        )  # fmt: skip
+        decisions = _decisions(sweep)
+        usd, unmeasured = _sweep_spend(self.services, sweep)
+        outcome = generation_decision([str(d["decision"]) for d in decisions or []])
+        reasons = tuple(f"{d['candidate_arm']}: {d['decision']}" for d in decisions or ()) or (
+            f"the sweep wrote no promotion.json (exit {code})",
+        )
+        digest_of = overlay_digest(load_overlay(overlay_dir, self._candidates()))
+        record = attrs.evolve(
+            record, outcome=outcome, sweep_dir=sweep, spend=Spend(proposal.record.cost_usd, usd, unmeasured),
+            candidate_overlay=overlay_dir, candidate_overlay_digest=digest_of,
+            required_candidate_arms=required, decisions=tuple(decisions or ()), reasons=reasons,
+            promotion=os.path.join(sweep, "promotion.json") if decisions is not None else None,
+            finished_at=_stamp(clock),
+        )  # fmt: skip
+        return record, proposal.files
+
+    def _validate(self, proposal: Proposal, out: str) -> tuple[str | None, str | None, tuple[str, ...]]:
+        record = proposal.record
+        if not record.ok:
+            kind = record.error_kind.value if record.error_kind else "not ok"
+            return f"the proposer session failed ({kind}): {record.error_detail or ''}".strip(), None, ()
+        if proposal.deleted:
+            return f"the proposer deleted {', '.join(proposal.deleted)} (an overlay cannot delete)", None, ()
+        if not proposal.files:
+            return "the proposer changed no skill file", None, ()
+        overlay_dir = write_overlay(os.path.join(out, "overlay"), proposal.files)
+        try:
+            overlay = load_overlay(
+                overlay_dir, [a for a in self._candidates() if set(a.evaluated_skills) & set(self.allowed)]
+            )
+            required = required_candidate_arms(overlay.skills, self.corpus.arms)
+            chosen = generation_arms(self.config.base_arms, required, self.corpus.arms)
+            check_overlay_arms(overlay, [self.corpus.arms[a] for a in chosen], self.corpus.arms)
+        except InputError as exc:
+            return f"the proposal is not a valid overlay: {exc.reason}", None, ()
+        if proposal.ignored:
+            self.services.note(
+                f"[evolve] ignored what the proposer wrote outside the skills: {', '.join(proposal.ignored)}"
+            )
+        return None, overlay_dir, required
+
+
+def evolve(config: EvolveConfig, services: EvolveServices) -> EvolveResult:
+    """Run up to ``config.generations`` generations (see the module docstring); the records.
+
+    Raises:
+        InputError: a bad corpus, arms or history (nothing is run).
+    """
+    os.makedirs(config.out_dir, exist_ok=True)
+    corpus = load_corpus(config.corpus_path)
+    loop = _Loop(config, services, corpus)
+    history = read_history(config.out_dir)
+    if not history and config.reuse_results is None:
+        record = loop.baseline()
+        _append(config.out_dir, record)
+        history.append(record)
+    last_sweep = history[-1].sweep_dir if history else config.reuse_results
+    for record in reversed(history):
+        if record.sweep_dir is not None:
+            last_sweep = record.sweep_dir
+            break
+    next_number = (history[-1].generation + 1) if history else 1
+    stopped: str | None = None
+    for number in range(next_number, next_number + config.generations):
+        stopped = stop_reason(
+            history, max_generations=config.max_generations, max_cost_usd=config.max_cost_usd
+        )
+        if stopped is not None:
+            services.note(f"[evolve] stopping: {stopped}")
+            break
+        record, files = loop.generation(number, last_sweep)
+        if record.outcome is GenerationOutcome.PROMOTE:
+            _promote_incumbent(config.out_dir, files)
+            if services.apply is not None and record.promotion is not None:
+                record = attrs.evolve(record, applied=dict(services.apply(record.promotion)))
+        services.note(
+            f"[evolve] generation {number}: {record.outcome.value} — {'; '.join(record.reasons)}"
+            f" (spent {record.spend.total_usd if record.spend.total_usd is not None else 'n/a'})"
+        )
+        _append(config.out_dir, record)
+        history.append(record)
+        if record.sweep_dir is not None:
+            last_sweep = record.sweep_dir
+    else:
+        stopped = stop_reason(
+            history, max_generations=config.max_generations, max_cost_usd=config.max_cost_usd
+        )
+    return EvolveResult(tuple(history), stopped)
+
+
+def now_utc() -> dt.datetime:
+    """UTC now (the CLI's default clock for the loop's timestamps)."""
+    return dt.datetime.now(dt.UTC)
