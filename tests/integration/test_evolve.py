@@ -22,6 +22,8 @@ import pytest
 
 from tests.integration.demo_run import WFBENCH, bwrap_or_skip
 from tests.integration.evolve_kit import CONCISE, EXHAUSTIVE, write_evolve_corpus
+from wfbench.domain.metering.prices import prices_for
+from wfbench.domain.session.records import Usage
 
 MODEL = "claude-sonnet-4-5"
 
@@ -100,21 +102,34 @@ def test_two_generations_promote_then_keep_the_incumbent(evolved: Evolved) -> No
     assert "task cap" in " ".join(records[2]["decisions"][0]["reasons"])
 
 
-def test_the_spend_is_the_sum_of_the_sweeps_paid_cells_and_the_proposer(evolved: Evolved) -> None:
-    """Per generation: sweep spend = Σ cost of its non-reused rows; total = that + the proposer's cost."""
+def test_the_spend_is_the_sum_of_the_sweeps_metered_cells_and_the_metered_proposer(evolved: Evolved) -> None:
+    """Per generation: sweep spend = Σ wire-metered cost of its paid rows; total = that + the proposer's.
+
+    The proposer reached the model through its own metered lease: its cost is the wire's usage at the
+    model's prices, which equals what its transcript reports (the lease would have flagged a disagreement).
+    """
+    prices = prices_for(MODEL)
+    assert prices is not None
     for record in evolved.records():
         rows = evolved.rows(record["generation"])
-        paid = round(sum(r["cost_usd"] for r in rows if not r.get("reused")), 6)
-        assert record["spend"]["sweep_usd"] == pytest.approx(paid, abs=1e-9)
+        paid = [r for r in rows if not r.get("reused")]
+        assert paid
+        assert all(r["usage_source"] == "wire" for r in paid)
+        total = round(sum(r["cost_usd"] for r in paid), 6)
+        assert record["spend"]["sweep_usd"] == pytest.approx(total, abs=1e-9)
         assert record["spend"]["unmeasured_cells"] == 0
         if record["generation"] == 0:
+            assert record["spend"]["proposer_usd"] == 0.0
             continue
+        assert record["spend"]["proposer_source"] == "wire"
         transcript = evolved.out / f"gen-{record['generation']:03d}" / "proposer" / "transcript.jsonl"
         result = [
             json.loads(line) for line in transcript.read_text().splitlines() if '"type":"result"' in line
         ][-1]
-        assert record["spend"]["proposer_usd"] == pytest.approx(result["total_cost_usd"])
-        assert record["spend"]["total_usd"] == pytest.approx(paid + result["total_cost_usd"])
+        usage = Usage(**{k: result["usage"].get(k) for k in attrs.fields_dict(Usage)})
+        assert usage.output_tokens, result
+        assert record["spend"]["proposer_usd"] == pytest.approx(prices.cost_usd(usage), abs=1e-9)
+        assert record["spend"]["total_usd"] == pytest.approx(total + prices.cost_usd(usage), abs=1e-9)
 
 
 def test_the_promoted_candidate_is_the_next_generations_incumbent(evolved: Evolved) -> None:
@@ -211,3 +226,27 @@ def test_running_evolve_again_continues_from_the_history(evolved: Evolved) -> No
     assert done.returncode == 0, done.stderr[-2000:]
     assert "stopping: reached --max-generations 2" in done.stdout
     assert len(evolved.records()) == 3
+
+
+def test_max_cost_is_each_sweeps_budget_and_stops_the_loop(tmp_path: Path) -> None:
+    """--max-cost: the baseline sweep gets the whole budget as its own --max-cost (metered at the wire,
+    it stops issuing cells once spent), and no proposing generation starts after it."""
+    bwrap_or_skip()
+    corpus = write_evolve_corpus(tmp_path)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*WFBENCH, "evolve", str(corpus), "--generations", "2", "--out", str(out),
+         "--arms", "workflow,baseline,review", "--workers", "1", "--max-cost", "0.0001"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    records = [json.loads(line) for line in (out / "evolution.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in records] == ["baseline"]
+    assert records[0]["spend"]["total_usd"] >= 0.0001
+    assert "stopping: spent $" in done.stdout
+    assert "--max-cost $0.0001 budget" in done.stdout
+    rows = (out / "gen-000" / "sweep" / "results.jsonl").read_text().splitlines()
+    assert "[max-cost]" in done.stdout + done.stderr
+    assert len(rows) == 1  # one worker: the first cell spent the budget, no other cell started
+    assert not (out / "gen-001").exists()

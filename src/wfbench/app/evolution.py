@@ -56,9 +56,11 @@ __all__ = [
     "ProposalOrder",
     "SweepOrder",
     "allowed_skills",
+    "budget_left",
     "evolve",
     "generation_arms",
     "read_history",
+    "sweep_budget",
 ]
 
 EVOLUTION_FILE = "evolution.jsonl"
@@ -90,6 +92,8 @@ class SweepOrder:
     incumbent_overlay: str | None
     reuse_results: str | None
     proposer_model: str | None
+    #: What is left of ``--max-cost`` (the sweep's own ``--max-cost``: it stops issuing cells there).
+    max_cost_usd: float | None = None
 
 
 @attrs.frozen
@@ -269,7 +273,7 @@ class _Loop:
         self.services.note("[evolve] generation 0: measuring the incumbent")
         self.services.run_sweep(
             SweepOrder(sweep, self.config.base_arms, None, _incumbent_arg(self.config.out_dir),
-                       self.config.reuse_results, None)
+                       self.config.reuse_results, None, max_cost_usd=self.config.max_cost_usd)
         )  # fmt: skip
         usd, unmeasured = _sweep_spend(self.services, sweep)
         return GenerationRecord(
@@ -292,7 +296,9 @@ class _Loop:
                     if rel.split("/")[2] in self.allowed}  # fmt: skip
         return {**committed, **promoted}
 
-    def generation(self, number: int, last_sweep: str | None) -> tuple[GenerationRecord, Mapping[str, bytes]]:
+    def generation(
+        self, number: int, last_sweep: str | None, budget_left: float | None = None
+    ) -> tuple[GenerationRecord, Mapping[str, bytes]]:
         clock, out = self.services.clock, _dir(self.config.out_dir, number)
         started = _stamp(clock)
         _clear_interrupted(out)
@@ -316,7 +322,7 @@ class _Loop:
         )  # fmt: skip
         record = GenerationRecord(
             generation=number, outcome=GenerationOutcome.NO_PROPOSAL, started_at=started, finished_at=started,
-            sweep_dir=None, spend=Spend(proposal.record.cost_usd, 0.0),
+            sweep_dir=None, spend=Spend(proposal.cost_usd, 0.0, proposer_source=proposal.cost_source),
             incumbent_digest=self._incumbent_digest(), proposer_model=self.config.proposer_model,
         )  # fmt: skip
         problem, overlay_dir, required = self._validate(proposal, out)
@@ -329,7 +335,7 @@ class _Loop:
         self.services.note(f"[evolve] generation {number}: sweeping {', '.join(arms)}")
         code = self.services.run_sweep(
             SweepOrder(sweep, arms, overlay_dir, _incumbent_arg(self.config.out_dir), last_sweep,
-                       self.config.proposer_model)
+                       self.config.proposer_model, max_cost_usd=sweep_budget(budget_left, proposal.cost_usd))
         )  # fmt: skip
         decisions = _decisions(sweep)
         usd, unmeasured = _sweep_spend(self.services, sweep)
@@ -339,7 +345,8 @@ class _Loop:
         )
         digest_of = overlay_digest(load_overlay(overlay_dir, self._candidates()))
         record = attrs.evolve(
-            record, outcome=outcome, sweep_dir=sweep, spend=Spend(proposal.record.cost_usd, usd, unmeasured),
+            record, outcome=outcome, sweep_dir=sweep,
+            spend=Spend(proposal.cost_usd, usd, unmeasured, proposer_source=proposal.cost_source),
             candidate_overlay=overlay_dir, candidate_overlay_digest=digest_of,
             required_candidate_arms=required, decisions=tuple(decisions or ()), reasons=reasons,
             promotion=os.path.join(sweep, "promotion.json") if decisions is not None else None,
@@ -373,6 +380,29 @@ class _Loop:
         return None, overlay_dir, required
 
 
+def budget_left(max_cost_usd: float | None, history: Sequence[GenerationRecord]) -> float | None:
+    """What is left of ``--max-cost`` after every generation so far (None: no budget).
+
+    Called only when :func:`stop_reason` let the loop go on, so every total is known.
+    """
+    if max_cost_usd is None:
+        return None
+    spent = sum(record.spend.total_usd or 0.0 for record in history)
+    return max(0.0, round(max_cost_usd - spent, 6))
+
+
+def sweep_budget(left: float | None, proposer_usd: float | None) -> float | None:
+    """The sweep's own ``--max-cost``: what the proposer left of the budget (never negative).
+
+    A proposer whose cost is unknown leaves nothing: a budget that cannot be checked is spent.
+    """
+    if left is None:
+        return None
+    if proposer_usd is None:
+        return 0.0
+    return max(0.0, round(left - proposer_usd, 6))
+
+
 def evolve(config: EvolveConfig, services: EvolveServices) -> EvolveResult:
     """Run up to ``config.generations`` generations (see the module docstring); the records.
 
@@ -401,7 +431,7 @@ def evolve(config: EvolveConfig, services: EvolveServices) -> EvolveResult:
         if stopped is not None:
             services.note(f"[evolve] stopping: {stopped}")
             break
-        record, files = loop.generation(number, last_sweep)
+        record, files = loop.generation(number, last_sweep, budget_left(config.max_cost_usd, history))
         if record.outcome is GenerationOutcome.PROMOTE:
             _promote_incumbent(config.out_dir, files)
             if services.apply is not None and record.promotion is not None:

@@ -5,9 +5,11 @@ inside the sandbox, on a fresh workspace that holds only the incumbent skills
 (``.claude/skills/<skill>/…``, the committed ones with the promoted files on top) and
 ``EVIDENCE.md``, the redacted digest of the last sweep (:mod:`wfbench.domain.evolution.digest`:
 never hidden oracle bytes or labels). It may read and edit files, nothing else (no shell, no
-network but the model's endpoint). What it changed under the skills it may evolve becomes the
-candidate overlay; anything else it wrote is ignored (and said), a deleted skill file is refused
-(an overlay cannot delete), and the overlay is then validated like any ``--candidate-overlay``.
+network: like every cell's session it reaches the model only through its own metered lease of
+the key proxy, a bridge on the sandbox's own loopback, and its cost is the wire's). What it
+changed under the skills it may evolve becomes the candidate overlay; anything else it wrote is
+ignored (and said), a deleted skill file is refused (an overlay cannot delete), and the overlay
+is then validated like any ``--candidate-overlay``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from wfbench.app.cell_checks import CellServices, RunSettings
+from wfbench.app.cell_wire import CellWire
+from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.workspace.sandbox import SandboxPolicy
@@ -35,12 +39,19 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 @attrs.frozen
 class Proposal:
-    """What the proposer session did: the changed skill files (``{rel: bytes}``), notes, the record."""
+    """What the proposer session did: the changed skill files (``{rel: bytes}``), notes, the record.
+
+    ``cost_usd`` is what the session cost: metered at the wire (its lease's usage at the pinned
+    model's prices) when the endpoint meters, else the agent's own report; ``None`` is unknown.
+    """
 
     record: SessionRecord
     files: Mapping[str, bytes]
     ignored: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
+    cost_usd: float | None = None
+    #: ``wire`` (metered by the key proxy) or ``agent`` (the session's own report).
+    cost_source: str = "agent"
 
 
 def proposer_prompt(generation: int, skills: Sequence[str]) -> str:
@@ -107,23 +118,39 @@ def run_proposer(
     policy = SandboxPolicy(
         workspace=workspace,
         workspace_writable=True,
-        network=True,
+        network=False,
         timeout_s=settings.session_timeout_s,
         env=dict(settings.command_env),
     )
-    request = SessionRequest(
-        prompt=prompt,
-        model=model,
-        effort=settings.effort,
-        allowed_tools=PROPOSER_TOOLS,
-        disallowed_tools=("Bash", "Skill", "WebFetch", "WebSearch"),
-        timeout_s=settings.session_timeout_s,
-        env=settings.agent_env,
-        secrets=settings.secrets,
-        label=label,
-        withheld=settings.withheld,
-    )
-    record = services.agent.run_session(request, sandbox=services.sandbox, policy=policy, cancel=cancel)
+    env, secrets = dict(settings.agent_env), dict(settings.secrets)
+    wire = None
+    if services.gateway is not None:
+        wire = CellWire(services.gateway.lease(label, model=model), prices_for(model))
+    try:
+        if wire is not None:  # the model only through the proposer's own metered lease
+            policy, env, secrets = wire.policy(policy), wire.env(env), wire.secrets(secrets)
+        request = SessionRequest(
+            prompt=prompt,
+            model=model,
+            effort=settings.effort,
+            allowed_tools=PROPOSER_TOOLS,
+            disallowed_tools=("Bash", "Skill", "WebFetch", "WebSearch"),
+            timeout_s=settings.session_timeout_s,
+            env=env,
+            secrets=secrets,
+            label=label,
+            withheld=settings.withheld,
+        )
+        metered = None if wire is None else wire.before()
+        record = services.agent.run_session(request, sandbox=services.sandbox, policy=policy, cancel=cancel)
+        cost, source = record.cost_usd, "agent"
+        if wire is not None and metered is not None:
+            record = wire.check(record, metered)
+            usage = wire.sessions[-1].usage  # what check() metered over the session
+            cost, source = (None if wire.prices is None else wire.prices.cost_usd(usage)), "wire"
+    finally:
+        if wire is not None:
+            wire.lease.close()
     after = _files(workspace)
     changed = {
         rel: data
@@ -132,7 +159,9 @@ def run_proposer(
     }
     ignored = tuple(sorted(rel for rel in after if not rel.startswith(SKILLS + "/") and rel != EVIDENCE_FILE))
     deleted = tuple(sorted(rel for rel in incumbent if rel not in after))
-    return Proposal(record=record, files=changed, ignored=ignored, deleted=deleted)
+    return Proposal(
+        record=record, files=changed, ignored=ignored, deleted=deleted, cost_usd=cost, cost_source=source
+    )
 
 
 def write_overlay(root: str, files: Mapping[str, bytes]) -> str:

@@ -87,7 +87,8 @@ def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
             "--max-cost",
             min=0.0,
             metavar="USD",
-            help="Stop before a generation once all generations' spend (proposer + paid cells) reaches it.",
+            help="Budget over all generations' spend metered at the wire (proposer + paid cells): no"
+            " generation starts once it is reached, and each sweep gets what is left as its --max-cost.",
             show_default=False,
         ),
     ] = None,

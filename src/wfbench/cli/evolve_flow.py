@@ -3,8 +3,9 @@
 Every generation's sweep is an ordinary sweep directory made by :func:`wfbench.cli.run_flow.execute`
 (manifest, results, reports, ``promotion.json``; the incumbent overlay and the proposer model in
 the manifest). The proposer session is built like a cell's: the same sandbox backend and agent
-adapter, the same kind of endpoint (the corpus's scripted provider offline, or ``--base-url``
-behind the loopback key proxy), a dummy token only.
+adapter, the same kind of endpoint (the corpus's scripted provider offline, or ``--base-url``)
+behind the key proxy, reached only through the proposer's own metered lease (a bridge on the
+sandbox's loopback, a dummy token), so its cost is metered at the wire like every cell's.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def _sweeper(options: EvolveOptions, model: str) -> Any:
             reuse_results=order.reuse_results, resume=None, candidate_overlay=order.candidate_overlay,
             include_expensive=False, timeout=options.timeout, verify_timeout=options.verify_timeout,
             incumbent_overlay=order.incumbent_overlay, proposer_model=order.proposer_model,
-            no_provider_script=options.no_provider_script, tasks=options.tasks,
+            no_provider_script=options.no_provider_script, tasks=options.tasks, max_cost=order.max_cost_usd,
         )  # fmt: skip
         return execute(request)
 
@@ -84,9 +85,10 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str) -> Iterator[Any]:
     from wfbench.cli.bootstrap import harness_command_env
 
     services = boot.bootstrap(sandbox=options.sandbox, agent=options.agent)
+    endpoint_options = boot.EndpointOptions(model=model, agents=(options.agent,))
     with boot.endpoint(
         script_path=_script(options, corpus), base_url=options.base_url, environ=os.environ,
-        warn=lambda text: print(text, file=sys.stderr),
+        warn=lambda text: print(text, file=sys.stderr), options=endpoint_options,
     ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-proposer-") as work_dir:  # fmt: skip
         settings = RunSettings(
             out_dir=options.out, work_dir=work_dir, model=model, sandbox_backend=options.sandbox,
@@ -94,7 +96,9 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str) -> Iterator[Any]:
             secrets={"ANTHROPIC_API_KEY": ep.api_key}, session_timeout_s=options.timeout,
             clock=services.clock, withheld=ep.withheld,
         )  # fmt: skip
-        cell = CellServices(services.sandbox, services.agent, services.workspaces, services.clock)
+        cell = CellServices(
+            services.sandbox, services.agent, services.workspaces, services.clock, gateway=ep.gateway
+        )
         cancel = threading.Event()
 
         def propose(order: Any) -> Any:
@@ -189,6 +193,11 @@ def run_evolve(options: EvolveOptions) -> int:
             f"{unknown[0]!r} is not an incumbent or comparator arm of the corpus (candidates are derived)",
             field="--arms",
         )
+    if options.max_cost is not None:
+        from wfbench.cli.run_guards import check_budget_prices
+
+        check_budget_prices(options.max_cost, model, [corpus.arms[a] for a in arms])
+        check_budget_prices(options.max_cost, proposer_model, [])
     config = EvolveConfig(
         corpus_path=options.corpus, out_dir=os.path.abspath(options.out), generations=options.generations,
         base_arms=tuple(arms), proposer_model=proposer_model, max_generations=options.max_generations,

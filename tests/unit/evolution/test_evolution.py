@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from wfbench.domain.errors import InputError
@@ -108,6 +109,16 @@ def test_a_spend_with_an_unknown_part_is_unknown() -> None:
     assert Spend(0.25, 1.0, unmeasured_cells=1).total_usd is None
 
 
+@pytest.mark.parametrize("source", ["wire", "agent", None])
+def test_where_the_proposers_cost_came_from_reads_back(source: str | None) -> None:
+    """The proposer's cost is the wire's when the endpoint meters it; the record says which."""
+    record = attrs.evolve(_record(2, KE), spend=Spend(0.5, 1.0, proposer_source=source))
+    raw = record.to_mapping()
+
+    assert raw["spend"]["proposer_source"] == source
+    assert GenerationRecord.from_mapping(raw) == record
+
+
 def test_a_record_reads_back_what_it_wrote() -> None:
     """to_mapping → from_mapping; a proposing generation is from the model proposer, the baseline is not."""
     record = _record(
@@ -147,6 +158,8 @@ def test_a_record_reads_back_what_it_wrote() -> None:
         lambda raw: raw.update(started_at=None),
         lambda raw: raw.update(required_candidate_arms="candidate_workflow"),
         lambda raw: raw.update(decisions=["promote"]),
+        lambda raw: raw["spend"].update(proposer_source="guessed"),
+        lambda raw: raw["spend"].update(proposer_source=["wire"]),
     ],
 )
 def test_a_damaged_record_is_refused(mutate: Any) -> None:

@@ -65,13 +65,17 @@ def generation_decision(decisions: Sequence[str]) -> GenerationOutcome:
 class Spend:
     """Dollars spent by a generation: its proposer session and its sweep's paid cells.
 
-    ``None`` is unknown (never zero): a session or a paid cell that reported no cost.
+    ``None`` is unknown (never zero): a session or a paid cell that reported no cost. The
+    sweep's figure is the sum of its paid rows' ``cost_usd`` (metered at the wire when the
+    endpoint meters); ``proposer_source`` says where the proposer's came from (``wire`` or
+    ``agent``, the session's own report).
     """
 
     proposer_usd: float | None
     sweep_usd: float | None
     #: Paid cells of the sweep without a cost.
     unmeasured_cells: int = 0
+    proposer_source: str | None = None
 
     @property
     def total_usd(self) -> float | None:
@@ -86,6 +90,7 @@ class Spend:
             "sweep_usd": self.sweep_usd,
             "unmeasured_cells": self.unmeasured_cells,
             "total_usd": self.total_usd,
+            "proposer_source": self.proposer_source,
         }
 
 
@@ -95,6 +100,12 @@ def _number(raw: Any, field: str) -> float | None:
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw) or raw < 0:
         raise InputError("must be a non-negative number or null", field=field)
     return float(raw)
+
+
+def _source(raw: Any) -> str | None:
+    if raw is None or raw in ("wire", "agent"):
+        return raw  # type: ignore[no-any-return]
+    raise InputError("must be wire, agent or null", field="spend.proposer_source")
 
 
 @attrs.frozen
@@ -174,6 +185,7 @@ class GenerationRecord:
                 _number(spend.get("proposer_usd"), "spend"),
                 _number(spend.get("sweep_usd"), "spend"),
                 unmeasured,
+                _source(spend.get("proposer_source")),
             )
         except InputError as exc:
             raise exc.located(locator=where) from None
