@@ -203,8 +203,14 @@ class RayExecutor:
         """The slots of the nodes still in service."""
         return max(1, sum(node.slots for node_id, node in self._nodes.items() if node_id not in self._lost))
 
-    def submit(self, index: int, cell: Cell) -> None:
-        """Queue ``cell``; it is dispatched as soon as a node has a free slot."""
+    def submit(self, index: int, cell: Cell, delay_s: float = 0.0) -> None:
+        """Queue ``cell``; it is dispatched as soon as a node has a free slot.
+
+        Raises:
+            ValueError: a pacing delay (the cluster's fold is unpaced: docs/distributed.md).
+        """
+        if delay_s > 0:
+            raise ValueError(f"the Ray executor runs cells unpaced; got a delay of {delay_s} s")
         if self._cancelled:
             self._finished.append(CellFinished(index, None))
             return

@@ -2,9 +2,10 @@
 
 :func:`run_packed` is the effect shell around :mod:`wfbench.domain.sweep.scheduling`: the domain fold
 decides which cell to submit, which row to persist, when to stop and when to cancel; this module
-only runs cells on threads and performs those decisions. The calling thread submits, waits and
-folds; ``on_row`` is therefore always called on the calling thread, once per row, in
-submission order.
+performs those decisions on a :class:`~wfbench.domain.ports.CellExecutor` (here the thread pool,
+:class:`~wfbench.app.thread_executor.ThreadCellExecutor`), which only runs cells and reports them
+finished. The calling thread submits, waits and folds; ``on_row`` is therefore always called on
+the calling thread, once per row, in submission order.
 
 Pacing (:mod:`wfbench.domain.sweep.pacing`): a cell is handed to a worker only when one is free
 (the pool never queues), the window contracts while systemic rows are in sight, and a cell
@@ -35,16 +36,15 @@ Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
 from __future__ import annotations
 
-import contextvars
-import queue
+import collections
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 
-from wfbench.domain.ports import CancelToken
+from wfbench.app.thread_executor import RunCell, ThreadCellExecutor
+from wfbench.domain.ports import CancelToken, CellExecutor
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.pacing import LimitChanged, Pacing, RetryPolicy
 from wfbench.domain.sweep.scheduling import (
@@ -60,7 +60,6 @@ from wfbench.domain.sweep.scheduling import (
     PersistRow,
     SubmitCell,
     SweepDone,
-    failed_cell_row,
     fold,
     packed_window,
     start_fold,
@@ -69,7 +68,7 @@ from wfbench.domain.sweep.scheduling import (
 #: How often the waiting thread looks at the cancel event when no cell finishes.
 _POLL_S = 0.05
 
-RunCell = Callable[[Cell, CancelToken], Row]
+__all__ = ["LimitEvent", "RunCell", "SweepOutcome", "run_packed"]
 
 
 @attrs.frozen
@@ -100,62 +99,6 @@ class SweepOutcome:
     breaker: Breaker
     limit_history: tuple[LimitEvent, ...] = ()
     retries: int = 0
-
-
-class _EitherToken:
-    """A cancel token set when the caller's event or the scheduler's own halt event is set."""
-
-    def __init__(self, outer: CancelToken, halt: threading.Event) -> None:
-        self._outer = outer
-        self._halt = halt
-
-    def is_set(self) -> bool:
-        return self._outer.is_set() or self._halt.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.is_set():
-            remaining = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
-            if remaining <= 0:
-                return False
-            self._halt.wait(remaining)
-        return True
-
-
-@attrs.frozen
-class _CellJob:
-    """Everything a worker thread needs to run one cell and report it."""
-
-    index: int
-    cell: Cell
-    run_cell: RunCell
-    token: _EitherToken
-    report: queue.SimpleQueue[CellFinished]
-    on_start: Callable[[Cell], None] | None
-    may_start: Callable[[], bool] | None = None
-    delay_s: float = 0.0
-
-
-def _execute(job: _CellJob) -> None:
-    """Run one cell on a worker thread; always report exactly one CellFinished."""
-    row: Row | None = None
-    try:
-        if job.token.is_set() or (job.delay_s > 0 and job.token.wait(job.delay_s)):
-            return
-        if job.may_start is not None and not job.may_start():
-            return
-        if job.on_start is not None:
-            job.on_start(job.cell)
-        row = job.run_cell(job.cell, job.token)
-        if not isinstance(row, Row) or row.cell != job.cell.key:
-            got = row.cell if isinstance(row, Row) else type(row).__name__
-            row = failed_cell_row(
-                job.cell, f"run_cell returned {got!r} for cell {job.cell.key!r}", cancelled=False
-            )
-    except BaseException as exc:  # a worker must always report; the row carries the failure
-        row = failed_cell_row(job.cell, f"{type(exc).__name__}: {exc}", cancelled=job.token.is_set())
-    finally:
-        job.report.put(CellFinished(job.index, row))
 
 
 def run_packed(
@@ -197,62 +140,42 @@ def run_packed(
     pacing = Pacing.start(workers, outage_limit=outage_streak, retry=retry)
     state, actions = start_fold(len(cell_list), window=size, breaker=breaker, pacing=pacing)
     outer: CancelToken = cancel if cancel is not None else threading.Event()
-    halt = threading.Event()
-    shell = _Shell(
-        cells=cell_list,
-        run_cell=run_cell,
-        on_row=on_row,
-        on_start=on_start,
-        token=_EitherToken(outer, halt),
-        halt=halt,
-        may_start=may_start,
-        on_limit=on_limit,
+    executor = ThreadCellExecutor(
+        workers, run_cell=run_cell, cancel=outer, on_start=on_start, may_start=may_start
     )
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wfbench-cell") as pool:
-        try:
-            while shell.perform(actions, pool):
-                state, actions = fold(state, shell.next_event(state, outer))
-        except BaseException:
-            halt.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+    shell = _Shell(cells=cell_list, on_row=on_row, executor=executor, on_limit=on_limit)
+    try:
+        while shell.perform(actions):
+            state, actions = fold(state, shell.next_event(state, outer))
+    except BaseException:
+        executor.cancel(0.0)
+        executor.close()
+        raise
+    executor.close()
     return _outcome(state, shell, cancelled=outer.is_set())
 
 
 @attrs.define
 class _Shell:
-    """Performs the fold's actions and turns worker reports into fold events."""
+    """Performs the fold's actions on a :class:`~wfbench.domain.ports.CellExecutor` and turns what it
+    reports into fold events, one at a time."""
 
     cells: tuple[Cell, ...]
-    run_cell: RunCell
     on_row: Callable[[Row], None]
-    on_start: Callable[[Cell], None] | None
-    token: _EitherToken
-    halt: threading.Event
-    may_start: Callable[[], bool] | None = None
+    executor: CellExecutor
     on_limit: Callable[[LimitEvent], None] | None = None
-    reports: queue.SimpleQueue[CellFinished] = attrs.field(factory=queue.SimpleQueue)
+    pending: collections.deque[CellFinished] = attrs.field(factory=collections.deque)
     rows: list[Row] = attrs.field(factory=list)
     limits: list[LimitEvent] = attrs.field(factory=list)
     retries: int = 0
     began: float = attrs.field(factory=time.monotonic)
 
-    def perform(self, actions: tuple[Action, ...], pool: ThreadPoolExecutor) -> bool:
+    def perform(self, actions: tuple[Action, ...]) -> bool:
         """Perform ``actions`` in order; False once the sweep is done."""
         for action in actions:
             if isinstance(action, SubmitCell):
-                job = _CellJob(
-                    action.index,
-                    self.cells[action.index],
-                    self.run_cell,
-                    self.token,
-                    self.reports,
-                    self.on_start,
-                    self.may_start,
-                    action.delay_s,
-                )
                 self.retries += action.attempt > 0
-                pool.submit(contextvars.copy_context().run, _execute, job)
+                self.executor.submit(action.index, self.cells[action.index], action.delay_s)
             elif isinstance(action, LimitChanged):
                 event = LimitEvent(time.monotonic() - self.began, action, self.cells[action.index])
                 self.limits.append(event)
@@ -262,18 +185,17 @@ class _Shell:
                 self.on_row(action.row)
                 self.rows.append(action.row)
             elif isinstance(action, CancelRunning):
-                self.halt.set()
+                self.executor.cancel(0.0)
             elif isinstance(action, SweepDone):
                 return False
         return True
 
     def next_event(self, state: FoldState, outer: CancelToken) -> Event:
-        """Wait for the next report; a cancellation seen first becomes a CancelRequested event."""
+        """The next finished cell; a cancellation seen first becomes a CancelRequested event."""
         while not (outer.is_set() and state.stopped is None):
-            try:
-                return self.reports.get(timeout=_POLL_S)
-            except queue.Empty:
-                continue
+            if self.pending:
+                return self.pending.popleft()
+            self.pending.extend(self.executor.wait(_POLL_S))
         return CancelRequested()
 
 

@@ -289,7 +289,8 @@ class SkillTarget(Protocol):
 
 
 class CellExecutor(Protocol):
-    """Runs the cells of a sweep somewhere (threads of this process, nodes of a cluster).
+    """Runs the cells of a sweep somewhere: threads of this process (``app/thread_executor.py``,
+    the default) or the nodes of a cluster (``adapters/ray_executor.py``).
 
     The driver keeps the fold, the breaker and every row: an executor runs cells and reports
     them finished, and never persists anything. Every submitted cell is reported exactly once,
@@ -303,8 +304,12 @@ class CellExecutor(Protocol):
         """How many cells it runs at once (the pool's workers, the cluster's accepted slots)."""
         ...
 
-    def submit(self, index: int, cell: Cell) -> None:
-        """Queue ``cell`` (``index``: its submission position); it starts when a slot is free."""
+    def submit(self, index: int, cell: Cell, delay_s: float = 0.0) -> None:
+        """Queue ``cell`` (``index``: its submission position); it starts when a slot is free.
+
+        ``delay_s`` is the fold's pacing back-off: the cell starts no sooner (a throttled
+        retry). An executor that cannot delay refuses a positive ``delay_s`` (ValueError).
+        """
         ...
 
     def wait(self, timeout: float) -> tuple[CellFinished, ...]:

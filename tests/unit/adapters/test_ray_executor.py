@@ -313,3 +313,15 @@ def test_finished_events_are_cell_finished_values() -> None:
     executor.submit(7, _cells(1)[0])
     fake.finish(fake.refs[0])
     assert all(isinstance(item, CellFinished) for item in executor.wait(0.0))
+
+
+def test_a_pacing_delay_is_refused_not_dropped() -> None:
+    """The cluster's fold is unpaced: a delayed submission fails closed instead of starting the cell early."""
+    fake = FakeRay()
+    executor, _, started = _executor(fake)
+    with pytest.raises(ValueError, match="unpaced"):
+        executor.submit(0, _cells(1)[0], 1.5)
+    assert fake.refs == []
+    assert started == []
+    executor.submit(0, _cells(1)[0], 0.0)
+    assert len(fake.refs) == 1
