@@ -26,7 +26,6 @@ so the chance that *any* candidate is promoted without a real improvement stays 
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
@@ -116,13 +115,13 @@ def _screen(case: StatisticalCase, policy: PromotionPolicy) -> GateVerdict:
     """The preconditions, in the reference gate's words (plus the task count)."""
     verdict = GateVerdict()
     check_model(case.model, "prompt", verdict)
-    rows = 0
+    paired = False
     for task in paired_tasks(case.table, (case.candidate, case.incumbent), case.tasks):
         inc, cand = case.table.get(task, case.incumbent), case.table.get(task, case.candidate)
         if inc is None or cand is None:
             verdict.lacks(f"{task}: both {case.incumbent} and {case.candidate} are required")
             continue
-        rows += 1
+        paired = True
         row = implementation_task(task, inc, cand, policy)
         check_runs(row, policy, verdict)
         check_scored_runs(task, inc, cand, policy.min_runs, verdict)
@@ -130,7 +129,7 @@ def _screen(case: StatisticalCase, policy: PromotionPolicy) -> GateVerdict:
         if row.skill_attributable_failure and cand.resolved != cand.valid_runs:
             verdict.regressed(floor_reason(row))
     analysed = case.statistics.resolution.n_tasks
-    if rows == 0:
+    if not paired:
         verdict.lacks("no paired task results were found")
     elif analysed < policy.min_tasks:  # too few tasks to judge, but a measured regression still counts
         verdict.unscorable(
@@ -140,11 +139,14 @@ def _screen(case: StatisticalCase, policy: PromotionPolicy) -> GateVerdict:
     return verdict
 
 
-def _interval(summary: EffectSummary, unit: str) -> str:
+def _points(summary: EffectSummary) -> str:
     low, high = _presented_interval(summary)
-    if unit == "%":
-        return f"[{low:.1f}%, {high:.1f}%]"
     return f"[{low:+.1f}, {high:+.1f}]"
+
+
+def _percent(summary: EffectSummary) -> str:
+    low, high = _presented_interval(summary)
+    return f"[{low:.1f}%, {high:.1f}%]"
 
 
 def _presented_interval(summary: EffectSummary) -> tuple[float, float]:
@@ -153,7 +155,13 @@ def _presented_interval(summary: EffectSummary) -> tuple[float, float]:
 
 
 def _presented(summary: EffectSummary) -> float:
-    return summary.scale.present(summary.estimate) if summary.estimate is not None else math.nan
+    assert summary.estimate is not None  # as for the interval: the task-count precondition
+    return summary.scale.present(summary.estimate)
+
+
+def _p_value(summary: EffectSummary) -> float:
+    assert summary.p_value is not None  # as for the interval: the task-count precondition
+    return summary.p_value
 
 
 def _non_inferior(stats: PairStatistics, policy: PromotionPolicy, verdict: GateVerdict) -> bool:
@@ -165,7 +173,7 @@ def _non_inferior(stats: PairStatistics, policy: PromotionPolicy, verdict: GateV
     conf = f"{stats.config.confidence:.0%}"
     reason = (
         f"resolution is not shown non-inferior: {_presented(res):+.1f} points, {conf} interval "
-        f"{_interval(res, 'pts')} reaches below the -{margin:.1f}-point margin"
+        f"{_points(res)} reaches below the -{margin:.1f}-point margin"
     )
     if high < 0:
         reason += "; a credible regression (the whole interval is below 0)"
@@ -194,8 +202,8 @@ def _conclude(
     conf = f"{stats.config.confidence:.0%}"
     res_result = results[(case.candidate, ClaimPath.RESOLUTION)]
     res_text = (
-        f"{_presented(res):+.1f} points ({conf} interval {_interval(res, 'pts')}; "
-        f"{_significance(res_result, res.p_value if res.p_value is not None else 1.0)})"
+        f"{_presented(res):+.1f} points ({conf} interval {_points(res)}; "
+        f"{_significance(res_result, _p_value(res))})"
     )
     if res_result.rejected:
         verdict.reasons.append(f"resolution improves by {res_text}")
@@ -205,8 +213,8 @@ def _conclude(
     if saving.interval is not None:
         required = policy.min_improvement_pct
         text = (
-            f"{metric} saving {_presented(saving):.1f}% ({conf} interval {_interval(saving, '%')}; "
-            f"{_significance(saving_result, saving.p_value if saving.p_value is not None else 1.0)}; "
+            f"{metric} saving {_presented(saving):.1f}% ({conf} interval {_percent(saving)}; "
+            f"{_significance(saving_result, _p_value(saving))}; "
             f"at least {required:.1f}% required)"
         )
         if saving_result.rejected and _presented(saving) >= required:

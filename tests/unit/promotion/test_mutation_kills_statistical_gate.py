@@ -1,0 +1,189 @@
+"""Tests that kill the statistical gate's mutants (``scripts/mutation --modules promotion/statistical_gate``).
+
+Exact reasons (every word a reader sees), the rule boundaries (the non-inferiority margin, the
+credible-regression bound at 0, the saving at exactly the asked minimum), the task list a case
+names, and the p = 1 an ineligible pair enters Holm's family with. Boundaries are set on a real
+analysis of real rows, with the summary's interval or estimate moved to the boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from tests.unit.promotion.promotion_fixtures import MODEL, record
+from tests.unit.promotion.test_statistical_gate import (
+    INSUFFICIENT,
+    KEEP,
+    PROMOTE,
+    STATISTICAL,
+    arm_rows,
+    cheaper,
+    only,
+    task_rows,
+    wins,
+)
+from wfbench.domain.promotion.judging import PairSpec, judge_rows
+from wfbench.domain.promotion.policy import DecisionPolicy, PromotionPolicy
+from wfbench.domain.promotion.statistical_gate import (
+    ClaimPath,
+    StatisticalCase,
+    _claims,
+    judge_statistically,
+)
+from wfbench.domain.results.rows import Row
+
+
+def case_of(rows: list[Row], policy: PromotionPolicy = STATISTICAL, **resolution: Any) -> StatisticalCase:
+    """The pair's real case, its resolution summary changed by ``resolution`` (analysis scale)."""
+    table, (decision,) = judge_rows(rows, [PairSpec("cand", "inc")], model=MODEL, policy=policy)
+    stats = decision.statistics
+    stats = attrs.evolve(stats, resolution=attrs.evolve(stats.resolution, **resolution))
+    return StatisticalCase(table, stats, "cand", "inc", MODEL)
+
+
+def verdict_of(case: StatisticalCase, policy: PromotionPolicy = STATISTICAL):
+    return judge_statistically([case], policy)["cand"]
+
+
+# --- exact reasons ---------------------------------------------------------------------------
+
+
+def test_a_resolution_promotion_states_effect_interval_p_value_threshold_and_family() -> None:
+    assert only(wins(10)).reasons == (
+        "resolution improves by +55.6 points (90% interval [+38.9, +66.7]; one-sided p = 0.0046 "
+        "<= 0.0250, Holm over 2 promotion claim(s))",
+    )
+
+
+def test_a_saving_promotion_states_both_paths_in_points_and_percent() -> None:
+    assert only(cheaper(0.8)).reasons == (
+        "no credible resolution gain: +0.0 points (90% interval [+0.0, +0.0]; one-sided p = 1.0000 "
+        "> 0.0500, Holm over 2 promotion claim(s))",
+        "cost_usd saving 20.0% (90% interval [19.7%, 20.2%]; one-sided p = 0.0046 <= 0.0250, "
+        "Holm over 2 promotion claim(s); at least 5.0% required)",
+    )
+
+
+def test_a_credible_regression_is_said_in_full() -> None:
+    rows: list[Row] = []
+    for index in range(12):
+        rows += task_rows(f"t{index:02d}", "111", "100", cand_costs=(0.1, 0.1, 0.1))
+
+    assert only(rows).reasons == (
+        "resolution is not shown non-inferior: -66.7 points, 90% interval [-66.7, -66.7] reaches below "
+        "the -5.0-point margin; a credible regression (the whole interval is below 0)",
+    )
+
+
+def test_a_missing_model_names_the_prompt_evidence() -> None:
+    assert only(wins(10), model=None).reasons == (
+        "a named model is required so prompt evidence cannot drift",
+    )
+
+
+def test_no_paired_task_at_all_is_said() -> None:
+    decision = only([record("x", "cand", 0)])
+
+    assert decision.kind is INSUFFICIENT
+    assert decision.reasons == ("x: both inc and cand are required", "no paired task results were found")
+
+
+def test_too_few_tasks_says_why_no_test_could_decide() -> None:
+    decision = only([row for row in wins(4) if row.task < "t04"])
+
+    assert decision.reasons == (
+        "the statistical policy needs at least 5 paired tasks (got 4); with fewer, no exact test can "
+        "show an improvement at the policy's level",
+    )
+
+
+def test_unequal_scored_runs_name_their_task() -> None:
+    rows = [r for r in wins(10) if not (r.task == "t00" and r.arm == "cand" and r.run == 2)]
+    rows += [record("t00", "cand", 2, resolved=False, error_kind="skill-not-invoked")]
+    rows += [record("t00", "cand", 3, resolved=True), record("t00", "inc", 3, resolved=True)]
+
+    assert (
+        "t00: paired arms have different scored run counts (4/3 scored; runs that never invoked the "
+        "skill under test are not scored)"
+    ) in only(rows).reasons
+
+
+def test_a_task_missing_an_arm_does_not_stop_the_checks_of_the_tasks_after_it() -> None:
+    rows = arm_rows("a00", "inc", "111", [1.0] * 3) + wins(10)
+    rows += arm_rows("t12", "inc", "1", [1.0]) + arm_rows("t12", "cand", "1", [1.0])
+
+    reasons = only(rows).reasons
+
+    assert reasons[0] == "a00: both inc and cand are required"
+    assert "t12: needs at least 3 valid runs per arm (got 1/1)" in " ".join(reasons)
+    assert "no paired task results were found" not in reasons
+
+
+def test_a_case_judges_only_the_tasks_it_names() -> None:
+    rows = wins(10) + arm_rows("t99", "inc", "111", [1.0] * 3)
+    case = case_of(rows)
+
+    assert verdict_of(case).kind is INSUFFICIENT
+    named = attrs.evolve(case, tasks=[f"t{i:02d}" for i in range(12)])
+    assert verdict_of(named).kind is PROMOTE
+
+
+# --- the non-inferiority boundaries ----------------------------------------------------------
+
+
+def test_a_lower_bound_exactly_at_the_margin_is_non_inferior() -> None:
+    policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, non_inferiority_margin_pts=6.25)
+
+    at_margin = case_of(wins(10), policy, interval=(-0.0625, 0.5))
+    below = case_of(wins(10), policy, interval=(-0.0626, 0.5))
+
+    assert verdict_of(at_margin, policy).kind is PROMOTE
+    assert verdict_of(below, policy).kind is KEEP
+
+
+@pytest.mark.parametrize(
+    ("high", "credible"),
+    [(-0.001, True), (0.0, False), (0.005, False)],
+    ids=["below-0", "at-0", "half-a-point"],
+)
+def test_a_credible_regression_needs_the_whole_interval_below_0(high: float, credible: bool) -> None:
+    verdict = verdict_of(case_of(wins(10), interval=(-0.5, high)))
+
+    assert verdict.kind is KEEP
+    assert ("a credible regression" in verdict.reasons[0]) is credible
+
+
+def test_a_saving_of_exactly_the_minimum_promotes() -> None:
+    rows = cheaper(0.8)
+    summary = case_of(rows).statistics.metric
+    assert summary.estimate is not None
+    exact = summary.scale.present(summary.estimate)
+    policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, min_improvement_pct=exact)
+
+    assert verdict_of(case_of(rows, policy), policy).kind is PROMOTE
+    above = attrs.evolve(policy, min_improvement_pct=exact + 1e-9)
+    assert verdict_of(case_of(rows, above), above).kind is KEEP
+
+
+# --- Holm's family ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rows", [wins(10), cheaper(0.8)], ids=["resolution-gain", "saving"])
+def test_an_ineligible_pair_enters_the_family_at_p_1_and_an_eligible_one_at_its_own_p(
+    rows: list[Row],
+) -> None:
+    case = case_of(rows)
+    res, saving = case.statistics.resolution.p_value, case.statistics.metric.p_value
+    assert min(p for p in (res, saving) if p is not None) < 0.01  # a p-value a mutant would let through
+
+    blocked = _claims(case, eligible=False)
+    eligible = _claims(case, eligible=True)
+
+    assert [(c.path, c.p_value) for c in blocked] == [(ClaimPath.RESOLUTION, 1.0), (ClaimPath.SAVING, 1.0)]
+    assert [(c.path, c.p_value) for c in eligible] == [
+        (ClaimPath.RESOLUTION, res),
+        (ClaimPath.SAVING, saving),
+    ]
