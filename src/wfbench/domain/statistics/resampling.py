@@ -46,15 +46,13 @@ __all__ = [
 ]
 
 
-def _canonical(values: Sequence[float]) -> tuple[list[float], float, bool]:
-    """The values to draw from, the sign to apply to the means, and whether to symmetrise."""
+def _canonical(values: Sequence[float]) -> tuple[list[float], bool, bool]:
+    """The values to draw from, whether to negate the means, and whether to symmetrise."""
     ordered = sorted(values)
     mirrored = sorted(-value for value in values)
-    if ordered == mirrored:
-        return ordered, 1.0, True
     if mirrored < ordered:
-        return mirrored, -1.0, False
-    return ordered, 1.0, False
+        return mirrored, True, False
+    return ordered, False, ordered == mirrored
 
 
 def bootstrap_means(values: Sequence[float], *, seed: int, resamples: int) -> tuple[float, ...]:
@@ -70,11 +68,11 @@ def bootstrap_means(values: Sequence[float], *, seed: int, resamples: int) -> tu
         raise ValueError("the bootstrap needs at least one value")
     if resamples < 1:
         raise ValueError("the bootstrap needs at least one resample")
-    pool, sign, symmetric = _canonical(values)
+    pool, negate, symmetric = _canonical(values)
     count = len(pool)
     draw = random.Random(seed).random
     means = [sum([pool[int(draw() * count)] for _ in range(count)]) / count for _ in range(resamples)]
-    if sign < 0:
+    if negate:
         means = [-mean for mean in means]
     if symmetric:
         means += [-mean for mean in means]
@@ -95,7 +93,7 @@ def quantile(ordered: Sequence[float], p: float) -> float:
     position = (len(ordered) - 1) * p
     index = math.floor(position)
     fraction = position - index
-    if index + 1 >= len(ordered) or fraction == 0.0:
+    if fraction == 0.0:  # also every p = 1 (the last value): nothing to interpolate
         return ordered[index]
     return ordered[index] + fraction * (ordered[index + 1] - ordered[index])
 
