@@ -28,9 +28,12 @@ from tests.unit.promotion.test_statistical_gate import (
 from wfbench.domain.promotion.judging import PairSpec, judge_rows
 from wfbench.domain.promotion.policy import DecisionPolicy, PromotionPolicy
 from wfbench.domain.promotion.statistical_gate import (
+    Claim,
     ClaimPath,
+    HolmResult,
     StatisticalCase,
     _claims,
+    holm,
     judge_statistically,
 )
 from wfbench.domain.results.rows import Row
@@ -187,3 +190,10 @@ def test_an_ineligible_pair_enters_the_family_at_p_1_and_an_eligible_one_at_its_
         (ClaimPath.RESOLUTION, res),
         (ClaimPath.SAVING, saving),
     ]
+
+
+def test_a_p_value_exactly_at_its_holm_threshold_is_significant() -> None:
+    results = holm([Claim("a", ClaimPath.RESOLUTION, 0.025), Claim("a", ClaimPath.SAVING, 0.5)], 0.05)
+
+    assert results[("a", ClaimPath.RESOLUTION)] == HolmResult(0.025, True, 2)
+    assert results[("a", ClaimPath.SAVING)] == HolmResult(0.05, False, 2)
