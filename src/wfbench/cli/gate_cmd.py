@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from wfbench.app.gating import GateInput, GateResult
     from wfbench.domain.promotion.decision import Decision
     from wfbench.domain.promotion.policy import PromotionPolicy
-    from wfbench.domain.results.rows import Row
 
 RESULTS_NAME = "results.jsonl"
 EVIDENCE_NAME = "promotion.json"
@@ -219,13 +218,6 @@ def _policy(
         raise InputError(exc.reason, field=f"--{name}") from None
 
 
-def _load(target: Path) -> tuple[Path, tuple[Row, ...]]:
-    from wfbench.adapters.jsonl_store import JsonlResultStore
-
-    source = results_path(target)
-    return source, JsonlResultStore(source).rows()
-
-
 def _stream(target: Path) -> tuple[Path, GateInput]:
     """The results file of ``target``, read once, line by line, into the gate's input."""
     from wfbench.adapters.jsonl_store import JsonlResultStore
@@ -359,17 +351,15 @@ def register(app: typer.Typer) -> None:
         decision_policy: _DecisionPolicy = "reference",
     ) -> None:
         """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
-        from wfbench.adapters.jsonl_store import write_text_atomic
+        from wfbench.adapters.jsonl_store import JsonlResultStore, write_text_atomic
         from wfbench.adapters.sweep_dir import SweepDirectory
         from wfbench.app.report.model import ReportInputs
-        from wfbench.app.report.render import render_reports
+        from wfbench.app.report.render import read_for_report, render_model
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         pairs = parse_pairs(pair)
-        from wfbench.app.gating import gate_input
-
-        source, rows = _load(results)
-        read = gate_input(rows)
+        source = results_path(results)
+        read, builder = read_for_report(JsonlResultStore(source).iter_rows())
         result = _regate(read, policy, pairs, now=evidence_time(source, read))
         promotion = None if result.evidence is None else result.evidence.to_mapping()
         manifest, _ = SweepDirectory(str(source.parent)).json_file("manifest.json")
@@ -381,7 +371,7 @@ def register(app: typer.Typer) -> None:
             manifest=manifest if isinstance(manifest, dict) else None,
             concurrency=concurrency.report_lines(concurrency.read_history(str(source.parent))),
         )
-        markdown, page = render_reports(rows, inputs)
+        markdown, page = render_model(builder.build(read.summary, inputs))
         target = source.parent / "report.md"
         write_text_atomic(target, markdown)
         typer.echo(f"wrote {target}")

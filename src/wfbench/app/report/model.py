@@ -1,6 +1,8 @@
-"""One model of a sweep for every rendering: built in one pass over the rows.
+"""One model of a sweep for every rendering: built in one pass over the rows, never holding them.
 
-:func:`build_model` reads each row once and keeps, besides the aggregates, only what the pages
+:func:`build_model` reads each row once (:class:`ModelBuilder`, beside the
+:class:`~wfbench.domain.results.summary.SummaryBuilder` whose aggregates, per-arm resolve counts,
+median costs and health it reuses) and keeps, besides the aggregates, only what the pages
 need: a small :class:`CellRef` per cell (its status, cost and real wall time, for the links from
 every number to the cells behind it), per-arm totals (spend, wall time, resolve counts with a
 Wilson interval, health counters), the review quality per arm, and the provenance the rows
@@ -12,6 +14,8 @@ the provenance. Unknown is ``None`` everywhere; the renderers print ``n/a``.
 from __future__ import annotations
 
 import statistics
+from array import array
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,11 +24,12 @@ import attrs
 from wfbench import __version__
 from wfbench.app.report.verdicts import Verdict, detectability_sentences, verdicts_of
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable
-from wfbench.domain.results.health import ArmHealth, classify_health
+from wfbench.domain.results.health import ArmHealth
 from wfbench.domain.results.rows import ErrorKind, Row
+from wfbench.domain.results.summary import RowSummary, SummaryBuilder
 from wfbench.domain.statistics.distributions import wilson_interval
 
-__all__ = ["ArmTotals", "CellRef", "ReportInputs", "SweepModel", "build_model"]
+__all__ = ["ArmTotals", "CellRef", "ModelBuilder", "ReportInputs", "SweepModel", "build_model"]
 
 CONFIDENCE = 0.9
 #: Evidence diagnostics the reports show per row (the row keeps them all).
@@ -164,66 +169,121 @@ def _number(value: Any) -> float | None:
     return None if isinstance(value, bool) or not isinstance(value, int | float) else float(value)
 
 
-class _Collector:
-    """The one pass: rows grouped by (task, arm), cell refs and the provenance they carry."""
+class ModelBuilder:
+    """The one pass: what the pages need beyond the aggregates, row by row, never the rows.
+
+    Feed it rows (:meth:`add`), then :meth:`build` the model from the pass's
+    :class:`~wfbench.domain.results.summary.RowSummary` (the aggregate table, per-arm resolve
+    counts, median cost and health). Per row it keeps one :class:`CellRef` (its task and arm
+    strings shared with every other cell of the group), the evidence diagnostics a row has, and
+    counters; nothing else of the row outlives :meth:`add`. ``wfbench report`` feeds the same
+    rows to the gate's builders in the same loop, so the file is read once.
+    """
 
     def __init__(self) -> None:
-        self.groups: dict[tuple[str, str], list[Row]] = {}
+        self.keys: dict[tuple[str, str], tuple[str, str]] = {}
         self.cells: dict[tuple[str, str], list[CellRef]] = {}
+        #: Known ``cost_usd`` of every row (excluded ones too) per (task, arm), in row order.
+        self.costs: dict[tuple[str, str], array[float]] = {}
         self.tasks: dict[str, None] = {}
         self.arms: dict[str, None] = {}
         self.task_kinds: dict[str, str] = {}
         self.arm_kinds: dict[str, set[str]] = {}
+        #: arm -> effective error kind -> rows.
+        self.errors: dict[str, Counter[str]] = {}
         self.seen: dict[str, dict[str, None]] = {}
         #: arm → "agent `version` (model `m`)" as its rows record them (an arm may name its agent).
         self.arm_agents: dict[str, dict[str, None]] = {}
-        self.recorded: list[str] = []
+        self.first_recorded: str | None = None
+        self.last_recorded: str | None = None
         self.rows = self.uninvoked = self.missing = self.wire = 0
         self.diagnostics: list[tuple[str, str, int, tuple[str, ...], int]] = []
 
     def add(self, row: Row) -> None:
-        key = (row.task, row.arm)
+        """Observe one row."""
+        key = self.keys.get((row.task, row.arm))
+        if key is None:
+            key = self.keys[(row.task, row.arm)] = (row.task, row.arm)
+            self.cells[key], self.costs[key] = [], array("d")
+        task, arm = key
         self.rows += 1
-        self.tasks.setdefault(row.task)
-        self.arms.setdefault(row.arm)
-        self.groups.setdefault(key, []).append(row)
-        kind = row.extra.get("kind")
+        self.tasks.setdefault(task)
+        self.arms.setdefault(arm)
+        extra = row.extra
+        kind = extra.get("kind")
         if not isinstance(kind, str):
             kind = "review" if row.review_evidence_valid is not None or row.review else "implementation"
-        self.task_kinds.setdefault(row.task, kind)
-        self.arm_kinds.setdefault(row.arm, set()).add(kind)
-        found = row.extra.get("evidence_diagnostics")
+        self.task_kinds.setdefault(task, kind)
+        self.arm_kinds.setdefault(arm, set()).add(kind)
+        found = extra.get("evidence_diagnostics")
         if isinstance(found, list) and found:
             shown = tuple(str(item) for item in found[:REPORT_DIAGNOSTICS])
-            self.diagnostics.append((row.task, row.arm, row.run, shown, len(found)))
+            self.diagnostics.append((task, arm, row.run, shown, len(found)))
         self.uninvoked += row.error_kind is ErrorKind.SKILL_NOT_INVOKED
-        self.wire += row.extra.get("usage_source") == "wire"
+        self.wire += extra.get("usage_source") == "wire"
         self.missing += row.transcript_missing
-        self.cells.setdefault(key, []).append(
+        effective = row.effective_kind
+        if effective is not None:
+            self.errors.setdefault(arm, Counter())[effective.value] += 1
+        if row.cost_usd is not None:
+            self.costs[key].append(row.cost_usd)
+        self.cells[key].append(
             CellRef(
-                task=row.task,
-                arm=row.arm,
+                task=task,
+                arm=arm,
                 run=row.run,
                 resolved=row.resolved,
-                error_kind=None if row.effective_kind is None else row.effective_kind.value,
+                error_kind=None if effective is None else effective.value,
                 excluded=row.excluded,
                 reused=row.reused,
                 cost_usd=row.cost_usd,
-                cell_wall_s=_number(row.extra.get("cell_wall_s")),
+                cell_wall_s=_number(extra.get("cell_wall_s")),
                 quality=_number(row.review.get("review_weighted_f1")),
             )
         )
         for name in ("benchmark_model", "model", "sandbox_backend", "effort", "runtime_digest"):
-            value = row.extra.get(name)
+            value = extra.get(name)
             if isinstance(value, str) and value:
                 self.seen.setdefault(name, {}).setdefault(value)
-        agent = row.extra.get("agent")
+        agent = extra.get("agent")
         if isinstance(agent, str) and agent:
-            version, model = row.extra.get("agent_version") or "version n/a", row.extra.get("model") or "n/a"
-            self.arm_agents.setdefault(row.arm, {}).setdefault(f"{agent} `{version}` (model `{model}`)")
-        recorded = row.extra.get("reused_from_recorded_at") or row.extra.get("recorded_at")
+            version, model = extra.get("agent_version") or "version n/a", extra.get("model") or "n/a"
+            self.arm_agents.setdefault(arm, {}).setdefault(f"{agent} `{version}` (model `{model}`)")
+        recorded = extra.get("reused_from_recorded_at") or extra.get("recorded_at")
         if isinstance(recorded, str):
-            self.recorded.append(recorded[:10])
+            day = recorded[:10]
+            if self.first_recorded is None or day < self.first_recorded:
+                self.first_recorded = day
+            if self.last_recorded is None or day > self.last_recorded:
+                self.last_recorded = day
+
+    def build(self, summary: RowSummary, inputs: ReportInputs | None = None) -> SweepModel:
+        """The model of the rows added so far; ``summary`` is the summary of the same rows."""
+        inputs = inputs or ReportInputs()
+        arms = tuple(self.arms)
+        health = summary.health(arms)
+        totals = {
+            arm: _arm_totals(arm, self.arm_kinds[arm], self, summary, health[arm]) for arm in arms
+        }
+        cells = {key: tuple(sorted(refs, key=lambda c: c.run)) for key, refs in self.cells.items()}
+        detect = inputs.detectability or detectability_sentences(inputs.promotion)
+        return SweepModel(
+            inputs=inputs,
+            table=summary.table,
+            tasks=_order(self.tasks, inputs.selected_tasks),
+            arms=arms,
+            task_kinds=self.task_kinds,
+            cells=cells,
+            arm_totals=totals,
+            verdicts=verdicts_of(inputs.promotion, detect),
+            provenance=_provenance(inputs, self),
+            run_status=_run_status(inputs),
+            rows=self.rows,
+            skill_not_invoked=self.uninvoked,
+            transcripts_missing=self.missing,
+            diagnostics=tuple(self.diagnostics),
+            wire_metered=self.wire,
+        )
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -240,46 +300,41 @@ def _review(aggs: Sequence[Aggregate]) -> tuple[dict[str, float | None], int, in
     return means, passed, len(controls)
 
 
-def _arm_totals(arm: str, kinds: set[str], collector: _Collector, table: AggregateTable) -> ArmTotals:
-    rows = [row for (_, name), group in collector.groups.items() if name == arm for row in group]
-    valid = [row for row in rows if not row.excluded]
-    costs = [row.cost_usd for row in rows if row.cost_usd is not None]
-    valid_costs = [row.cost_usd for row in valid]
-    walls = [c.cell_wall_s for key, refs in collector.cells.items() if key[1] == arm for c in refs]
+def _arm_totals(
+    arm: str, kinds: set[str], builder: ModelBuilder, summary: RowSummary, health: ArmHealth
+) -> ArmTotals:
+    of_arm = summary.by_arm[arm]
+    keys = [key for key in builder.cells if key[1] == arm]
+    costs = [cost for key in keys for cost in builder.costs[key]]
+    walls = [ref.cell_wall_s for key in keys for ref in builder.cells[key]]
     known_walls = [wall for wall in walls if wall is not None]
-    resolved = sum(1 for row in valid if row.resolved)
-    errors: dict[str, int] = {}
-    for row in rows:
-        if row.effective_kind is not None:
-            errors[row.effective_kind.value] = errors.get(row.effective_kind.value, 0) + 1
-    aggs = [agg for (_, name), agg in table.items() if name == arm]
+    aggs = [agg for (_, name), agg in summary.table.items() if name == arm]
     kind = "review" if kinds == {"review"} else "implementation" if kinds == {"implementation"} else "mixed"
     means, passed, controls = _review(aggs) if kind == "review" else ({}, 0, 0)
+    valid = of_arm.valid_runs
     return ArmTotals(
         arm=arm,
         kind=kind,
         tasks=len(aggs),
-        runs=len(rows),
-        valid_runs=len(valid),
-        resolved=resolved,
-        wilson=wilson_interval(resolved, len(valid), CONFIDENCE) if valid else None,
+        runs=of_arm.runs,
+        valid_runs=valid,
+        resolved=of_arm.resolved_valid,
+        wilson=wilson_interval(of_arm.resolved_valid, valid, CONFIDENCE) if valid else None,
         spend=sum(costs),
-        spend_unknown=len(rows) - len(costs),
-        cost_median=None
-        if any(c is None for c in valid_costs)
-        else _median([c for c in valid_costs if c is not None]),
+        spend_unknown=of_arm.runs - len(costs),
+        cost_median=of_arm.cost_usd,
         wall_median=_median(known_walls),
         wall_total=sum(known_walls),
         wall_unknown=len(walls) - len(known_walls),
-        error_kinds=dict(sorted(errors.items())),
-        health=classify_health(rows, arm),
+        error_kinds=dict(sorted(builder.errors.get(arm, Counter()).items())),
+        health=health,
         review_means=means,
         clean_passed=passed,
         clean_total=controls,
     )
 
 
-def _single(collector: _Collector, name: str) -> str | None:
+def _single(collector: ModelBuilder, name: str) -> str | None:
     values = list(collector.seen.get(name, {}))
     return None if not values else values[0] if len(values) == 1 else ", ".join(values)
 
@@ -294,7 +349,7 @@ def _manifest(inputs: ReportInputs, key: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _arm_agents(collector: _Collector) -> str | None:
+def _arm_agents(collector: ModelBuilder) -> str | None:
     """``arm: agent version (model m); …`` in arm order, or None when no row names its agent."""
     parts = [
         f"`{arm}`: " + ", ".join(collector.arm_agents[arm])
@@ -304,10 +359,10 @@ def _arm_agents(collector: _Collector) -> str | None:
     return "; ".join(parts) or None
 
 
-def _provenance(inputs: ReportInputs, collector: _Collector) -> tuple[tuple[str, str | None], ...]:
+def _provenance(inputs: ReportInputs, collector: ModelBuilder) -> tuple[tuple[str, str | None], ...]:
     promotion = inputs.promotion or {}
-    dates = sorted(collector.recorded)
-    when = None if not dates else dates[0] if dates[0] == dates[-1] else f"{dates[0]} – {dates[-1]}"
+    first, last = collector.first_recorded, collector.last_recorded
+    when = None if first is None else first if first == last else f"{first} – {last}"
     model = inputs.benchmark_model or _single(collector, "benchmark_model") or _single(collector, "model")
     return (
         ("wfbench", _manifest(inputs, "wfbench_version") or __version__),
@@ -350,32 +405,9 @@ def _run_status(inputs: ReportInputs) -> str | None:
 
 
 def build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> SweepModel:
-    """The model of the sweep whose rows are ``rows`` (consumed once)."""
-    inputs = inputs or ReportInputs()
-    collector = _Collector()
+    """The model of the sweep whose rows are ``rows`` (consumed once, never held)."""
+    builder, summary = ModelBuilder(), SummaryBuilder()
     for row in rows:
-        collector.add(row)
-    table = AggregateTable(
-        {key: Aggregate.from_rows(key[0], key[1], group) for key, group in sorted(collector.groups.items())}
-    )
-    arms = tuple(collector.arms)
-    totals = {arm: _arm_totals(arm, collector.arm_kinds[arm], collector, table) for arm in arms}
-    cells = {key: tuple(sorted(refs, key=lambda c: c.run)) for key, refs in collector.cells.items()}
-    detect = inputs.detectability or detectability_sentences(inputs.promotion)
-    return SweepModel(
-        inputs=inputs,
-        table=table,
-        tasks=_order(collector.tasks, inputs.selected_tasks),
-        arms=arms,
-        task_kinds=collector.task_kinds,
-        cells=cells,
-        arm_totals=totals,
-        verdicts=verdicts_of(inputs.promotion, detect),
-        provenance=_provenance(inputs, collector),
-        run_status=_run_status(inputs),
-        rows=collector.rows,
-        skill_not_invoked=collector.uninvoked,
-        transcripts_missing=collector.missing,
-        diagnostics=tuple(collector.diagnostics),
-        wire_metered=collector.wire,
-    )
+        builder.add(row)
+        summary.add(row)
+    return builder.build(summary.build(), inputs)
