@@ -13,6 +13,24 @@ whose session was throttled (HTTP 429/529) runs again after a back-off under an 
 concurrent cells. Every change of that limit is an explicit event: ``on_limit(change)`` is
 called on the calling thread, and :attr:`SweepOutcome.limit_history` keeps them with their time.
 
+Seams (what callers hook into; each is optional except ``run_cell`` and ``on_row``):
+
+* ``run_cell(cell, token) -> Row`` runs on a worker thread; it must pass ``token`` on.
+* ``on_row(row)``: the calling thread, once per row, in fold (submission) order; persist here.
+* ``on_start(cell)``: the worker thread, when a cell really starts (again for each retry);
+  live progress hooks here.
+* ``may_start() -> bool``: the worker thread, just before ``on_start``; ``False`` and the cell
+  never starts (no row; ``--max-cost`` stops a sweep this way).
+* ``on_limit(LimitEvent)``: the calling thread, for each change of the concurrency limit.
+* ``cancel``: an event the caller sets (SIGINT/SIGTERM); never set here.
+* The result, :class:`SweepOutcome`: rows, trip, cancellation, overrun, cells not run, the
+  limit's history and the retries.
+
+The decisions themselves are the pure fold's (``start_fold``/``fold`` over ``CellFinished`` and
+``CancelRequested`` events, returning ``SubmitCell``/``PersistRow``/``LimitChanged``/
+``CancelRunning``/``SweepDone`` actions); another executor performs the same actions
+(:mod:`wfbench.app.executor_sweep`).
+
 Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
 * A cell that raises becomes an ``infra-error`` row (``cancelled`` if its cancel token was set

@@ -355,6 +355,7 @@ def register(app: typer.Typer) -> None:
         from wfbench.adapters.sweep_dir import SweepDirectory
         from wfbench.app.report.model import ReportInputs
         from wfbench.app.report.render import read_for_report, render_model
+        from wfbench.app.report.verdicts import detectability_of
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         pairs = parse_pairs(pair)
@@ -368,6 +369,7 @@ def register(app: typer.Typer) -> None:
         inputs = ReportInputs(
             title="wfbench workflow benchmark",
             promotion=promotion,
+            detectability=detectability_of(result.decisions, promotion),
             manifest=manifest if isinstance(manifest, dict) else None,
             concurrency=concurrency.report_lines(concurrency.read_history(str(source.parent))),
         )

@@ -133,3 +133,25 @@ def test_cells_share_their_groups_task_and_arm_strings() -> None:
 
     assert len({id(ref.task) for ref in refs}) == 1
     assert len({id(ref.arm) for ref in refs}) == 1
+
+
+def test_detectability_of_fresh_decisions_equals_the_sentences_recomputed_from_promotion_json() -> None:
+    """The report command's shortcut says what re-checking the stored statistics would say."""
+    import datetime as dt
+
+    from tests.unit.promotion.promotion_fixtures import runs, same
+    from wfbench.app.gating import regate
+    from wfbench.app.report.verdicts import detectability_of, detectability_sentences
+
+    rows = []
+    for index, task in enumerate(("a", "b", "c", "d")):
+        rows += runs(task, "workflow", same(3, cost_usd=1.0 + index / 10))
+        rows += runs(task, "candidate_workflow", same(3, cost_usd=0.5 + index / 7))
+        rows += runs(task, "review", same(3, cost_usd=1.0))
+    result = regate(rows, now=dt.datetime(2026, 2, 1, tzinfo=dt.UTC))
+    assert result.evidence is not None
+    promotion = result.evidence.to_mapping()
+
+    fresh = detectability_of(result.decisions, promotion)
+    assert fresh
+    assert fresh == detectability_sentences(promotion)

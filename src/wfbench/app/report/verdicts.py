@@ -10,12 +10,22 @@ detect, the policy's thresholds and the per-task paired results with their regre
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-__all__ = ["Effect", "PairedTask", "Verdict", "detectability_sentences", "effect_of", "verdicts_of"]
+from wfbench.domain.promotion.decision import Decision
+
+__all__ = [
+    "Effect",
+    "PairedTask",
+    "Verdict",
+    "detectability_of",
+    "detectability_sentences",
+    "effect_of",
+    "verdicts_of",
+]
 
 
 @attrs.frozen
@@ -306,6 +316,26 @@ def detectability_sentences(promotion: Mapping[str, Any] | None) -> dict[str, st
         sentence = _sentence(decision, _map(policies.get(candidate)))
         if sentence is not None:
             out[candidate] = sentence
+    return out
+
+
+def detectability_of(decisions: Iterable[Decision], promotion: Mapping[str, Any] | None) -> dict[str, str]:
+    """:func:`detectability_sentences` for decisions judged in this process, without recomputing them.
+
+    ``promotion`` is their own evidence mapping (``GateVerdict.to_mapping``: the policy targets).
+    A statistics object made here holds up by construction, so the bootstrap that
+    :func:`detectability_sentences` runs again to check a stored one is skipped (at 4,000 tasks it
+    was the report's largest cost after reading the rows).
+    """
+    from wfbench.domain.statistics.planning import detectability
+
+    policies = _map((promotion or {}).get("policy"))
+    out: dict[str, str] = {}
+    for decision in decisions:
+        if decision.statistics is None:
+            continue
+        target = _num(_map(policies.get(decision.candidate_arm)).get("min_improvement_pct"))
+        out[decision.candidate_arm] = detectability(decision.statistics, target=target).sentence
     return out
 
 
