@@ -122,6 +122,13 @@ def test_a_bad_retry_policy_is_refused(options: dict[str, float], message: str) 
         RetryPolicy(**options)  # type: ignore[arg-type]
 
 
+def test_a_retry_policy_whose_maximum_equals_its_base_is_a_constant_back_off() -> None:
+    """The boundary of the refusal: max_delay_s == base_delay_s is allowed (every retry waits the same)."""
+    policy = RetryPolicy(retries=3, base_delay_s=10.0, max_delay_s=10.0)
+
+    assert [policy.delay(attempt) for attempt in range(4)] == [0.0, 10.0, 10.0, 10.0]
+
+
 def test_the_contraction_threshold_is_half_the_breaker_limit_rounded_up() -> None:
     assert [contraction_threshold(limit) for limit in (0, 1, 2, 3, 5, 8)] == [0, 1, 1, 2, 3, 4]
 
@@ -220,6 +227,25 @@ def test_a_throttled_cell_runs_again_after_a_back_off_and_is_folded_once_with_it
         {"api_error_status": 529, "cost_usd": None, "duration_s": None, "session_ids": ["s1"]}
     ]
     assert "throttled_attempts" not in second.extra
+
+
+def test_each_throttled_attempt_is_recorded_with_its_own_status_cost_duration_and_sessions() -> None:
+    """Two throttles of one cell (429, then 529) are two records, in order, with what each attempt reported."""
+    state, _ = _start(2, workers=1, window=6)
+    first = _row(ErrorKind.SESSION_ERROR, api_error_status=429, session_ids=["s1"])
+    first = attrs.evolve(first, cost_usd=0.25, duration_s=3.5)
+    second = attrs.evolve(THROTTLED, duration_s=1.0, extra={**THROTTLED.extra, "session_ids": ["s2"]})
+
+    state, _ = fold(state, CellFinished(0, first))
+    state, _ = fold(state, CellFinished(0, second))
+    state, actions = fold(state, CellFinished(0, HEALTHY))
+
+    (row,) = _persists(actions)
+    assert row.extra["throttled_attempts"] == [
+        {"api_error_status": 429, "cost_usd": 0.25, "duration_s": 3.5, "session_ids": ["s1"]},
+        {"api_error_status": 529, "cost_usd": None, "duration_s": 1.0, "session_ids": ["s2"]},
+    ]
+    assert row.error_kind is None
 
 
 def test_a_burst_of_throttles_halves_the_limit_once() -> None:
@@ -390,3 +416,7 @@ def test_paced_folding_trips_where_the_serial_breaker_trips_and_never_exceeds_th
     assert state.overrun <= window - 1
     if trip is None:
         assert state.submitted == len(rows)
+    # Nothing of a folded cell stays in the pacing state (it would grow with the sweep).
+    assert state.pacing is not None
+    pacing = state.pacing
+    assert (pacing.attempts, pacing.started, pacing.waiting, pacing.last, pacing.throttles) == ({}, {}, (), {}, {})
