@@ -230,7 +230,7 @@ def test_a_throttled_cell_runs_again_after_a_back_off_and_is_folded_once_with_it
 
 
 def test_each_throttled_attempt_is_recorded_with_its_own_status_cost_duration_and_sessions() -> None:
-    """Two throttles of one cell (429, then 529) are two records, in order, with what each attempt reported."""
+    """Two throttles of one cell (429, then 529): two records, in order, with what each attempt reported."""
     state, _ = _start(2, workers=1, window=6)
     first = _row(ErrorKind.SESSION_ERROR, api_error_status=429, session_ids=["s1"])
     first = attrs.evolve(first, cost_usd=0.25, duration_s=3.5)
@@ -419,4 +419,5 @@ def test_paced_folding_trips_where_the_serial_breaker_trips_and_never_exceeds_th
     # Nothing of a folded cell stays in the pacing state (it would grow with the sweep).
     assert state.pacing is not None
     pacing = state.pacing
-    assert (pacing.attempts, pacing.started, pacing.waiting, pacing.last, pacing.throttles) == ({}, {}, (), {}, {})
+    left = (pacing.attempts, pacing.started, pacing.waiting, pacing.last, pacing.throttles)
+    assert left == ({}, {}, (), {}, {})
