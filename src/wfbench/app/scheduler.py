@@ -28,8 +28,8 @@ Seams (what callers hook into; each is optional except ``run_cell`` and ``on_row
 
 The decisions themselves are the pure fold's (``start_fold``/``fold`` over ``CellFinished`` and
 ``CancelRequested`` events, returning ``SubmitCell``/``PersistRow``/``LimitChanged``/
-``CancelRunning``/``SweepDone`` actions); another executor performs the same actions
-(:mod:`wfbench.app.executor_sweep`).
+``CancelRunning``/``SweepDone`` actions), performed here on any ``CellExecutor``;
+:mod:`wfbench.app.executor_sweep` performs the same fold, unpaced, for a cluster executor.
 
 Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
