@@ -129,3 +129,39 @@ def test_one_task_says_it_needs_two_tasks() -> None:
     one = analyze_pair(pair_samples(TaskPair("a", arm("1"), arm("0"))))
 
     assert detectability(one).sentence.endswith("it needs at least two paired tasks")
+
+
+def test_an_mde_beyond_100_points_says_no_resolution_change_is_detectable() -> None:
+    """Two tasks at one run: a resolution MDE of hundreds of points means no change of any size."""
+    tiny = analyze_pair(pair_samples(TaskPair("a", arm("1"), arm("0")), TaskPair("b", arm("0"), arm("0"))))
+
+    reach = detectability(tiny)
+
+    assert reach.resolution_mde is not None
+    assert reach.resolution_mde > 100.0
+    assert ">= " not in reach.sentence
+    assert reach.sentence.startswith(
+        "this sweep (2 tasks x 1 runs) cannot detect any resolution change (its MDE, "
+    )
+    assert "points, exceeds the 100-point scale) with 80% power (one-sided alpha = 0.05)" in reach.sentence
+
+
+def test_a_detectable_saving_beside_an_undetectable_resolution_change_says_both() -> None:
+    pairs = (
+        TaskPair("a", arm("1", [1.0]), arm("0", [0.5])),
+        TaskPair("b", arm("0", [1.0]), arm("0", [0.45])),
+    )
+    both = analyze_pair(pair_samples(*pairs))
+
+    sentence = detectability(both).sentence
+
+    assert sentence.startswith("this sweep (2 tasks x 1 runs) can detect a cost_usd saving of >= ")
+    assert " but no resolution change (its MDE, " in sentence
+    # One run per arm: tasks can still be planned (at the runs measured); runs cannot.
+    planned = detectability(both, target=5.0)
+    assert planned.tasks_needed is not None
+    assert planned.runs_needed is None
+    assert planned.sentence.endswith(
+        f"{planned.tasks_needed} tasks at 1 runs ({planned.tasks_needed - 2} more) would; whether more runs "
+        "would is unknown (no task has two runs of an arm)"
+    )

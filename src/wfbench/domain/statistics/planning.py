@@ -40,6 +40,16 @@ def describe_effect(summary: EffectSummary, value: float) -> str:
     return f"a {name} change of >= {value:.1f} points"
 
 
+def _beyond_scale(summary: EffectSummary, value: float) -> bool:
+    """An MDE of more than 100 points on a difference of rates: no change of that size exists."""
+    return summary.scale is Scale.DIFFERENCE and value > 100.0
+
+
+def _no_change(summary: EffectSummary, value: float, lead: str) -> str:
+    name = "resolution" if summary.name == "resolved" else summary.name
+    return f"{lead} {name} change (its MDE, {value:.1f} points, exceeds the 100-point scale)"
+
+
 def _target(summary: EffectSummary, value: float) -> str:
     return f"{value:.1f}%" if summary.scale is Scale.LOG_RATIO else f"{value:.1f} points"
 
@@ -70,7 +80,8 @@ def _needs(
         return None, None
     goal = summary.scale.from_presented(target)
     return (
-        tasks_needed(components, target=goal, alpha=alpha, power=power, runs=summary.runs_per_arm),
+        # At the runs measured (``None``): needs no run variance, so one run per arm plans too.
+        tasks_needed(components, target=goal, alpha=alpha, power=power),
         runs_needed(components, target=goal, alpha=alpha, power=power),
     )
 
@@ -84,7 +95,13 @@ def _shortfall(summary: EffectSummary, target: float, tasks: int | None, runs: i
         options.append(f"{runs} runs per arm on these {summary.n_tasks} tasks")
     advice = " or ".join(options) + " would" if options else "no design within reach would"
     if tasks is not None and runs is None:
-        advice += "; more runs alone would not (the tasks themselves differ too much)"
+        sigma2 = None if summary.components is None else summary.components.sigma2
+        if sigma2 is None:
+            advice += "; whether more runs would is unknown (no task has two runs of an arm)"
+        elif sigma2 == 0.0:
+            advice += "; more runs alone would not (the runs of a task do not vary)"
+        else:
+            advice += "; more runs alone would not (the tasks themselves differ too much)"
     return f"it cannot detect the {_target(summary, target)} asked for: {advice}"
 
 
@@ -96,8 +113,10 @@ def detectability(stats: PairStatistics, *, target: float | None = None) -> Dete
     metric_mde = None if metric.mde is None else metric.scale.present(metric.mde)
     res_mde = None if res.mde is None else res.scale.present(res.mde)
     design = f"{res.n_tasks} tasks x {res.runs_per_arm} runs"
-    parts = [describe_effect(s, v) for s, v in ((metric, metric_mde), (res, res_mde)) if v is not None]
-    if not parts:
+    known = [(s, v) for s, v in ((metric, metric_mde), (res, res_mde)) if v is not None]
+    parts = [describe_effect(s, v) for s, v in known if not _beyond_scale(s, v)]
+    beyond = [(s, v) for s, v in known if _beyond_scale(s, v)]
+    if not known:
         why = (
             "it needs at least two paired tasks"
             if res.n_tasks < 2
@@ -107,10 +126,17 @@ def detectability(stats: PairStatistics, *, target: float | None = None) -> Dete
         if target is not None:
             sentence += f"; it cannot tell whether it could detect the {_target(metric, target)} asked for"
         return Detectability(res.n_tasks, res.runs_per_arm, None, None, target, False, None, None, sentence)
-    sentence = (
-        f"this sweep ({design}) can detect {' and '.join(parts)} with {power:.0%} power "
-        f"(one-sided alpha = {alpha:g})"
-    )
+    reach = f"with {power:.0%} power (one-sided alpha = {alpha:g})"
+    if parts:
+        sentence = f"this sweep ({design}) can detect {' and '.join(parts)} {reach}"
+        if beyond:
+            sentence += " but " + " and ".join(_no_change(s, v, "no") for s, v in beyond)
+    else:
+        sentence = (
+            f"this sweep ({design}) cannot detect "
+            + " or ".join(_no_change(s, v, "any") for s, v in beyond)
+            + f" {reach}"
+        )
     can, tasks, runs = True, None, None
     if target is not None:
         can = metric_mde is not None and metric_mde <= target
