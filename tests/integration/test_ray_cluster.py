@@ -259,4 +259,4 @@ def test_killing_a_worker_nodes_raylet_mid_sweep_gives_infra_error_rows_and_the_
     assert all("was lost while running the cell" in r["error_detail"] for r in by_node[lost])
     assert [(r["error_kind"], r["resolved"]) for r in by_node[kept]] == [(None, True)] * 4
     assert "[node-lost]" in stdout + stderr
-    assert proc.returncode in (0, 1), stderr[-3000:]
+    assert proc.returncode == 0, stdout[-2000:] + stderr[-3000:]  # the arm stays usable: 4 of 6 admissible
