@@ -135,3 +135,24 @@ def test_importing_one_domain_module_does_not_load_the_whole_domain() -> None:
     )
 
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("run",),
+        ("gate",),
+        ("report",),
+        ("doctor",),
+        ("tasks", "check"),
+        ("review", "score"),
+        ("provider", "serve"),
+    ],
+    ids=" ".join,
+)
+def test_every_command_help_has_examples_and_its_exit_codes(command: tuple[str, ...]) -> None:
+    text = wfbench(*command, "--help").stdout
+
+    assert "Examples:" in text
+    assert "Exit codes" in text
+    assert f"wfbench {' '.join(command)}" in text.split("Examples:", 1)[1]

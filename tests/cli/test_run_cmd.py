@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 
@@ -37,6 +40,70 @@ def test_a_missing_corpus_names_the_file_and_exits_2(tmp_path):
 def test_doctor_reports_bwrap_claude_node_and_python():
     """`wfbench doctor` prints one line for each capability it checks."""
     done = cli("doctor")
-    assert done.returncode == 0, done.stderr
-    for prefix in ("bwrap:", "claude:", "node:", "python:"):
+    assert done.returncode in (0, 1), done.stderr
+    for prefix in ("python:", "git:", "bwrap:", "disk (results):", "disk (TMPDIR):", "api key:", "claude:",
+                   "codex:", "node:"):  # fmt: skip
         assert prefix in done.stdout
+
+
+def _doctor(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join(sys.path), "HOME": str(tmp_path)}
+    return subprocess.run(
+        [*WFBENCH, "doctor"], capture_output=True, text=True, timeout=120, check=False, env={**base, **env}
+    )
+
+
+def _line(done: subprocess.CompletedProcess[str], name: str) -> str:
+    return next(line for line in done.stdout.splitlines() if line.startswith(f"{name}: "))
+
+
+def test_doctor_exits_1_when_git_is_missing(tmp_path):
+    """git is required (every workspace is a git snapshot): without it, a FAIL line and exit 1."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bwrap", "node"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+
+    done = _doctor(tmp_path, PATH=str(bin_dir))
+
+    assert done.returncode == 1, done.stdout
+    assert _line(done, "git").startswith("git: FAIL — not found on PATH")
+    assert "requirement(s) failed: git" in done.stdout
+
+
+def test_doctor_checks_the_api_key_variable_and_says_the_standard_one_is_not_read(tmp_path):
+    unset = _doctor(tmp_path, ANTHROPIC_API_KEY="sk-other-tool")
+    set_ = _doctor(tmp_path, WFBENCH_ANTHROPIC_API_KEY="sk-doctor-test")
+
+    assert _line(unset, "api key").startswith("api key: warn — WFBENCH_ANTHROPIC_API_KEY is not set")
+    assert "ANTHROPIC_API_KEY is set but wfbench never reads it" in _line(unset, "api key")
+    assert _line(set_, "api key").startswith("api key: ok — WFBENCH_ANTHROPIC_API_KEY is set")
+    assert "sk-doctor-test" not in set_.stdout + set_.stderr
+
+
+def test_doctor_compares_the_installed_agent_with_the_pinned_version(tmp_path):
+    """A claude CLI that is not the pinned version is a warning naming both versions (not a failure)."""
+    from wfbench.adapters.claude_cli import CLAUDE_VERSION
+
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\necho '2.0.1 (Claude Code)'\n")
+    fake.chmod(0o755)
+
+    done = _doctor(tmp_path, WFBENCH_CLAUDE_BIN=str(fake))
+
+    line = _line(done, "claude")
+    assert line.startswith("claude: warn — ")
+    assert "2.0.1 (Claude Code)" in line
+    assert f"not the pinned {CLAUDE_VERSION}" in line
+
+
+def test_the_pinned_claude_version_is_the_one_install_tools_installs():
+    from wfbench.adapters.claude_cli import CLAUDE_VERSION
+    from wfbench.adapters.codex_cli import CODEX_VERSION
+
+    script = (Path(__file__).resolve().parents[2] / "scripts" / "install-tools").read_text()
+
+    assert f'CLAUDE_VERSION="{CLAUDE_VERSION}"' in script
+    assert f'CODEX_VERSION="{CODEX_VERSION}"' in script

@@ -28,8 +28,8 @@ STALLED = ("review-pr-42", "review", 0)
 PR42_RULE = '- when: ["PR #42", "Use the review skill"]'
 
 
-def _stalling_script(tmp: Path) -> Path:
-    """The demo's provider script, the first reply of its Claude PR #42 review rule delayed by STALL_S s.
+def _stalling_script(tmp: Path, stall_s: int = STALL_S) -> Path:
+    """The demo's provider script, the first reply of its Claude PR #42 review rule delayed by ``stall_s`` s.
 
     The demo has a PR #42 rule per protocol (Codex's comes first and uses ``*cx_review``): the
     stall goes into the rule whose own turns use ``*review`` (the Anthropic one the stand-in
@@ -40,7 +40,7 @@ def _stalling_script(tmp: Path) -> Path:
     assert len(rules) > 1, "the demo's provider script has no PR #42 review rule any more"
     for at in range(1, len(rules)):
         body, sep, rest = rules[at].partition("\n  - when:")
-        stalled = body.replace("usage: *review}", f"usage: *review, stall_s: {STALL_S}}}", 1)
+        stalled = body.replace("usage: *review}", f"usage: *review, stall_s: {stall_s}}}", 1)
         if stalled != body:
             rules[at] = stalled + sep + rest
             break

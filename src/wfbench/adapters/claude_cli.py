@@ -45,6 +45,8 @@ from wfbench.domain.session.event_stream import ProcessOutcome, SessionVerdict, 
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.workspace.sandbox import ExecResult, Mount, ProcessState, SandboxPolicy
 
+#: The Claude Code CLI version wfbench is tested with (``scripts/install-tools`` installs it).
+CLAUDE_VERSION = "2.1.328"
 CLAUDE_TARGET = "/opt/claude/claude"
 SHELL_PREFIX_TARGET = "/opt/claude/shell-prefix"
 STANDIN_TARGET = "/opt/wfbench/standin_agent.py"

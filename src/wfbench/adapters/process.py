@@ -20,6 +20,24 @@ from wfbench.domain.workspace.sandbox import ExecResult, ProcessState
 
 TAIL_BYTES = 64 * 1024
 _POLL_S = 0.02
+#: Process groups :func:`run_managed` started that have not ended yet (their pgid = the leader's pid),
+#: for :func:`kill_live_groups` (a second Ctrl-C force-quits the whole sweep).
+_LIVE: set[int] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def live_groups() -> tuple[int, ...]:
+    """The process groups started by :func:`run_managed` that are still running."""
+    with _LIVE_LOCK:
+        return tuple(sorted(_LIVE))
+
+
+def kill_live_groups() -> int:
+    """SIGKILL every live group :func:`run_managed` started (any thread's); how many were signalled."""
+    groups = live_groups()
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
+    return len(groups)
 
 
 class _Drain(threading.Thread):
@@ -120,7 +138,30 @@ def run_managed(
     except subprocess.SubprocessError as exc:  # preexec raised in the child
         detail = f"cannot start {argv[0]}: {exc}"
         return ExecResult(ProcessState.SPAWN_FAILURE, None, b"", b"", 0.0, detail=detail)
-    out = _Drain(proc.stdout, stdout_limit)
+    with _LIVE_LOCK:
+        _LIVE.add(proc.pid)
+    try:
+        return _supervise(
+            proc, stdin=stdin, timeout_s=timeout_s, cancel=cancel, limit=stdout_limit, grace_s=grace_s,
+            started=started,
+        )  # fmt: skip
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc.pid)
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    *,
+    stdin: bytes | None,
+    timeout_s: float,
+    cancel: CancelToken | None,
+    limit: int,
+    grace_s: float,
+    started: float,
+) -> ExecResult:
+    """Drain, feed and wait for ``proc`` (see :func:`run_managed`)."""
+    out = _Drain(proc.stdout, limit)
     err = _Drain(proc.stderr, TAIL_BYTES)
     out.start()
     err.start()

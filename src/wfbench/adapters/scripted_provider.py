@@ -117,6 +117,7 @@ class ScriptedProvider:
         self._log_path = None if log_path is None else Path(log_path)
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
+        self._counts: dict[str, int] = {}
         self._keep_requests = keep_requests
         self._bursts: dict[int, int] = {}
         self._server: _Server | None = None
@@ -200,11 +201,17 @@ class ScriptedProvider:
     def record(self, request: RecordedRequest) -> None:
         """Store a request (and append it to the live log, if any)."""
         with self._lock:
+            self._counts[request.source.value] = self._counts.get(request.source.value, 0) + 1
             if self._keep_requests:
                 self._requests.append(request)
             if self._log_path is not None:
                 with self._log_path.open("a", encoding="utf-8") as log:
                     log.write(json.dumps(request.to_mapping(), sort_keys=True) + "\n")
+
+    def reply_counts(self) -> dict[str, int]:
+        """How many requests each reply source answered (``scripted``, ``default``…), kept in any mode."""
+        with self._lock:
+            return dict(self._counts)
 
     def write_log(self, path: str | Path) -> Path:
         """Write every recorded request as one JSON line each; returns the path."""

@@ -34,8 +34,10 @@ from wfbench.app.cell_checks import (
     checked_run,
     skill_digest,
 )
+from wfbench.app.cell_measure import measured_fields, session_measurements
 from wfbench.app.cell_review import grade_review
 from wfbench.app.cell_wire import CellWire
+from wfbench.app.events import PhaseFinished, PhaseStarted
 from wfbench.app.oracle_run import run_oracle
 from wfbench.domain.errors import EvidenceCaptureError, SandboxError, WfbenchError
 from wfbench.domain.metering.prices import prices_for
@@ -103,6 +105,7 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
     workspace = os.path.join(scratch, "workspace")
     row: Row | None = None
     wire: CellWire | None = None
+    ctx: CellContext | None = None
     try:
         if services.gateway is not None:
             model = plan.arm.model or settings.model  # an arm may pin its own model
@@ -111,7 +114,8 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
         row = _measure(plan, ctx)
     except (WfbenchError, OSError, ValueError, RuntimeError) as exc:
-        row = _failure_row(plan, settings, f"{type(exc).__name__}: {exc}", cancel)
+        measured = {} if ctx is None else measured_fields(ctx.sessions, ctx.transcripts)  # paid sessions stay
+        row = _failure_row(plan, settings, f"{type(exc).__name__}: {exc}", cancel, measured=measured)
     finally:
         if wire is not None:
             wire.lease.close()
@@ -154,6 +158,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         "variant_head_sha": head,
         "skill_digest": expected_digest or None,
         "transcript_artifacts": list(ctx.transcripts),
+        "session_measurements": session_measurements(ctx.sessions),
     }
     diagnostics = list(total.evidence_diagnostics)
     if ctx.first_state is not None and ctx.last_state is not None:
@@ -271,6 +276,7 @@ def _sessions(plan: CellPlan, ctx: CellContext, review_dir: str, expected_digest
             detail = f"{phase.name} phase changed the evaluated skill fingerprint"
             record = attrs.evolve(record, ok=False, error_kind=_PHASE_KIND[phase.role], error_detail=detail)
         records.append(record)
+        ctx.sessions.append((phase.name, record))
         plan_doc = produced or plan_doc
         if not record.ok:
             break
@@ -318,10 +324,16 @@ def _phase(
     )
     before = ctx.services.workspaces.state(ctx.workspace)
     agent = ctx.services.agent_for(None if plan.arm.agent is None else plan.arm.agent.key)
+    key = (plan.task.spec.id, plan.arm.name, plan.run)
+    _observe(ctx, PhaseStarted(key, phase.name))
+    began = ctx.services.clock.monotonic()
     metered = ctx.wire.before() if ctx.wire is not None else None
     record = agent.run_session(request, sandbox=ctx.services.sandbox, policy=policy, cancel=ctx.cancel)
     if ctx.wire is not None and metered is not None:
-        record = ctx.wire.check(record, metered)
+        record = ctx.wire.check(record, metered)  # the row's usage and cost are the wire's
+    wall = round(ctx.services.clock.monotonic() - began, 3)
+    kind = None if record.error_kind is None else record.error_kind.value
+    _observe(ctx, PhaseFinished(key, phase.name, wall, record.ok, kind, record.cost_usd))
     _save_transcript(ctx, plan, phase, record)
     after = ctx.services.workspaces.state(ctx.workspace)
     ctx.first_state = ctx.first_state or before
@@ -379,6 +391,12 @@ def _without_ignored(
         attrs.evolve(before, entries={p: f for p, f in before.entries.items() if keep(p)}),
         attrs.evolve(after, entries={p: f for p, f in after.entries.items() if keep(p)}),
     )
+
+
+def _observe(ctx: CellContext, event: object) -> None:
+    """Tell the sweep's observers (a live view, ``--json``, ``wfbench.log``) about a phase."""
+    if ctx.services.observe is not None:
+        ctx.services.observe(event)
 
 
 def _dependency_mounts(ctx: CellContext) -> tuple[Mount, ...]:
@@ -593,16 +611,25 @@ def _plugin_fields(arm: Arm) -> dict[str, Any]:
     return {"ce_plugin_version": arm.plugin.version, "ce_plugin_manifest_digest": arm.plugin.manifest_digest}
 
 
-def _failure_row(plan: CellPlan, settings: RunSettings, detail: str, cancel: CancelToken) -> Row:
+def _failure_row(
+    plan: CellPlan,
+    settings: RunSettings,
+    detail: str,
+    cancel: CancelToken,
+    *,
+    measured: Mapping[str, Any] | None = None,
+) -> Row:
+    """The row of a cell the harness could not finish; ``measured`` keeps what its sessions measured."""
     kind = ErrorKind.CANCELLED if cancel.is_set() else ErrorKind.INFRA_ERROR
     mapping = {
         **_identity(plan, settings),
+        "session_ids": [],
+        "skill_invoked": None,
+        **(measured or {}),
         "ok": False,
         "resolved": False,
         "error_kind": kind.value,
         "error_detail": detail[:DETAIL_LIMIT],
-        "session_ids": [],
-        "skill_invoked": None,
         "transcript_missing": False,
     }
     return Row.from_mapping(mapping)

@@ -6,7 +6,8 @@ import datetime as dt
 import hashlib
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -17,6 +18,7 @@ from wfbench.domain.environment.spec import ENV_MOUNT
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken, Clock, Environments, ModelCLI, ModelGateway, Sandbox, Workspaces
 from wfbench.domain.results.rows import ErrorKind
+from wfbench.domain.session.records import SessionRecord
 from wfbench.domain.workspace.rules import WorkspaceState
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
@@ -59,6 +61,8 @@ class CellServices:
     environments: Environments | None = None
     #: The model endpoint's metered leases (None: the agent's own usage report is the only one).
     gateway: ModelGateway | None = None
+    #: Told when each of a cell's sessions starts and ends (``app.events.PhaseStarted``/``PhaseFinished``).
+    observe: Callable[[Any], None] | None = None
 
     def agent_for(self, key: str | None) -> ModelCLI:
         """The adapter of an arm's agent (``None``: the run's).
@@ -144,6 +148,8 @@ class CellContext:
     start_usage: int | None = None
     #: The cell's lease on the model endpoint and its sessions' wire meters.
     wire: CellWire | None = None
+    #: ``(phase, record)`` of every session run so far: kept by a row even if the cell then fails.
+    sessions: list[tuple[str, SessionRecord]] = attrs.field(factory=list)
 
     def redacted(self) -> tuple[str, ...]:
         """Every value to redact from what the cell writes: the run's secrets and the cell's token."""

@@ -53,6 +53,8 @@ class FinishInput:
     target_base_digests: Mapping[str, str] = attrs.field(factory=dict)
     #: The model that proposed the overlay (``wfbench evolve``), None for a manual overlay.
     proposer_model: str | None = None
+    #: The scripted provider's reply counts by source (``default``: no ``when:`` rule matched).
+    provider_replies: Mapping[str, int] | None = None
 
 
 def candidate_pairs(arms: Sequence[Arm]) -> list[tuple[str, str]]:
@@ -107,11 +109,29 @@ class FinishOutcome:
 
 
 def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> FinishOutcome:
-    """Write report.md, report.html and promotion.json (when candidates ran); what it found."""
+    """Write report.md, report.html and promotion.json (when candidates ran); what it found.
+
+    After a cancellation (the user stopped the sweep) nothing is judged: the health of arms
+    whose last cells were cut short, and decisions over partial evidence, would read like
+    regressions. The terminal says "cancelled" and how to finish; the files still hold the partial
+    evidence (``promotion.json`` with ``run_status: aborted``, which never promotes).
+    """
     promotion = promotion_evidence(data) if candidate_pairs(data.arms) else None
     write_reports(data.rows, data.out_dir, promotion=promotion, context=report_context(data))
     if promotion is not None:
         _write_json(os.path.join(data.out_dir, "promotion.json"), promotion)
+    decisions = (
+        ()
+        if promotion is None
+        else tuple((str(d["candidate_arm"]), str(d["decision"])) for d in promotion["decisions"])
+    )
+    _note_defaults(data.provider_replies, note)
+    if data.cancelled and not data.tripped:
+        note("[measurement-health] not assessed: the sweep was cancelled before it finished")
+        for candidate, _ in decisions:
+            note(f"[promotion] {candidate}: not decided — the sweep was cancelled; resume it to decide")
+        note(f"Written to {data.out_dir}/")
+        return FinishOutcome(unusable=(), decisions=decisions)
     health = classify_sweep_health(data.rows, health_arms(data.arms))
     for arm, verdict in sorted(health.items()):
         c = verdict.counters
@@ -134,12 +154,20 @@ def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> FinishOut
                 + "; ".join(decision["reasons"])
             )
     note(f"Written to {data.out_dir}/")
-    decisions = (
-        ()
-        if promotion is None
-        else tuple((str(d["candidate_arm"]), str(d["decision"])) for d in promotion["decisions"])
-    )
     return FinishOutcome(unusable=bad, decisions=decisions)
+
+
+def _note_defaults(replies: Mapping[str, int] | None, note: Callable[..., None]) -> None:
+    """Warn when the scripted provider answered with ``default`` (no ``when:`` rule matched)."""
+    unmatched = (replies or {}).get("default", 0)
+    if unmatched:
+        total = sum((replies or {}).values())
+        note(
+            f"[provider] {unmatched} of {total} request(s) matched no `when:` rule and were answered by"
+            " `default`: check the script's rules (run with --provider-log FILE to see which prompts;"
+            " docs/provider-script.md)",
+            "warning",
+        )
 
 
 def _status(data: FinishInput) -> str | None:
@@ -168,6 +196,7 @@ def report_context(data: FinishInput) -> ReportInputs:
         status=_status(data),
         manifest=_read_manifest(data.out_dir),
         concurrency=concurrency.report_lines(concurrency.read_history(data.out_dir)),
+        provider_replies=data.provider_replies,
     )
 
 

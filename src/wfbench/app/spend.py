@@ -23,16 +23,26 @@ from wfbench.domain.results.rows import Row
 
 @attrs.frozen
 class Spend:
-    """Dollars over the cells whose cost is known, and how many cells had none."""
+    """Dollars over the cells whose cost is known, and how many cells were measured how.
+
+    ``partial`` cells have no cell total (a session of theirs was cut short, so the sum is
+    unknown) but some finished sessions with a known cost; those costs are included in ``usd``.
+    """
 
     usd: float | None
     measured: int
     unmeasured: int
+    partial: int = 0
 
     def text(self) -> str:
-        """``$1.2345`` (``n/a`` when nothing was measured), with the unmeasured count when any."""
+        """``$1.2345`` (``n/a`` when nothing was measured), with the partial and unmeasured counts."""
         amount = "n/a" if self.usd is None else f"${self.usd:.4f}"
-        return amount + (f" ({self.unmeasured} cell(s) without a cost)" if self.unmeasured else "")
+        notes = []
+        if self.partial:
+            notes.append(f"{self.partial} cell(s) measured in part")
+        if self.unmeasured:
+            notes.append(f"{self.unmeasured} cell(s) without a cost")
+        return amount + (f" ({'; '.join(notes)})" if notes else "")
 
 
 class SpendSource(Protocol):
@@ -43,18 +53,35 @@ class SpendSource(Protocol):
 
 
 def spend_of(rows: Iterable[Row]) -> Spend:
-    """The summed ``cost_usd`` of ``rows`` (reused rows excluded: this sweep did not pay for them)."""
+    """What ``rows`` cost this sweep: each row's ``cost_usd``, else the known costs of its sessions.
+
+    Reused rows are left out (this sweep did not pay for them).
+    """
     total = 0.0
-    measured = unmeasured = 0
+    measured = unmeasured = partial = 0
     for row in rows:
         if row.reused:
             continue
-        if row.cost_usd is None:
-            unmeasured += 1
-        else:
+        if row.cost_usd is not None:
             measured += 1
             total += row.cost_usd
-    return Spend(usd=round(total, 6) if measured else None, measured=measured, unmeasured=unmeasured)
+            continue
+        known = _known_session_costs(row)
+        if known:
+            partial += 1
+            total += sum(known)
+        else:
+            unmeasured += 1
+    usd = round(total, 6) if measured or partial else None
+    return Spend(usd=usd, measured=measured, unmeasured=unmeasured, partial=partial)
+
+
+def _known_session_costs(row: Row) -> list[float]:
+    sessions = row.extra.get("session_measurements")
+    if not isinstance(sessions, list):
+        return []
+    costs = [s.get("cost_usd") for s in sessions if isinstance(s, dict)]
+    return [float(c) for c in costs if isinstance(c, int | float) and not isinstance(c, bool)]
 
 
 class RowSpend:

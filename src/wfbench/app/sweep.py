@@ -10,7 +10,8 @@ or a cancellation. The exit code: 0, 1 (breaker trip or an UNUSABLE arm), 130 (c
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -22,17 +23,19 @@ from wfbench.app.cell import CellPlan, run_cell
 from wfbench.app.cell_checks import CellServices, RunSettings
 from wfbench.app.corpus import Corpus, TaskSpec
 from wfbench.app.environments import prepare_environments
+from wfbench.app.events import CellFinished, CellStarted, Note, SweepFinished, SweepObserver, SweepStarted
 from wfbench.app.executor_sweep import DEFAULT_GRACE_S, run_on_executor
 from wfbench.app.finish import FinishInput, finish_sweep
-from wfbench.app.progress import Progress
 from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
 from wfbench.app.scheduler import LimitEvent, SweepOutcome, run_packed
 from wfbench.app.selection import select_ids
 from wfbench.app.skill_bindings import sweep_base_digests
+from wfbench.app.spend import spend_of
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import CancelToken, CellExecutor, ResultStore
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.pacing import RetryPolicy
+from wfbench.domain.sweep.resume import is_cancellation_residue
 from wfbench.domain.sweep.scheduling import Cell, canonical_order, longest_first
 
 
@@ -59,6 +62,8 @@ class SweepConfig:
     retry: RetryPolicy | None = None
     #: The model that proposed the overlay (``wfbench evolve``); None for a manual overlay.
     proposer_model: str | None = None
+    #: The scripted provider's reply counts by source, read at the end (None: a real endpoint).
+    provider_replies: Callable[[], Mapping[str, int]] | None = None
 
 
 def _ignore_bound(tasks: Sequence[BoundTask]) -> None:
@@ -87,7 +92,7 @@ class SweepServices:
 
     cell: CellServices
     store: ResultStore
-    progress: Progress
+    progress: SweepObserver
     log: Callable[..., None] = attrs.field(default=lambda *_args, **_fields: None)
     on_bound: Callable[[Sequence[BoundTask]], None] = _ignore_bound
     #: Where cells run: ``None`` is this machine's thread pool (``workers``); otherwise a factory
@@ -108,6 +113,9 @@ class SweepResult:
     unusable: tuple[str, ...]
     #: ``(candidate arm, decision)`` for each candidate judged, in arm order.
     decisions: tuple[tuple[str, str], ...] = ()
+    #: Cells the sweep planned, and how many of them have a row that is evidence (not cancelled).
+    planned: int = 0
+    completed: int = 0
 
 
 def selected_tasks(
@@ -140,8 +148,9 @@ def plan_cells(tasks: Sequence[BoundTask], arms: Sequence[Arm], runs: int) -> tu
 def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelToken) -> SweepResult:
     """Run the whole sweep and write its outputs; see the module docstring for the exit code."""
     corpus = config.corpus
+    note = _noter(services)
     tasks = selected_tasks(corpus, include_expensive=config.include_expensive, only=config.tasks)
-    services.progress.note(
+    note(
         f"selected {len(tasks)} task(s): {', '.join(t.id for t in tasks)}; arms: "
         + ", ".join(a.name for a in config.arms)
     )
@@ -149,14 +158,15 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     work_dir = config.settings.work_dir
     prepared = prepare_snapshots(bound, workspaces=services.cell.workspaces, parent=work_dir)
     prepared = prepare_environments(
-        prepared, environments=services.cell.environments, cancel=cancel, note=services.progress.note
+        prepared, environments=services.cell.environments, cancel=cancel, note=note
     )
     for task in prepared:
         if task.failure:
-            services.progress.note(f"[{task.spec.id}] {task.failure}")
+            note(f"[{task.spec.id}] {task.failure}", "warning")
     services.on_bound(prepared)
     cells = plan_cells(prepared, config.arms, config.runs)
-    done = {row.cell for row in services.store.rows()} if config.resume else set()
+    earlier = services.store.rows() if config.resume else ()
+    done = {row.cell for row in earlier}
     reuse = ReusePlan()
     if config.prior is not None:
         reuse = plan_reuse(
@@ -165,22 +175,33 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
             arms=config.arms,
             planned=[c.key for c in cells],
             settings=config.settings,
-            note=services.progress.note,
+            note=note,
         )
+    reused = 0
     for row in reuse.rows:
         if row.cell not in done:
             services.store.append(row)
             done.add(row.cell)
+            reused += 1
     todo = longest_first((c for c in cells if c.key not in done), reuse.durations or None)
     if done:
-        services.progress.note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
-    outcome = _run_cells(config, services, prepared, todo, cancel)
+        note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
+    started = SweepStarted(
+        planned=len(cells), to_run=len(todo), already=len(cells) - len(todo) - reused, reused=reused,
+        workers=config.workers, arms=tuple(a.name for a in config.arms), out_dir=config.settings.out_dir,
+        spent_before_usd=spend_of(earlier).usd, expected_cell_s=_expected_cell_s(earlier, reuse),
+    )  # fmt: skip
+    outcome = _run_cells(config, services, prepared, todo, cancel, started=started)
     rows = services.store.rows()
     base_digests, unbound = sweep_base_digests(
         prepared, config.arms, config.overlay, corpus.skill_mirrors, config.settings.incumbent_overlay
     )
     if unbound is not None and config.overlay is not None:
-        services.progress.note(f"[promotion] target_base_digests left empty (apply will refuse): {unbound}")
+        note(f"[promotion] target_base_digests left empty (apply will refuse): {unbound}", "warning")
+    replies = None if config.provider_replies is None else dict(config.provider_replies())
+    if replies is not None:
+        level = "warning" if replies.get("default") else "info"
+        services.log("provider_replies", level=level, counts=replies)
     finish = FinishInput(
         corpus=corpus,
         tasks=prepared,
@@ -198,17 +219,45 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         effort=config.settings.effort,
         target_base_digests=base_digests,
         proposer_model=config.proposer_model,
+        provider_replies=replies,
     )
-    finished = finish_sweep(finish, note=services.progress.note)
+    finished = finish_sweep(finish, note=note)
     unusable = finished.unusable
     code = (
         1 if unusable or outcome.tripped else 130 if outcome.cancelled else 1 if outcome.budget_stopped else 0
     )
     services.log(
-        "sweep_finished", exit_code=code, rows=len(rows), tripped=outcome.tripped,
+        "sweep_finished", level="info", exit_code=code, rows=len(rows), tripped=outcome.tripped,
         **spend_fields(metered_spend(services.cell.gateway)),
     )  # fmt: skip
-    return SweepResult(code, rows, outcome.tripped, outcome.cancelled, unusable, finished.decisions)
+    planned = {cell.key for cell in cells}
+    completed = sum(1 for row in rows if row.cell in planned and not is_cancellation_residue(row))
+    services.progress.notify(
+        SweepFinished(code, outcome.cancelled, outcome.tripped, finished.decisions, len(planned), completed)
+    )
+    services.progress.close()
+    return SweepResult(
+        code, rows, outcome.tripped, outcome.cancelled, unusable, finished.decisions, len(planned), completed
+    )
+
+
+def _noter(services: SweepServices) -> Callable[..., None]:
+    def note(text: str, level: str = "info") -> None:
+        services.progress.notify(Note(text, level))
+
+    return note
+
+
+def _expected_cell_s(earlier: Sequence[Row], reuse: ReusePlan) -> float | None:
+    """A cell's expected wall time before any finishes: the median of the resumed rows', else reuse's."""
+    walls = [
+        float(w)
+        for w in (row.extra.get("cell_wall_s") for row in earlier)
+        if isinstance(w, int | float) and not isinstance(w, bool)
+    ]
+    if walls:
+        return statistics.median(walls)
+    return statistics.median(reuse.durations.values()) if reuse.durations else None
 
 
 def _run_cells(
@@ -217,10 +266,14 @@ def _run_cells(
     tasks: Sequence[BoundTask],
     cells: Sequence[Cell],
     cancel: CancelToken,
+    *,
+    started: SweepStarted,
 ) -> _Outcome:
     by_task = {t.spec.id: t for t in tasks}
     by_arm = {a.name: a for a in config.arms}
     os.makedirs(config.settings.out_dir, exist_ok=True)
+    observe = services.progress.notify
+    cell_services = attrs.evolve(services.cell, observe=observe)
 
     def plan_of(cell: Cell) -> CellPlan:
         arm = by_arm[cell.arm]
@@ -228,14 +281,15 @@ def _run_cells(
         return CellPlan(by_task[cell.task], arm, cell.run, overlay, config.overlay_digest)
 
     def one(cell: Cell, token: CancelToken) -> Row:
-        row = run_cell(plan_of(cell), services=services.cell, settings=config.settings, cancel=token)
+        row = run_cell(plan_of(cell), services=cell_services, settings=config.settings, cancel=token)
         spend = spend_fields(metered_spend(services.cell.gateway))
-        services.log("cell_finished", task=cell.task, arm=cell.arm, run=cell.run, **_log_fields(row), **spend)
+        where = {"task": cell.task, "arm": cell.arm, "run": cell.run}
+        services.log("cell_finished", level="info", **where, **_log_fields(row), **spend)
         return row
 
     def on_row(row: Row) -> None:
         services.store.append(row)
-        services.progress.cell_done(row)
+        observe(CellFinished(row))
 
     budget = BudgetStop(services.cell.gateway)
     history: list[dict[str, object]] = []
@@ -243,14 +297,18 @@ def _run_cells(
     def on_limit(event: LimitEvent) -> None:
         record = concurrency.limit_record(event)
         history.append(record)
-        services.log("concurrency_limit", **record)
+        level = "warning" if event.change.new < event.change.old else "info"  # throttled down: worth a look
+        services.log("concurrency_limit", level=level, **record)
         status = "" if record["status"] is None else f" {record['status']}"
-        services.progress.note(
-            f"[concurrency] limit {record['old']} → {record['new']} ({record['reason']}{status} on"
-            f" {record['task']}/{record['arm']}/run {record['run']})"
+        services.progress.notify(
+            Note(
+                f"[concurrency] limit {record['old']} → {record['new']} ({record['reason']}{status} on"
+                f" {record['task']}/{record['arm']}/run {record['run']})",
+                level,
+            )
         )
 
-    services.progress.start(len(cells))
+    observe(started)
     try:
         if services.executor is not None:
             result = _run_elsewhere(config, services, cells, cancel, plan_for=plan_of)
@@ -263,7 +321,7 @@ def _run_cells(
             window=config.window,
             outage_streak=config.outage_streak,
             cancel=cancel,
-            on_start=lambda cell: services.progress.cell_started(f"{cell.task}/{cell.arm}/{cell.run}"),
+            on_start=lambda cell: observe(CellStarted((cell.task, cell.arm, cell.run))),
             may_start=budget.may_start,
             on_limit=on_limit,
             retry=config.retry,
@@ -287,15 +345,19 @@ def _run_elsewhere(
     """The cells on ``services.executor`` (a cluster): same fold, rows persisted here in order."""
     assert services.executor is not None
 
+    observe = services.progress.notify
+
     def on_start(cell: Cell) -> None:
-        services.progress.cell_started(f"{cell.task}/{cell.arm}/{cell.run}")
+        observe(CellStarted((cell.task, cell.arm, cell.run)))
 
     def on_row(row: Row) -> None:
         task, arm, run = row.cell
         node = row.extra.get("node")
-        services.log("cell_finished", task=task, arm=arm, run=run, node=node, **_log_fields(row))
+        services.log(
+            "cell_finished", level="info", task=task, arm=arm, run=run, node=node, **_log_fields(row)
+        )
         services.store.append(row)
-        services.progress.cell_done(row)
+        observe(CellFinished(row))
 
     executor = services.executor(CellJobs(plan_for=plan_for, on_start=on_start))
     return run_on_executor(
@@ -308,13 +370,18 @@ def _noted(
     services: SweepServices, result: SweepOutcome, cancel: CancelToken, budget: BudgetStop
 ) -> _Outcome:
     if result.tripped:
-        services.progress.note(
-            f"[systemic-outage] {result.breaker.limit} consecutive unusable-evidence failures — aborting the"
-            " remaining sweep; report and promotion are written from partial evidence and the run"
-            " exits non-zero."
+        services.log("breaker_tripped", level="error", limit=result.breaker.limit, not_run=result.not_run)
+        services.progress.notify(
+            Note(
+                f"[systemic-outage] {result.breaker.limit} consecutive unusable-evidence failures — aborting"
+                " the remaining sweep; report and promotion are written from partial evidence and the run"
+                " exits non-zero.",
+                "error",
+            )
         )
     if (budget_note := budget.note()) is not None:
-        services.progress.note(budget_note)
+        services.log("max_cost_reached", level="warning", held_back=budget.held_back)
+        services.progress.notify(Note(budget_note, "warning"))
     return _Outcome(
         tripped=result.tripped, cancelled=result.cancelled or cancel.is_set(), budget_stopped=budget.stopped
     )

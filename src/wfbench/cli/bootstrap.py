@@ -51,6 +51,8 @@ class Endpoint:
     withheld: tuple[str, ...] = attrs.field(default=(), repr=False)
     #: The key proxy: one metered lease per cell, and the sweep's spend.
     gateway: ModelGateway | None = attrs.field(default=None, repr=False, eq=False)
+    #: The scripted provider's reply counts by source (``scripted``, ``default``…); None for a real API.
+    replies: Callable[[], Mapping[str, int]] | None = attrs.field(default=None, repr=False, eq=False)
 
 
 @attrs.frozen
@@ -233,15 +235,19 @@ def endpoint(
     environ: Mapping[str, str],
     warn: Callable[[str], None],
     options: EndpointOptions | None = None,
+    provider_log: str | None = None,
 ) -> Iterator[Endpoint]:
     """The model endpoint for the run: a scripted provider on loopback, or ``--base-url`` + key.
 
     Either way the agent talks to a key proxy (:func:`proxied`): each cell through its own
-    metered lease (a bridge into the sandbox and a dummy token).
+    metered lease (a bridge into the sandbox and a dummy token). ``provider_log``
+    (``--provider-log``) appends every request the scripted provider answers, with the rule and
+    turn that answered it, to that JSONL file.
 
     Raises:
-        InputError: neither a script nor a base URL, no key in WFBENCH_ANTHROPIC_API_KEY, or a
-            budget for a model without prices.
+        InputError: neither a script nor a base URL, no key in WFBENCH_ANTHROPIC_API_KEY, a
+            budget for a model without prices, or a ``--provider-log`` without a script or in a
+            directory that does not exist.
     """
     options = options or EndpointOptions()
     if script_path is not None:
@@ -249,13 +255,18 @@ def endpoint(
         from wfbench.adapters.scripted_provider import ScriptedProvider
 
         script = ProviderScript.load(script_path)  # a missing/unreadable file is an InputError
-        # keep_requests=False: memory stays flat over long sweeps.
+        log_path = None if provider_log is None else _provider_log(provider_log)
+        # keep_requests=False: memory stays flat over long sweeps (the counts are kept, not the requests).
         with (
-            ScriptedProvider(script, keep_requests=False) as provider,
+            ScriptedProvider(script, keep_requests=False, log_path=log_path) as provider,
             proxied(provider.base_url, OFFLINE_KEY, options) as proxy_endpoint,
         ):
-            yield proxy_endpoint
+            yield attrs.evolve(proxy_endpoint, replies=provider.reply_counts)
         return
+    if provider_log is not None:
+        raise InputError(
+            "records the scripted provider's requests; this run has none (--base-url)", field="--provider-log"
+        )
     if base_url is None:
         raise InputError("no provider script in the corpus: pass --provider-script FILE or --base-url URL")
     key = environ.get(API_KEY_ENV, "")
@@ -268,6 +279,17 @@ def endpoint(
         )
     with proxied(base_url, key, options) as proxy_endpoint:
         yield proxy_endpoint
+
+
+def _provider_log(path: str) -> str:
+    """``--provider-log``: an absolute path whose directory exists and which is not a directory."""
+    absolute = os.path.abspath(path)
+    if os.path.isdir(absolute):
+        raise InputError("is a directory; name the file to append the requests to", field="--provider-log",
+                         source=path)  # fmt: skip
+    if not os.path.isdir(os.path.dirname(absolute)):
+        raise InputError("its directory does not exist", field="--provider-log", source=path)
+    return absolute
 
 
 @contextlib.contextmanager

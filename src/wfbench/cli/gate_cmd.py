@@ -50,6 +50,13 @@ GATE_EPILOG = (
     "\n" + EXIT_CODES_HELP
 )
 
+REPORT_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench report results/wfbench-20260101-120000   # rewrite report.md and report.html from the rows\n"
+    "  wfbench report RESULTS --metric output_tokens --policy statistical\n"
+    "\n" + EXIT_CODES_HELP
+)
+
 _Results = Annotated[
     Path, typer.Argument(metavar="RESULTS", help="A results.jsonl, or a directory holding one.")
 ]
@@ -339,7 +346,9 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
         raise typer.Exit(DECISION if failing else OK)
 
-    @app.command("report", short_help="Write report.md and report.html beside a results.jsonl.")
+    @app.command(
+        "report", epilog=REPORT_EPILOG, short_help="Write report.md and report.html beside a results.jsonl."
+    )
     def report(
         results: _Results,
         *,

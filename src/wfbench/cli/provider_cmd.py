@@ -22,7 +22,13 @@ def register(app: typer.Typer) -> None:
         help="The scripted model provider (offline model endpoint for tests and dry runs).",
         no_args_is_help=True,
     )
-    group.command("serve", short_help="Serve a provider script on loopback until signalled.")(serve)
+    group.command(
+        "serve",
+        epilog="\b\nExamples:\n  wfbench provider serve script.yaml --port 0 --log requests.jsonl\n"
+        "  ANTHROPIC_BASE_URL=$(...) claude -p 'hi'     # point an agent at the printed URL\n"
+        "\n\b\nExit codes: 0 stopped by SIGINT/SIGTERM, 2 a bad script or an address that cannot be bound.",
+        short_help="Serve a provider script on loopback until signalled.",
+    )(serve)
     app.add_typer(group, name="provider")
 
 

@@ -17,7 +17,12 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
     )
 
-    @review.command("score", short_help="Score a review artifact against hidden labels (JSON).")
+    @review.command(
+        "score",
+        epilog="\b\nExamples:\n  wfbench review score review-output.json labels.json | jq .weighted_f1\n"
+        "\n\b\nExit codes: 0 scored, 2 a malformed artifact or labels (one `wfbench: error:` line).",
+        short_help="Score a review artifact against hidden labels (JSON).",
+    )
     def score(
         artifact: Annotated[Path, typer.Argument(metavar="ARTIFACT", help="The agent's review-output.json.")],
         labels: Annotated[Path, typer.Argument(metavar="LABELS", help="The hidden review-labels.json.")],

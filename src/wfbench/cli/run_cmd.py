@@ -262,6 +262,25 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
             " contaminating) under CI, which refuses them otherwise.",
         ),
     ] = False,
+    provider_log: Annotated[
+        str | None,
+        typer.Option(
+            "--provider-log",
+            metavar="FILE",
+            help="Append every request the scripted provider answers to FILE (JSON lines: the prompt,"
+            " the rule and turn that answered it, or `default`). Debugs a provider script.",
+            show_default=False,
+        ),
+    ] = None,
+    json_events: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="One JSON event per line on stdout (sweep_started, cell_started, phase_started,"
+            " phase_finished, cell_finished, note, heartbeat, sweep_finished, summary) for tools that"
+            " drive wfbench; messages for people go to stderr.",
+        ),
+    ] = False,
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
     from wfbench.cli.run_flow import RunRequest, execute, explicit_options
@@ -272,7 +291,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         out=out, sandbox=sandbox, agent=agent, model=model,
         provider_script=provider_script, base_url=base_url, reuse_results=reuse_results, resume=resume,
         candidate_overlay=candidate_overlay, include_expensive=include_expensive, timeout=timeout,
-        verify_timeout=verify_timeout, fail_on=fail_on, dry_run=dry_run, explicit=explicit_options(ctx),
+        verify_timeout=verify_timeout, fail_on=fail_on, dry_run=dry_run, json_events=json_events,
+        provider_log=provider_log, explicit=explicit_options(ctx),
         limits=lim.resource_limits(memory=memory_limit, processes=process_limit, open_files=open_files,
                                    file_size=file_size_limit, tmpfs=tmpfs_size),
         disk_budget=lim.size_option(disk_budget, "--disk-budget"),

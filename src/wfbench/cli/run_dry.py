@@ -40,7 +40,7 @@ def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> 
         agent=request.agent,
     )  # fmt: skip
     workspaces = GitWorkspaces()
-    tasks = selected_tasks(setup.corpus, include_expensive=request.include_expensive)
+    tasks = selected_tasks(setup.corpus, include_expensive=request.include_expensive, only=request.tasks)
     bound = bind_tasks(setup.corpus, tasks, workspaces=workspaces)
     if request.reuse_results is not None:
         bound = prepare_snapshots(bound, workspaces=workspaces, parent=scratch)

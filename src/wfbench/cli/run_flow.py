@@ -17,13 +17,14 @@ claim, and a directory this run created is removed again (:class:`Litter`).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import shutil
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,7 +32,7 @@ import attrs
 
 from wfbench.app.cell_checks import DEFAULT_DISK_BUDGET
 from wfbench.cli import bootstrap as boot
-from wfbench.cli.exit_codes import DECISION, OK
+from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
 from wfbench.domain.errors import InputError
 
 DEMO_CORPUS_DIR = "demo-corpus"
@@ -61,6 +62,14 @@ class RunRequest:
     verify_timeout: float
     fail_on: str | None = None
     dry_run: bool = False
+    #: ``--json``: JSON events on stdout instead of the human view.
+    json_events: bool = False
+    #: ``--provider-log FILE``: every scripted-provider request appended there.
+    provider_log: str | None = None
+    #: ``--no-provider-script``: run a scripted corpus against ``--base-url``.
+    no_provider_script: bool = False
+    #: ``--tasks``: ids or globs.
+    tasks: tuple[str, ...] = ()
     #: Parameter names given on the command line (the rest are defaults).
     explicit: frozenset[str] = frozenset()
     #: Per-command sandbox limits (``ResourceLimits``; None: the defaults).
@@ -71,10 +80,6 @@ class RunRequest:
     incumbent_overlay: str | None = None
     #: ``wfbench evolve``: the model that proposed the candidate overlay.
     proposer_model: str | None = None
-    #: ``--no-provider-script``: run a scripted corpus against ``--base-url``.
-    no_provider_script: bool = False
-    #: ``--tasks``: ids or globs.
-    tasks: tuple[str, ...] = ()
     #: ``--executor`` and its Ray options (an ``ExecutorChoice``; None: local threads).
     executor: Any = None
     #: ``--max-cost USD``: the budget of spend metered at the wire (None: none).
@@ -110,8 +115,25 @@ def execute(request: RunRequest) -> int:
 
         return dry_run(request, out_dir=out_dir, resuming=resuming)
     litter = Litter(out_dir)
-    with litter.cleaned_unless_started():
-        result = _claimed_sweep(request, out_dir, recorded, litter)
+    cancel = threading.Event()
+    # Installed until the end (the summary included): a late Ctrl-C force-quits, never a traceback.
+    with _signals(cancel, out_dir):
+        with litter.cleaned_unless_started():
+            result = _claimed_sweep(request, out_dir, recorded, litter, cancel)
+        from wfbench.cli.run_summary import summary_event, summary_lines
+
+        human = sys.stderr if request.json_events else sys.stdout
+        if request.json_events:
+            print(json.dumps(summary_event(out_dir, result)), flush=True)
+        else:
+            print("\n".join(summary_lines(out_dir, result)), flush=True)
+        if result.cancelled and not result.tripped:
+            print(
+                f"interrupted after {result.completed}/{result.planned} cells; resume with: wfbench run"
+                f" --resume {out_dir}",
+                file=human,
+                flush=True,
+            )
     if result.exit_code != OK:
         return int(result.exit_code)
     failing = failing_decisions([decision for _, decision in result.decisions], fail_on) if fail_on else []
@@ -157,6 +179,12 @@ def _retry_policy(request: RunRequest) -> Any:
 
 def _default_out() -> str:
     return os.path.join("results", "wfbench-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S"))
+
+
+def _human(request: RunRequest) -> Any:
+    """Where messages for a person go: stdout, or stderr when stdout carries ``--json`` events."""
+    stream = sys.stderr if request.json_events else sys.stdout
+    return lambda text: print(text, file=stream, flush=True)
 
 
 def _check_out_dir(out_dir: str, *, resume: bool) -> None:
@@ -215,7 +243,9 @@ def _suppress_os_error() -> Iterator[None]:
         return
 
 
-def _claimed_sweep(request: RunRequest, out_dir: str, recorded: Any, litter: Litter) -> Any:
+def _claimed_sweep(
+    request: RunRequest, out_dir: str, recorded: Any, litter: Litter, cancel: threading.Event
+) -> Any:
     from wfbench.adapters import stale
     from wfbench.cli.run_setup import resolve_setup
 
@@ -225,7 +255,7 @@ def _claimed_sweep(request: RunRequest, out_dir: str, recorded: Any, litter: Lit
 
         prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
     try:
-        claim = stale.claim_out_dir(out_dir, resume=request.resume is not None, note=print)
+        claim = stale.claim_out_dir(out_dir, resume=request.resume is not None, note=_human(request))
     except OSError as exc:
         raise InputError(
             f"cannot use it as the output directory: {exc.strerror or exc}",
@@ -249,14 +279,17 @@ def _claimed_sweep(request: RunRequest, out_dir: str, recorded: Any, litter: Lit
         from wfbench.cli.run_guards import check_budget_prices, check_host_network
 
         check_host_network(
-            setup.corpus, setup.arms, allowed=request.allow_host_network, environ=os.environ, warn=print
+            setup.corpus, setup.arms, allowed=request.allow_host_network, environ=os.environ,
+            warn=_human(request),
         )
         executor_name = request.executor.name if request.executor is not None else "local"
         check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name)
         from wfbench.cli.agents import arm_agents
 
         agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
-        return _sweep(request, setup, services, _SweepContext(out_dir, recorded, prior, litter, agents))
+        return _sweep(
+            request, setup, services, _SweepContext(out_dir, recorded, prior, litter, cancel, agents)
+        )
 
 
 def _demo_corpus(out_dir: str) -> str:
@@ -276,6 +309,8 @@ class _SweepContext:
     recorded: Any
     prior: Any
     litter: Litter
+    #: Set by the first SIGINT/SIGTERM (:func:`_signals`).
+    cancel: threading.Event
     #: Per-arm agent adapters for arms that name another agent than ``--agent``.
     agents: Any = None
 
@@ -283,16 +318,15 @@ class _SweepContext:
 def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
     from wfbench.adapters.jsonl_store import JsonlResultStore
     from wfbench.app.cell_checks import CellServices, RunSettings
-    from wfbench.app.progress import BarProgress, LineProgress, Progress
     from wfbench.app.sweep import SweepConfig, SweepServices, run_sweep
 
     out_dir = context.out_dir
-    cancel = threading.Event()
+    cancel = context.cancel
     names = (request.agent, *(arm.agent.name for arm in setup.arms if arm.agent is not None))
     options = boot.EndpointOptions(model=setup.model, agents=tuple(names), budget_usd=request.max_cost)
-    with _signals(cancel), boot.endpoint(
+    with boot.endpoint(
         script_path=setup.provider_script, base_url=request.base_url, environ=os.environ,
-        warn=lambda text: print(text, file=sys.stderr), options=options,
+        warn=lambda text: print(text, file=sys.stderr), options=options, provider_log=request.provider_log,
     ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
         out_dir
     ) as log:  # fmt: skip
@@ -331,19 +365,22 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             corpus=setup.corpus, arms=setup.arms, runs=setup.runs, workers=request.workers, settings=settings,
             window=request.window, outage_streak=request.outage_streak, overlay=setup.overlay,
             overlay_digest=setup.overlay_digest, resume=request.resume is not None,
-            include_expensive=request.include_expensive, prior=context.prior, tasks=request.tasks,
-            retry=_retry_policy(request),
-            proposer_model=request.proposer_model,
+            include_expensive=request.include_expensive, prior=context.prior, provider_replies=ep.replies,
+            tasks=request.tasks, retry=_retry_policy(request), proposer_model=request.proposer_model,
         )  # fmt: skip
-        progress: Progress = (BarProgress if sys.stdout.isatty() else LineProgress)(secrets=secrets)
+        progress = _observer(request, secrets=secrets, log=log)
         cell = CellServices(
-            services.sandbox, services.agent, services.workspaces, services.clock, agents=context.agents,
+            services.sandbox,
+            services.agent,
+            services.workspaces,
+            services.clock,
+            agents=context.agents,
             environments=services.environments,
             gateway=ep.gateway,
         )  # fmt: skip
         from wfbench.cli.ray_run import executor_for
 
-        with executor_for(request, setup, settings, out_dir=out_dir, note=progress.note) as executor:
+        with executor_for(request, setup, settings, out_dir=out_dir, note=_note_to(progress)) as executor:
             grace = request.executor.cancel_grace_s if request.executor is not None else 30.0
             sweep_services = SweepServices(
                 cell, store, progress, log, on_bound=start_manifest, executor=executor, cancel_grace_s=grace
@@ -379,7 +416,8 @@ def _manifest_starter(
         argv=tuple(redact_text(arg, tuple(secrets)) for arg in rm.argv()), demo=request.corpus is None,
         agent=request.agent, agent_version=_default_agent_version(request, runtimes), sandbox=request.sandbox,
         base_url=request.base_url, reuse_results=request.reuse_results,
-        include_expensive=request.include_expensive, session_timeout_s=request.timeout,
+        include_expensive=request.include_expensive, task_filter=request.tasks,
+        no_provider_script=request.no_provider_script, session_timeout_s=request.timeout,
         verify_timeout_s=request.verify_timeout, runtime_digest=runtime, workers=request.workers,
         window=request.window, outage_streak=request.outage_streak, started_at=dt.datetime.now(dt.UTC),
     )  # fmt: skip
@@ -388,7 +426,13 @@ def _manifest_starter(
         current = attrs.evolve(current, extra={**current.extra, **_evolve_fields(request, setup)})
 
     def on_bound(tasks: Sequence[Any]) -> None:
-        bound = attrs.evolve(current, tasks=tuple(task.binding() for task in tasks))
+        bound = attrs.evolve(
+            current,
+            tasks=tuple(task.binding() for task in tasks),
+            environment_digests={
+                task.spec.id: task.environment_digest for task in tasks if task.environment_digest is not None
+            },
+        )
         if context.recorded is not None:
             rm.check_drift(context.recorded, bound, out_dir=context.out_dir)
             log("sweep_resumed", level="info", manifest=context.recorded.to_mapping(), argv=list(inputs.argv))
@@ -400,6 +444,9 @@ def _manifest_starter(
                 "sweep_started", level="info", manifest=bound.to_mapping(), resumed=request.resume is not None
             )
         context.litter.started = True
+        for warning in setup.warnings:  # every input is valid by now: say what this sweep cannot deliver
+            print(f"wfbench: warning: {warning}", file=sys.stderr, flush=True)
+            log("warning", level="warning", text=warning)
 
     return on_bound
 
@@ -416,6 +463,46 @@ def _evolve_fields(request: RunRequest, setup: Any) -> dict[str, Any]:
     }
 
 
+def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any) -> Any:
+    """What shows the sweep: JSON events (``--json``), the live view (a TTY) or plain lines, plus the log.
+
+    ``$WFBENCH_HEARTBEAT_S`` sets the heartbeat interval off a TTY (default 60 s; tests shorten it).
+    """
+    from wfbench.app.events import Fanout
+    from wfbench.app.progress import HEARTBEAT_S, JsonProgress, LiveProgress, LogObserver, PlainProgress
+
+    heartbeat = _heartbeat_s(os.environ.get(HEARTBEAT_ENV), HEARTBEAT_S)
+    view: Any
+    if request.json_events:
+        view = JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat)
+    elif sys.stdout.isatty():
+        view = LiveProgress(sys.stdout, secrets)
+    else:
+        view = PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat)
+    return Fanout((view, LogObserver(log)))
+
+
+def _note_to(observer: Any) -> Callable[[str], None]:
+    """A one-argument note callback (the Ray executor's) for ``observer``: a ``[tag]`` line is a warning."""
+    from wfbench.app.events import Note
+
+    def note(text: str) -> None:
+        observer.notify(Note(text, "warning" if text.startswith("[") else "info"))
+
+    return note
+
+
+HEARTBEAT_ENV = "WFBENCH_HEARTBEAT_S"
+
+
+def _heartbeat_s(raw: str | None, default: float) -> float:
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise InputError(f"must be a number of seconds, got {raw!r}", field=HEARTBEAT_ENV) from None
+    return value if value > 0 else default
+
+
 def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:
     """The version of ``--agent``, from the runtime of an arm that runs it (None when no arm does)."""
     for runtime in runtimes.values():
@@ -425,13 +512,35 @@ def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:
 
 
 @contextmanager
-def _signals(cancel: threading.Event) -> Iterator[None]:
-    """SIGINT/SIGTERM set ``cancel`` (running sessions see it and stop; the report is still written)."""
+def _signals(cancel: threading.Event, out_dir: str) -> Iterator[None]:
+    """SIGINT/SIGTERM cancel the sweep; a second one force-quits it.
+
+    The first: running cells are told to stop (each command gets SIGTERM, then SIGKILL after its
+    grace period), keep what their finished sessions measured, and the partial report is written;
+    exit 130. The second: every process the sweep started is SIGKILLed at once
+    (:func:`wfbench.adapters.force_quit.kill_everything`) and the process exits 130 without waiting;
+    rows already written are whole, and ``--resume`` continues from them.
+    """
 
     def handler(signum: int, frame: object) -> None:
         del frame
-        print(f"wfbench: {signal.Signals(signum).name}: cancelling the sweep…", file=sys.stderr, flush=True)
+        name = signal.Signals(signum).name
+        if cancel.is_set():
+            from wfbench.adapters.force_quit import kill_everything
+
+            killed = kill_everything()
+            os.write(
+                2,
+                f"wfbench: {name} again: force-quit ({killed} process group(s)/process(es) killed); rows"
+                f" already written are whole — resume with: wfbench run --resume {out_dir}\n".encode(),
+            )
+            os._exit(CANCELLED)
         cancel.set()
+        os.write(
+            2,
+            f"wfbench: {name}: stopping — running cells are cancelled and keep what they measured"
+            " (press Ctrl-C again to force-quit)\n".encode(),
+        )
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -457,6 +566,7 @@ def _log_file(out_dir: str) -> Iterator[Any]:
         lock = threading.Lock()
 
         def log(event: str, **fields: Any) -> None:
+            fields.setdefault("level", "info")
             with lock:
                 logger.msg(event, **fields)
 

@@ -36,6 +36,7 @@ REQUEST_OPTIONS: Mapping[str, str] = {
     "sandbox": "--sandbox", "provider_script": "--provider-script", "base_url": "--base-url",
     "candidate_overlay": "--candidate-overlay", "reuse_results": "--reuse-results",
     "include_expensive": "--include-expensive", "timeout": "--timeout", "verify_timeout": "--verify-timeout",
+    "tasks": "--tasks", "no_provider_script": "--no-provider-script",
 }  # fmt: skip
 _PATHS = frozenset({"corpus", "provider_script", "candidate_overlay", "reuse_results"})
 
@@ -129,6 +130,7 @@ def resumed_request(request: Any, recorded: RunManifest | None) -> Any:
     values = {attribute: recorded.option_value(option) for attribute, option in REQUEST_OPTIONS.items()}
     values["corpus"] = None if recorded.demo else recorded.corpus_path
     values["arms"] = tuple(recorded.arms)
+    values["tasks"] = tuple(recorded.task_filter)
     values["timeout"] = recorded.session_timeout_s
     values["verify_timeout"] = recorded.verify_timeout_s
     return attrs.evolve(request, **values, out=resume_dir)
@@ -160,6 +162,8 @@ class ManifestInputs:
     base_url: str | None
     reuse_results: str | None
     include_expensive: bool
+    task_filter: tuple[str, ...]
+    no_provider_script: bool
     session_timeout_s: float
     verify_timeout_s: float
     runtime_digest: str
@@ -198,6 +202,8 @@ def build_manifest(
         candidate_overlay_digest=setup.overlay_digest,
         reuse_results=None if inputs.reuse_results is None else os.path.abspath(inputs.reuse_results),
         include_expensive=inputs.include_expensive,
+        task_filter=inputs.task_filter,
+        no_provider_script=inputs.no_provider_script,
         session_timeout_s=inputs.session_timeout_s,
         verify_timeout_s=inputs.verify_timeout_s,
         runtime_digest=inputs.runtime_digest,

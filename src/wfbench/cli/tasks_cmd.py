@@ -7,12 +7,19 @@ from typing import Annotated
 import typer
 
 TASKS_HELP = "Inspect and validate corpora."
+CHECK_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench tasks check corpus.yaml     # ok lines per task, or one error naming file, task and field\n"
+    "\n\b\nExit codes: 0 valid, 2 a bad corpus (one `wfbench: error:` line)."
+)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``tasks`` group (a bare ``wfbench tasks`` prints its help)."""
     tasks = typer.Typer(help=TASKS_HELP, no_args_is_help=True)
-    tasks.command("check", short_help="Validate a corpus without running it.")(tasks_check)
+    tasks.command("check", epilog=CHECK_EPILOG, short_help="Validate a corpus without running it.")(
+        tasks_check
+    )
     tasks.command("validate", short_help="Check each task can measure anything (no agent).")(tasks_validate)
     import_group = typer.Typer(help="Import tasks from other benchmark formats.", no_args_is_help=True)
     from wfbench.cli import import_cmd

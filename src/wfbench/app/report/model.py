@@ -56,6 +56,8 @@ class ReportInputs:
     problems: tuple[str, ...] = ()
     #: The concurrency limit's history (``wfbench.app.concurrency.report_lines``); none: no section.
     concurrency: tuple[str, ...] = ()
+    #: The scripted provider's reply counts by source (offline sweeps; None for a real endpoint).
+    provider_replies: Mapping[str, int] | None = None
 
 
 @attrs.frozen
@@ -379,7 +381,19 @@ def _provenance(inputs: ReportInputs, collector: ModelBuilder) -> tuple[tuple[st
         ("measured on", when),
         ("promotion evidence generated", promotion.get("generated_at")),
         ("evidence expires", promotion.get("evidence_expires_at")),
+        ("scripted provider", _provider_replies(inputs.provider_replies)),
     )
+
+
+def _provider_replies(replies: Mapping[str, int] | None) -> str | None:
+    """``31 requests, 2 answered by default (…)``: a typo'd ``when:`` rule shows here."""
+    if replies is None:
+        return None
+    unmatched = replies.get("default", 0)
+    text = f"{sum(replies.values())} requests, {unmatched} answered by `default`"
+    if unmatched:
+        text += " (no `when:` rule matched them: check the script's rules; `wfbench run --provider-log FILE`)"
+    return text
 
 
 def _order(tasks: Iterable[str], selected: tuple[str, ...] | None) -> tuple[str, ...]:

@@ -64,6 +64,8 @@ CONFIG_OPTIONS: Mapping[str, str] = {
     "--include-expensive": "include_expensive",
     "--timeout": "session_timeout_s",
     "--verify-timeout": "verify_timeout_s",
+    "--tasks": "task_filter",
+    "--no-provider-script": "no_provider_script",
 }
 #: Options a resume may change (they change how the sweep runs, not what a cell measures).
 OPERATIONAL_OPTIONS = ("--workers", "--window", "--outage-streak", "--throttle-retries", "--throttle-backoff")
@@ -71,8 +73,11 @@ OPERATIONAL_OPTIONS = ("--workers", "--window", "--outage-streak", "--throttle-r
 TASK_BINDING_KEYS = (
     "sha", "prompt_digest", "setup_digest", "verify_digest", "oracle_digest", "oracle_command_digest",
     "oracle_manifest_digest", "sandbox_dependency_content_digest", "sandbox_dependency_manifest_digest",
+    "environment_digest",
 )  # fmt: skip
-_OPTIONAL_TASK_KEYS = frozenset({"sandbox_dependency_content_digest", "sandbox_dependency_manifest_digest"})
+_OPTIONAL_TASK_KEYS = frozenset(
+    {"sandbox_dependency_content_digest", "sandbox_dependency_manifest_digest", "environment_digest"}
+)
 _MUTABLE_MODEL = re.compile(r"(^|[-/@:])(auto|latest)$", re.IGNORECASE)
 
 
@@ -150,6 +155,10 @@ class RunManifest:
     environment_digests: Mapping[str, str] = attrs.field(factory=dict)
     #: One binding per selected task (``id`` plus :data:`TASK_BINDING_KEYS`), set once tasks are bound.
     tasks: tuple[Mapping[str, Any], ...] = ()
+    #: ``--tasks``: the ids or globs that selected the tasks (empty: every task).
+    task_filter: tuple[str, ...] = ()
+    #: ``--no-provider-script``: the corpus's provider script was ignored for ``--base-url``.
+    no_provider_script: bool = False
     #: ``{arm: {"agent", "agent_version", "runtime_digest"}}``: what each arm's rows run under.
     arm_runtimes: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     #: Fields of a newer schema, kept verbatim.
@@ -164,6 +173,7 @@ class RunManifest:
             if field.name not in ("extra", "schema_version")
         }
         known["argv"] = list(self.argv)
+        known["task_filter"] = list(self.task_filter)
         known["arms"] = list(self.arms)
         known["environment_digests"] = dict(self.environment_digests)
         known["tasks"] = [dict(task) for task in self.tasks]
@@ -223,7 +233,7 @@ def _field_value(name: str, value: Any, source: str) -> Any:
         if value is not None and not isinstance(value, str):
             raise fail("a string or null")
         return value
-    if name in ("demo", "include_expensive"):
+    if name in ("demo", "include_expensive", "no_provider_script"):
         if not isinstance(value, bool):
             raise fail("true or false")
         return value
@@ -237,7 +247,7 @@ def _field_value(name: str, value: Any, source: str) -> Any:
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise fail("a number")
         return float(value)
-    if name in ("argv", "arms"):
+    if name in ("argv", "arms", "task_filter"):
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise fail("a list of strings")
         return tuple(value)
@@ -279,7 +289,7 @@ def option_conflicts(manifest: RunManifest, given: Mapping[str, object]) -> tupl
         recorded = manifest.option_value(option)
         if option in ("--timeout", "--verify-timeout") and isinstance(value, int | float):
             same = recorded == float(value)
-        elif option == "--arms" and isinstance(value, Sequence):
+        elif option in ("--arms", "--tasks") and isinstance(value, Sequence):
             same = tuple(recorded) == tuple(value)  # type: ignore[arg-type]
         else:
             same = recorded == value
