@@ -8,7 +8,9 @@ option names on a narrow or non-TTY stream). ``bench/startup_bench.py`` measures
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
 import sys
 from typing import Annotated, Any
 
@@ -124,8 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     app = build_app()
     try:
         code = app(args=argv, prog_name="wfbench", standalone_mode=False)
-    except typer.Abort:
-        sys.exit(130)
+    except (typer.Abort, KeyboardInterrupt):
+        _exit(130)
     except WfbenchError as exc:
         print(f"wfbench: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
@@ -139,7 +141,22 @@ def main(argv: list[str] | None = None) -> None:
             raise
         print(f"wfbench: error: {_usage_message(exc)}", file=sys.stderr)
         sys.exit(int(getattr(exc, "exit_code", 2)))
-    sys.exit(code if isinstance(code, int) else 0)
+    _exit(code if isinstance(code, int) else 0)
+
+
+def _exit(code: int) -> None:
+    """Exit with ``code``; a cancelled run (130) leaves without the interpreter's shutdown.
+
+    Python's shutdown gives SIGINT back to its default action before the process is gone, so a
+    second Ctrl-C in that window would end the process *by* SIGINT (a signal status, not 130).
+    Everything worth keeping is written and flushed by then (rows, report, summary).
+    """
+    if code != 130:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(130)
 
 
 def _os_error(exc: OSError) -> int:

@@ -546,8 +546,12 @@ def _signals(cancel: threading.Event, out_dir: str) -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        # After a cancelled sweep the process is on its way out with 130: a second signal landing
+        # after the summary (the graceful stop won the race) still force-quits with 130, never
+        # Python's default death by SIGINT. An uncancelled sweep gives the handlers back.
+        if not cancel.is_set():
+            for sig, old in previous.items():
+                signal.signal(sig, old)
 
 
 @contextmanager
