@@ -46,6 +46,10 @@ def test_json_events_fail_on_and_the_summary(tmp_path: Path) -> None:
     summary = events[-1]
     assert summary["event"] == "summary"
     assert summary["spent_usd"] > 0
+    # Every request goes through the key proxy's meter: progress and the summary show the wire's
+    # figure, which equals the rows' once every session has ended.
+    assert (finished["spend_source"], finished["spent_usd"]) == ("wire", summary["metered_spend_usd"])
+    assert summary["metered_spend_usd"] == summary["spent_usd"]
     assert summary["report_html"] == str(out / "report.html")
     assert "--fail-on insufficient_evidence,keep_incumbent: insufficient_evidence" in done.stderr
     assert "wfbench: warning: --runs 1: the gate needs 3 paired runs" in done.stderr

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from wfbench.domain.ports import ResultStore
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.gates import Decision
 from wfbench.domain.promotion.judging import PairSpec, judge_summary
@@ -38,6 +37,9 @@ from wfbench.domain.promotion.policy import (
 from wfbench.domain.results.aggregation import AggregateTable
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.results.summary import RowSummary, SummaryBuilder
+
+if TYPE_CHECKING:  # the ports pull in every adapter-facing type; ``wfbench gate`` starts without them
+    from wfbench.domain.ports import ResultStore
 
 __all__ = [
     "Attested",

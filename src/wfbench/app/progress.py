@@ -40,6 +40,7 @@ from wfbench.app.events import (
     SweepStarted,
 )
 from wfbench.app.spend import RowSpend
+from wfbench.domain.metering.evidence import Spend as MeteredSpend
 from wfbench.domain.redaction import redact_text
 from wfbench.domain.results.rows import ErrorKind, Row
 
@@ -100,11 +101,23 @@ def _clock(seconds: float) -> str:
     return f"{hours}h{rest // 60:02d}m{rest % 60:02d}s" if hours else f"{rest // 60}m{rest % 60:02d}s"
 
 
-class Tally:
-    """The running numbers of a sweep, folded from its events (not thread-safe: callers lock)."""
+#: The wire meter's spend so far (the key proxy's, in-flight cells included); None: not metered.
+MeteredSource = Callable[[], MeteredSpend | None]
 
-    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+
+class Tally:
+    """The running numbers of a sweep, folded from its events (not thread-safe: callers lock).
+
+    Spend so far is the wire meter's (``metered``: every request the key proxy priced, sessions
+    still running included) when the sweep has one, else the folded rows' ``cost_usd``; either
+    way plus what the directory's earlier rows cost (a resume).
+    """
+
+    def __init__(
+        self, now: Callable[[], float] = time.monotonic, metered: MeteredSource | None = None
+    ) -> None:
         self._now = now
+        self._metered = metered
         self.started_at = now()
         self.planned = self.to_run = self.done = 0
         self.workers = 1
@@ -150,12 +163,34 @@ class Tally:
             return None
         return (self.left + len(self.running)) * mean / self.workers
 
+    def metered(self) -> MeteredSpend | None:
+        """The wire meter's reading now (None: this sweep has no meter, or it failed to answer)."""
+        if self._metered is None:
+            return None
+        try:
+            return self._metered()
+        except Exception:  # a view never stops a sweep; the rows' figure stands in
+            return None
+
+    def spend_source(self) -> str:
+        """``wire`` when the figure is the wire meter's, ``rows`` when it is the rows' ``cost_usd``."""
+        reading = self.metered()
+        return "wire" if reading is not None and reading.spent_usd is not None else "rows"
+
     def spent_usd(self) -> float | None:
-        """This sweep's spend so far plus what the directory's earlier rows cost."""
-        now = self.spend.spent().usd
+        """This sweep's spend so far (metered at the wire if it can be) plus the earlier rows' cost."""
+        reading = self.metered()
+        now = reading.spent_usd if reading is not None and reading.spent_usd is not None else None
+        if now is None:
+            now = self.spend.spent().usd
         if now is None and self.spent_before is None:
             return None
         return round((now or 0.0) + (self.spent_before or 0.0), 6)
+
+    def budget_usd(self) -> float | None:
+        """``--max-cost`` (None: no budget, or no meter)."""
+        reading = self.metered()
+        return None if reading is None else reading.budget_usd
 
     def elapsed_s(self) -> float:
         """Seconds since the sweep started."""
@@ -173,6 +208,9 @@ class Tally:
         spent = self.spent_usd()
         eta_text = "n/a" if eta is None else _clock(eta)
         spent_text = "n/a" if spent is None else f"${spent:.4f}"
+        budget = self.budget_usd()
+        if budget is not None:
+            spent_text += f" of ${budget:.4f}"
         return (
             f"done {self.done}/{self.to_run}, running {len(self.running)}, left {self.left},"
             f" ETA {eta_text}, spent {spent_text}, elapsed {_clock(self.elapsed_s())}"
@@ -208,12 +246,17 @@ class PlainProgress:
     """Plain lines on a stream (stdout off a TTY): per-cell lines, notes, and a heartbeat."""
 
     def __init__(
-        self, stream: TextIO | None = None, secrets: Sequence[str] = (), *, heartbeat_s: float = HEARTBEAT_S
+        self,
+        stream: TextIO | None = None,
+        secrets: Sequence[str] = (),
+        *,
+        heartbeat_s: float = HEARTBEAT_S,
+        metered: MeteredSource | None = None,
     ) -> None:
         self._stream = stream or sys.stdout
         self._secrets = tuple(secrets)
         self._lock = threading.Lock()
-        self.tally = Tally()
+        self.tally = Tally(metered=metered)
         self._heartbeat = _Heartbeat(heartbeat_s, self._beat)
 
     def notify(self, event: SweepEvent) -> None:
@@ -254,12 +297,17 @@ class JsonProgress:
     """``--json``: one JSON event per line on a stream, for tools that drive wfbench."""
 
     def __init__(
-        self, stream: TextIO | None = None, secrets: Sequence[str] = (), *, heartbeat_s: float = HEARTBEAT_S
+        self,
+        stream: TextIO | None = None,
+        secrets: Sequence[str] = (),
+        *,
+        heartbeat_s: float = HEARTBEAT_S,
+        metered: MeteredSource | None = None,
     ) -> None:
         self._stream = stream or sys.stdout
         self._secrets = tuple(secrets)
         self._lock = threading.Lock()
-        self.tally = Tally()
+        self.tally = Tally(metered=metered)
         self._heartbeat = _Heartbeat(heartbeat_s, self._beat)
 
     def notify(self, event: SweepEvent) -> None:
@@ -296,11 +344,17 @@ class JsonProgress:
         if isinstance(event, Note):
             return {"event": "note", "level": event.level, "text": redact_text(event.text, self._secrets)}
         with self._lock:
-            spent = self.tally.spent_usd()
+            spend = self._spend()
         return {"event": "sweep_finished", "exit_code": event.exit_code, "cancelled": event.cancelled,
                 "tripped": event.tripped, "planned": event.planned, "completed": event.completed,
                 "decisions": [{"candidate_arm": c, "decision": d} for c, d in event.decisions],
-                "spent_usd": spent}  # fmt: skip
+                **spend}  # fmt: skip
+
+    def _spend(self) -> dict[str, Any]:
+        """``spent_usd`` (wire-metered when the sweep has a meter), its ``spend_source`` and the budget."""
+        tally = self.tally
+        return {"spent_usd": tally.spent_usd(), "spend_source": tally.spend_source(),
+                "max_cost_usd": tally.budget_usd()}  # fmt: skip
 
     def _beat(self) -> None:
         with self._lock:
@@ -308,7 +362,7 @@ class JsonProgress:
             payload = {"event": "heartbeat", "done": tally.done, "to_run": tally.to_run,
                        "running": [{"cell": label, "phase": phase, "elapsed_s": round(s, 1)}
                                    for label, phase, s in tally.running_cells()],
-                       "left": tally.left, "eta_s": _rounded(tally.eta_s()), "spent_usd": tally.spent_usd(),
+                       "left": tally.left, "eta_s": _rounded(tally.eta_s()), **self._spend(),
                        "elapsed_s": round(tally.elapsed_s(), 1)}  # fmt: skip
         self.emit(payload)
 
@@ -338,14 +392,19 @@ class LiveProgress:
     """
 
     def __init__(
-        self, stream: TextIO | None = None, secrets: Sequence[str] = (), *, force_terminal: bool | None = None
+        self,
+        stream: TextIO | None = None,
+        secrets: Sequence[str] = (),
+        *,
+        force_terminal: bool | None = None,
+        metered: MeteredSource | None = None,
     ) -> None:
         from rich.console import Console
         from rich.live import Live
 
         self._secrets = tuple(secrets)
         self._lock = threading.Lock()
-        self.tally = Tally()
+        self.tally = Tally(metered=metered)
         self._console = Console(file=stream or sys.stdout, force_terminal=force_terminal, highlight=False)
         self._live = Live(
             console=self._console, refresh_per_second=2, transient=True, get_renderable=self._view

@@ -32,6 +32,7 @@ from wfbench.app.selection import select_ids
 from wfbench.app.skill_bindings import sweep_base_digests
 from wfbench.app.spend import spend_of
 from wfbench.domain.errors import InputError
+from wfbench.domain.metering.evidence import Spend as MeteredSpend
 from wfbench.domain.ports import CancelToken, CellExecutor, ResultStore
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.pacing import RetryPolicy
@@ -116,6 +117,10 @@ class SweepResult:
     #: Cells the sweep planned, and how many of them have a row that is evidence (not cancelled).
     planned: int = 0
     completed: int = 0
+    #: ``--max-cost`` was reached: cells were held back.
+    budget_stopped: bool = False
+    #: This run's spend metered at the wire (a ``domain.metering`` ``Spend``; None: no meter).
+    metered: MeteredSpend | None = None
 
 
 def selected_tasks(
@@ -237,8 +242,9 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     )
     services.progress.close()
     return SweepResult(
-        code, rows, outcome.tripped, outcome.cancelled, unusable, finished.decisions, len(planned), completed
-    )
+        code, rows, outcome.tripped, outcome.cancelled, unusable, finished.decisions, len(planned), completed,
+        budget_stopped=outcome.budget_stopped, metered=metered_spend(services.cell.gateway),
+    )  # fmt: skip
 
 
 def _noter(services: SweepServices) -> Callable[..., None]:

@@ -368,7 +368,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             include_expensive=request.include_expensive, prior=context.prior, provider_replies=ep.replies,
             tasks=request.tasks, retry=_retry_policy(request), proposer_model=request.proposer_model,
         )  # fmt: skip
-        progress = _observer(request, secrets=secrets, log=log)
+        progress = _observer(request, secrets=secrets, log=log, gateway=ep.gateway)
         cell = CellServices(
             services.sandbox,
             services.agent,
@@ -463,8 +463,10 @@ def _evolve_fields(request: RunRequest, setup: Any) -> dict[str, Any]:
     }
 
 
-def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any) -> Any:
+def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any, gateway: Any = None) -> Any:
     """What shows the sweep: JSON events (``--json``), the live view (a TTY) or plain lines, plus the log.
+
+    With a metered endpoint (``gateway``, the key proxy) the spend shown is the wire meter's.
 
     ``$WFBENCH_HEARTBEAT_S`` sets the heartbeat interval off a TTY (default 60 s; tests shorten it).
     """
@@ -472,13 +474,14 @@ def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any) -> Any:
     from wfbench.app.progress import HEARTBEAT_S, JsonProgress, LiveProgress, LogObserver, PlainProgress
 
     heartbeat = _heartbeat_s(os.environ.get(HEARTBEAT_ENV), HEARTBEAT_S)
+    metered = None if gateway is None else gateway.spend
     view: Any
     if request.json_events:
-        view = JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat)
+        view = JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
     elif sys.stdout.isatty():
-        view = LiveProgress(sys.stdout, secrets)
+        view = LiveProgress(sys.stdout, secrets, metered=metered)
     else:
-        view = PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat)
+        view = PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
     return Fanout((view, LogObserver(log)))
 
 

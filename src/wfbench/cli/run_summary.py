@@ -2,7 +2,8 @@
 
 The decision per candidate arm, what the sweep directory has cost so far (the rows of
 ``results.jsonl`` and of ``results.cancelled.jsonl``: a cancelled cell's finished sessions were paid
-for), and where to look: ``report.html`` and, when installed, the ``wfbench view`` command.
+for) and what this run's model traffic cost metered at the wire (sessions cut short included),
+and where to look: ``report.html`` and, when installed, the ``wfbench view`` command.
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ def summary_lines(out_dir: str, result: Any) -> list[str]:
         lines.append(f"  cancelled after {result.completed}/{result.planned} cells; nothing was decided")
     elif result.tripped:
         lines.append("  stopped by the outage breaker: partial evidence, nothing can promote")
-    elif result.decisions:
-        lines += [f"  {candidate}: {decision}" for candidate, decision in result.decisions]
     else:
-        lines.append("  no candidate arm ran: nothing to decide")
-    lines.append(f"  spent: {directory_spend(out_dir).text()}")
+        if result.budget_stopped:
+            lines.append("  stopped by --max-cost: cells were held back; partial evidence cannot promote")
+        if result.decisions:
+            lines += [f"  {candidate}: {decision}" for candidate, decision in result.decisions]
+        else:
+            lines.append("  no candidate arm ran: nothing to decide")
+    lines.append(f"  spent: {directory_spend(out_dir).text()}{_metered_text(result.metered)}")
     html = os.path.join(out_dir, "report.html")
     if os.path.isfile(html):
         view = f"  (or: wfbench view {out_dir})" if importlib.util.find_spec("wfbench.cli.view_cmd") else ""
@@ -46,8 +50,17 @@ def summary_lines(out_dir: str, result: Any) -> list[str]:
     return lines
 
 
+def _metered_text(metered: Any) -> str:
+    """``; metered at the wire this run: $0.1234 of $5.0000`` (empty without a meter)."""
+    if metered is None:
+        return ""
+    return f"; metered at the wire this run: {metered.describe()}"
+
+
 def summary_event(out_dir: str, result: Any) -> dict[str, Any]:
     """The summary as one ``--json`` event."""
+    from wfbench.app.budget import spend_fields
+
     spend = directory_spend(out_dir)
     html = os.path.join(out_dir, "report.html")
     return {
@@ -61,6 +74,8 @@ def summary_event(out_dir: str, result: Any) -> dict[str, Any]:
         "spent_usd": spend.usd,
         "cells_without_cost": spend.unmeasured,
         "cells_measured_in_part": spend.partial,
+        "budget_stopped": result.budget_stopped,
+        **spend_fields(result.metered),
         "report_html": html if os.path.isfile(html) else None,
         "out_dir": out_dir,
     }

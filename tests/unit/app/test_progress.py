@@ -25,6 +25,7 @@ from wfbench.app.progress import (
     cell_line,
     detail_line,
 )
+from wfbench.domain.metering.evidence import Spend as MeteredSpend
 from wfbench.domain.results.rows import Row
 
 
@@ -106,6 +107,42 @@ def test_the_tally_counts_done_running_left_eta_spend_and_per_arm_results():
     assert tally.arms_text() == "a 1✓ 1✗"
     assert tally.running_cells() == [("t/a/1", "work", 30.0)]
     assert tally.status() == "done 2/5, running 1, left 2, ETA 0m45s, spent $1.0200, elapsed 0m30s"
+
+
+def test_with_a_wire_meter_the_spend_is_the_meters_in_flight_sessions_included():
+    """The meter's figure (sessions still running included) replaces the rows' and names the budget."""
+    reading = [MeteredSpend(0.25, budget_usd=2.0)]
+    tally = Tally(now=FakeClock(), metered=lambda: reading[0])
+    tally.fold(_started(3, spent_before_usd=1.0))
+    tally.fold(CellFinished(_row(0)))  # its 0.01 is inside the meter's 0.25
+
+    assert tally.spent_usd() == 1.25
+    assert (tally.spend_source(), tally.budget_usd()) == ("wire", 2.0)
+    assert "spent $1.2500 of $2.0000" in tally.status()
+    reading[0] = MeteredSpend(0.5, budget_usd=2.0)
+    assert tally.spent_usd() == 1.5  # read live, not when a cell ends
+
+
+def test_an_unpriced_or_failing_meter_falls_back_to_the_rows_cost():
+    def broken() -> MeteredSpend:
+        raise RuntimeError("proxy gone")
+
+    for meter in (lambda: MeteredSpend(None), lambda: None, broken):
+        tally = Tally(now=FakeClock(), metered=meter)
+        tally.fold(_started(1))
+        tally.fold(CellFinished(_row(0)))
+        assert (tally.spent_usd(), tally.spend_source()) == (0.01, "rows")
+
+
+def test_json_heartbeat_and_sweep_finished_carry_the_metered_spend_and_its_source():
+    stream = io.StringIO()
+    progress = JsonProgress(stream, heartbeat_s=0, metered=lambda: MeteredSpend(0.3, budget_usd=1.0))
+    progress.notify(_started(1))
+    progress.notify(CellFinished(_row(0)))
+    progress.notify(SweepFinished(0, False, False, (), 1, 1))
+    finished = json.loads(stream.getvalue().splitlines()[-1])
+
+    assert (finished["spent_usd"], finished["spend_source"], finished["max_cost_usd"]) == (0.3, "wire", 1.0)
 
 
 def test_before_any_cell_finishes_the_eta_comes_from_prior_rows_or_is_unknown():
