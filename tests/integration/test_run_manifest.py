@@ -227,3 +227,25 @@ def test_dry_run_prints_the_plan_after_resume_and_writes_nothing(sweep: tuple[Pa
     assert "1 to run" in done.stdout
     assert "estimated spend: $" in done.stdout
     assert sorted(str(p) for p in out.rglob("*")) == before
+
+
+def test_resume_keeps_the_task_selection_and_refuses_another(tmp_path: Path) -> None:
+    """``--tasks t1`` is part of the configuration: a bare resume runs t1 only, ``--tasks t2`` is refused."""
+    corpus = _corpus(tmp_path / "corpus")
+    out = tmp_path / "out"
+    first = run_sweep(corpus, out, "--arms", "baseline", "--runs", "2", "--tasks", "t1")
+    assert first.returncode == 0, tell(first)
+    assert json.loads((out / "manifest.json").read_text())["task_filter"] == ["t1"]
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    (out / "results.jsonl").write_text(lines[0])
+
+    other = _wfbench("run", "--resume", out, "--tasks", "t2")
+    resumed = _wfbench("run", "--resume", out)
+
+    assert other.returncode == 2, tell(other)
+    assert _error_lines(other) == [
+        f"wfbench: error: {out}/manifest.json: --tasks t2 contradicts this sweep's --tasks t1;"
+        " omit it to resume this sweep as it was started, or start a new sweep with --out"
+    ]
+    assert resumed.returncode == 0, tell(resumed)
+    assert sorted((r["task"], r["run"]) for r in rows(out)) == [("t1", 0), ("t1", 1)]

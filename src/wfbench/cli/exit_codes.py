@@ -7,7 +7,8 @@ can tell "the sweep worked and the decision was not the one I want" from a broke
 from __future__ import annotations
 
 OK = 0
-#: The outage breaker tripped, or an arm whose health can fail the sweep produced no usable row.
+#: The outage breaker tripped, an arm whose health can fail the sweep produced no usable row, or
+#: ``--max-cost`` stopped the sweep (cells were held back: partial evidence).
 FAILED = 1
 #: A usage error or bad input (a file, an id or line, a field named on one line); nothing ran.
 USAGE = 2
@@ -20,7 +21,8 @@ CANCELLED = 130
 EXIT_CODES_HELP = (
     "\b\nExit codes:\n"
     "  0    success\n"
-    "  1    outage breaker tripped, or an arm produced no usable measurement\n"
+    "  1    outage breaker tripped, an arm produced no usable measurement, or --max-cost\n"
+    "       stopped the sweep\n"
     "  2    usage or input error (nothing ran)\n"
     "  3    a decision named by --fail-on (e.g. --fail-on keep_incumbent,insufficient_evidence)\n"
     "  130  cancelled (Ctrl-C / SIGTERM); continue with --resume DIR"
