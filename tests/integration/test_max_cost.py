@@ -57,6 +57,9 @@ def test_max_cost_refuses_requests_past_the_budget_and_starts_no_more_cells(tmp_
     assert [r["kind"] for r in row["wire_refusals"]] == ["budget"]
     assert row["cost_usd"] == pytest.approx(0.006)
     assert "[max-cost] metered spend $0.0060 of $0.0050 reached the --max-cost budget" in done.stdout
+    assert "  stopped by --max-cost: cells were held back; partial evidence cannot promote" in done.stdout
+    assert "  spent: $0.0060; metered at the wire this run: $0.0060 of $0.0050" in done.stdout  # the summary
+    assert "interrupted after" not in done.stdout  # nobody cancelled it
     report = (out / "report.md").read_text()
     assert "Sweep stopped by --max-cost (metered spend $0.0060 of $0.0050)" in report
     wire = "from usage metered at the wire by the key proxy, at the pinned model's prices"

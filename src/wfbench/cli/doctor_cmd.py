@@ -16,8 +16,8 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
-import attrs
 import typer
 
 from wfbench.cli.exit_codes import FAILED, OK
@@ -27,9 +27,8 @@ MIN_FREE_BYTES = 1024**3
 OK_, WARN, FAIL = "ok", "warn", "FAIL"
 
 
-@attrs.frozen
-class Check:
-    """One line of the doctor's report."""
+class Check(NamedTuple):
+    """One line of the doctor's report (a NamedTuple: every command starts without attrs)."""
 
     name: str
     status: str

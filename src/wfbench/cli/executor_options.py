@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, NamedTuple, get_args
 
-import attrs
 import typer
 
 from wfbench.domain.errors import InputError
@@ -51,9 +50,8 @@ CancelGrace = Annotated[
 ]
 
 
-@attrs.frozen
-class ExecutorChoice:
-    """Where a sweep's cells run, as the options gave it."""
+class ExecutorChoice(NamedTuple):
+    """Where a sweep's cells run, as the options gave it (a NamedTuple: ``--help`` starts without attrs)."""
 
     name: str = "local"
     ray_address: str | None = None
