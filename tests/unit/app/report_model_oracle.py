@@ -20,6 +20,7 @@ from wfbench.app.report.model import (
     SweepModel,
     _manifest,
     _order,
+    _provider_replies,
     _run_status,
 )
 from wfbench.app.report.verdicts import detectability_sentences, verdicts_of
@@ -187,6 +188,7 @@ def _provenance(inputs: ReportInputs, collector: _Collector) -> tuple[tuple[str,
         ("measured on", when),
         ("promotion evidence generated", promotion.get("generated_at")),
         ("evidence expires", promotion.get("evidence_expires_at")),
+        ("scripted provider", _provider_replies(inputs.provider_replies)),
     )
 
 
