@@ -92,7 +92,8 @@ _Pairs = Annotated[
     typer.Option(
         "--pair",
         metavar="CANDIDATE=INCUMBENT",
-        help="Repeatable; replaces the default candidate pairing.",
+        help="Repeatable; replaces the default pairing (the pairs the sweep's promotion.json"
+        " judged, then the presets' candidate_workflow=workflow, candidate_review=review).",
         show_default=False,
     ),
 ]
@@ -243,6 +244,37 @@ def _regate(
     return regate(read, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
 
 
+def default_pairs(source: Path, pairs: dict[str, str] | None) -> dict[str, str] | None:
+    """``--pair`` when given; else the pairs the sweep beside ``source`` judged, then the presets'.
+
+    A sweep of arms with their own names (``cand`` against ``inc``) is re-gated as it was judged,
+    not as "no candidate arm has rows". Its promotion.json names each pair in ``decisions``.
+    """
+    if pairs is not None:
+        return pairs
+    from wfbench.domain.promotion.policy import CANDIDATE_ARMS
+
+    judged = _sweep_pairs(source.parent / EVIDENCE_NAME)
+    if not judged:
+        return None
+    return {**judged, **{c: i for c, i in CANDIDATE_ARMS.items() if c not in judged}}
+
+
+def _sweep_pairs(path: Path) -> dict[str, str]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    decisions = raw.get("decisions") if isinstance(raw, dict) else None
+    pairs: dict[str, str] = {}
+    for decision in decisions if isinstance(decisions, list) else ():
+        if isinstance(decision, dict):
+            candidate, incumbent = decision.get("candidate_arm"), decision.get("incumbent_arm")
+            if isinstance(candidate, str) and isinstance(incumbent, str):
+                pairs[candidate] = incumbent
+    return pairs
+
+
 def evidence_time(source: Path, read: GateInput) -> dt.datetime:
     """When the evidence was made: the sweep's promotion.json's ``generated_at``, else the newest row.
 
@@ -322,9 +354,10 @@ def register(app: typer.Typer) -> None:
         from wfbench.adapters.jsonl_store import write_json_atomic
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
-        pairs = parse_pairs(pair)
+        given = parse_pairs(pair)
         failing_on = parse_fail_on(fail_on)
         source, read = _stream(results)
+        pairs = default_pairs(source, given)
         target = _target(out, force=force, source=source)
         result = _regate(read, policy, pairs, now=evidence_time(source, read))
         evidence: dict[str, Any] | None = None if result.evidence is None else result.evidence.to_mapping()
@@ -367,8 +400,9 @@ def register(app: typer.Typer) -> None:
         from wfbench.app.report.verdicts import detectability_of
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
-        pairs = parse_pairs(pair)
+        given = parse_pairs(pair)
         source = results_path(results)
+        pairs = default_pairs(source, given)
         read, builder = read_for_report(JsonlResultStore(source).iter_rows())
         result = _regate(read, policy, pairs, now=evidence_time(source, read))
         promotion = None if result.evidence is None else result.evidence.to_mapping()
