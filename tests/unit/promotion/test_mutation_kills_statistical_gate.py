@@ -197,3 +197,20 @@ def test_a_p_value_exactly_at_its_holm_threshold_is_significant() -> None:
 
     assert results[("a", ClaimPath.RESOLUTION)] == HolmResult(0.025, True, 2)
     assert results[("a", ClaimPath.SAVING)] == HolmResult(0.05, False, 2)
+
+
+def test_a_decision_carries_policy_and_statistics_whenever_it_has_either() -> None:
+    """``policy``, ``by_policy`` and ``statistics`` appear with statistics or verdicts alone."""
+    decision = only(wins(10))
+    assert decision.statistics is not None
+    assert decision.verdicts
+
+    verdicts_only = attrs.evolve(decision, statistics=None).to_mapping()
+    statistics_only = attrs.evolve(decision, verdicts=()).to_mapping()
+    neither = attrs.evolve(decision, statistics=None, verdicts=()).to_mapping()
+
+    assert verdicts_only["statistics"] is None
+    assert verdicts_only["policy"] == "statistical"
+    assert statistics_only["statistics"] == decision.statistics.to_mapping()
+    assert statistics_only["by_policy"] == {}
+    assert not {"policy", "by_policy", "statistics"} & set(neither)
