@@ -82,7 +82,9 @@ def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
     for expected in (
         "--sandbox <bwrap|host-unsafe>", "--agent <standin|claude|codex>", "candidate_workflow_direct",
         "WFBENCH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY is NOT read", "WFBENCH_CLAUDE_BIN",
-        "Exit codes:", "130", "Examples:", "[default: 2;",
+        "WFBENCH_CODEX_BIN", "WFBENCH_CACHE", "WFBENCH_HEARTBEAT_S",
+        "--max-cost USD", "--executor <local|ray>",
+        "Exit codes:", "130", "Examples:", "[default: 2;", "or --max-cost",
     ):  # fmt: skip
         assert expected in text, expected
 

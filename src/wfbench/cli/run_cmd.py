@@ -49,7 +49,11 @@ RUN_EPILOG = (
     "  WFBENCH_CODEX_BIN          the codex CLI for --agent codex (default: ~/.cache/wfbench/codex,\n"
     "                             then PATH)\n"
     "  WFBENCH_RUNTIME_DIGEST     pins the runtime identity rows are reused under (--reuse-results)\n"
-    "  CI                         when set, --sandbox host-unsafe is refused\n"
+    "  WFBENCH_CACHE              built task environments (envs/) and the codex install (default\n"
+    "                             ~/.cache/wfbench)\n"
+    "  WFBENCH_HEARTBEAT_S        seconds between heartbeat lines off a terminal (default 60)\n"
+    "  CI                         when set, --sandbox host-unsafe is refused, and network: host\n"
+    "                             unless --allow-host-network\n"
     "  TMPDIR                     where the sweep's scratch tree lives\n\n" + EXIT_CODES_HELP
 )
 
