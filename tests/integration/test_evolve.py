@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -250,3 +252,38 @@ def test_max_cost_is_each_sweeps_budget_and_stops_the_loop(tmp_path: Path) -> No
     assert "[max-cost]" in done.stdout + done.stderr
     assert len(rows) == 1  # one worker: the first cell spent the budget, no other cell started
     assert not (out / "gen-001").exists()
+
+
+def test_ctrl_c_ends_the_loop_with_130_and_the_next_run_redoes_the_generation(tmp_path: Path) -> None:
+    """SIGINT during the baseline sweep: the sweep is cancelled, the loop stops (exit 130) without a
+    record for the interrupted generation, and the next run moves its directory aside and redoes it."""
+    bwrap_or_skip()
+    corpus = write_evolve_corpus(tmp_path)
+    out = tmp_path / "out"
+    argv = [*WFBENCH, "evolve", str(corpus), "--generations", "2", "--out", str(out),
+            "--arms", "workflow,baseline,review", "--workers", "1"]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    running = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert running.stdout is not None
+    seen = []
+    for line in running.stdout:
+        seen.append(line)
+        if "generation 0: measuring" in line:
+            break
+    time.sleep(3)
+    running.send_signal(signal.SIGINT)
+    rest, stderr = running.communicate(timeout=600)
+
+    assert running.returncode == 130, "".join(seen) + rest + stderr
+    assert "[evolve] cancelled" in rest
+    assert not (out / "evolution.jsonl").exists() or not (out / "evolution.jsonl").read_text()
+    assert not (out / "gen-001").exists()
+
+    again = subprocess.run(
+        [*argv, "--max-cost", "0.0001"], capture_output=True, text=True, timeout=600, check=False
+    )
+
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert (out / "gen-000.interrupted-1").is_dir()
+    records = [json.loads(line) for line in (out / "evolution.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in records] == ["baseline"]

@@ -65,6 +65,12 @@ __all__ = [
 
 EVOLUTION_FILE = "evolution.jsonl"
 INCUMBENT_DIR = "incumbent"
+#: A sweep's exit code when SIGINT/SIGTERM cancelled it (``wfbench run``'s contract).
+SWEEP_CANCELLED = 130
+
+
+class _Cancelled(Exception):
+    """The user cancelled the loop (a sweep or the proposer): the generation gets no record."""
 
 
 @attrs.frozen
@@ -120,6 +126,8 @@ class EvolveServices:
     note: Callable[[str], None]
     #: Apply a generation's ``promotion.json`` to the user's repository (``--apply``); a summary.
     apply: Callable[[str], Mapping[str, Any]] | None = None
+    #: True once SIGINT/SIGTERM asked the loop to stop (the proposer session sees it too).
+    cancelled: Callable[[], bool] = lambda: False
 
 
 @attrs.frozen
@@ -128,6 +136,8 @@ class EvolveResult:
 
     history: tuple[GenerationRecord, ...]
     stopped: str | None
+    #: The user cancelled it: the interrupted generation has no record (the next run redoes it).
+    cancelled: bool = False
 
 
 def read_history(out_dir: str) -> list[GenerationRecord]:
@@ -271,16 +281,21 @@ class _Loop:
         sweep = os.path.join(_dir(self.config.out_dir, 0), "sweep")
         _clear_interrupted(_dir(self.config.out_dir, 0))
         self.services.note("[evolve] generation 0: measuring the incumbent")
-        self.services.run_sweep(
+        code = self.services.run_sweep(
             SweepOrder(sweep, self.config.base_arms, None, _incumbent_arg(self.config.out_dir),
                        self.config.reuse_results, None, max_cost_usd=self.config.max_cost_usd)
         )  # fmt: skip
+        self._check_cancelled(code)
         usd, unmeasured = _sweep_spend(self.services, sweep)
         return GenerationRecord(
             generation=0, outcome=GenerationOutcome.BASELINE, started_at=started,
             finished_at=_stamp(self.services.clock), sweep_dir=sweep, spend=Spend(0.0, usd, unmeasured),
             incumbent_digest=self._incumbent_digest(), reasons=("the incumbent measured on its own",),
         )  # fmt: skip
+
+    def _check_cancelled(self, code: int | None = None) -> None:
+        if code == SWEEP_CANCELLED or self.services.cancelled():
+            raise _Cancelled
 
     def _incumbent_digest(self) -> str | None:
         root = _incumbent_arg(self.config.out_dir)
@@ -320,6 +335,7 @@ class _Loop:
                 evidence=digest, prompt=proposer_prompt(number, self.allowed), label=f"proposer-gen{number}",
             )
         )  # fmt: skip
+        self._check_cancelled()
         record = GenerationRecord(
             generation=number, outcome=GenerationOutcome.NO_PROPOSAL, started_at=started, finished_at=started,
             sweep_dir=None, spend=Spend(proposal.cost_usd, 0.0, proposer_source=proposal.cost_source),
@@ -337,6 +353,7 @@ class _Loop:
             SweepOrder(sweep, arms, overlay_dir, _incumbent_arg(self.config.out_dir), last_sweep,
                        self.config.proposer_model, max_cost_usd=sweep_budget(budget_left, proposal.cost_usd))
         )  # fmt: skip
+        self._check_cancelled(code)
         decisions = _decisions(sweep)
         usd, unmeasured = _sweep_spend(self.services, sweep)
         outcome = generation_decision([str(d["decision"]) for d in decisions or []])
@@ -413,6 +430,16 @@ def evolve(config: EvolveConfig, services: EvolveServices) -> EvolveResult:
     corpus = load_corpus(config.corpus_path)
     loop = _Loop(config, services, corpus)
     history = read_history(config.out_dir)
+    try:
+        return _run(config, services, loop, history)
+    except _Cancelled:
+        services.note("[evolve] cancelled: the interrupted generation has no record (run again to redo it)")
+        return EvolveResult(tuple(history), "cancelled", cancelled=True)
+
+
+def _run(
+    config: EvolveConfig, services: EvolveServices, loop: _Loop, history: list[GenerationRecord]
+) -> EvolveResult:
     if not history and config.reuse_results is None:
         record = loop.baseline()
         _append(config.out_dir, record)

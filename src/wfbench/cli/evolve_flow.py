@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -22,6 +23,7 @@ from typing import Any
 import attrs
 
 from wfbench.cli import bootstrap as boot
+from wfbench.cli.exit_codes import CANCELLED, OK
 
 __all__ = ["EvolveOptions", "run_evolve"]
 
@@ -78,7 +80,7 @@ def _script(options: EvolveOptions, corpus: Any) -> str | None:
 
 
 @contextlib.contextmanager
-def _proposer(options: EvolveOptions, corpus: Any, model: str) -> Iterator[Any]:
+def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading.Event) -> Iterator[Any]:
     """A ``propose(order)`` callable that runs the proposer session in the sandbox."""
     from wfbench.app.cell_checks import CellServices, RunSettings
     from wfbench.app.proposer import run_proposer
@@ -99,8 +101,6 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str) -> Iterator[Any]:
         cell = CellServices(
             services.sandbox, services.agent, services.workspaces, services.clock, gateway=ep.gateway
         )
-        cancel = threading.Event()
-
         def propose(order: Any) -> Any:
             proposal = run_proposer(
                 workspace=order.workspace, incumbent=order.incumbent, evidence=order.evidence,
@@ -170,8 +170,25 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
     return apply
 
 
+@contextlib.contextmanager
+def _cancel_on_signals(cancel: threading.Event) -> Iterator[None]:
+    """SIGINT/SIGTERM set ``cancel``: the proposer session stops and the loop ends after it."""
+
+    def handler(signum: int, frame: object) -> None:
+        del frame
+        print(f"wfbench: {signal.Signals(signum).name}: cancelling the loop…", file=sys.stderr, flush=True)
+        cancel.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def run_evolve(options: EvolveOptions) -> int:
-    """Run the loop; the exit code (0 when it ran, 2 for bad input: raised as InputError)."""
+    """Run the loop; the exit code (0: it ran, 130: cancelled; bad input is raised as InputError)."""
     from wfbench.adapters.clock import SystemClock
     from wfbench.adapters.jsonl_store import JsonlResultStore
     from wfbench.app.corpus import load_corpus
@@ -203,11 +220,12 @@ def run_evolve(options: EvolveOptions) -> int:
         base_arms=tuple(arms), proposer_model=proposer_model, max_generations=options.max_generations,
         max_cost_usd=options.max_cost, reuse_results=options.reuse_results,
     )  # fmt: skip
-    with _proposer(options, corpus, proposer_model) as propose:
+    cancel = threading.Event()  # SIGINT/SIGTERM outside a sweep (a sweep handles its own, exit 130)
+    with _cancel_on_signals(cancel), _proposer(options, corpus, proposer_model, cancel) as propose:
         services = EvolveServices(
             run_sweep=_sweeper(options, model), propose=propose, committed_skills=_committed_skills(corpus),
             read_rows=lambda path: JsonlResultStore(path).rows(), clock=SystemClock(), note=print,
-            apply=_applier(options, model, proposer_model),
+            apply=_applier(options, model, proposer_model), cancelled=cancel.is_set,
         )  # fmt: skip
         result = evolve(config, services)
     last = result.history[-1] if result.history else None
@@ -216,4 +234,4 @@ def run_evolve(options: EvolveOptions) -> int:
         print(f"[evolve] last: generation {last.generation} {last.outcome.value}")
     if result.stopped:
         print(f"[evolve] stopped: {result.stopped}")
-    return 0
+    return CANCELLED if result.cancelled else OK
