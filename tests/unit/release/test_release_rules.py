@@ -7,13 +7,20 @@ trust rule a row can break, the evaluation's own refusals and summaries, and the
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import math
 from typing import Any
 
 import pytest
 
 from tests.unit.release.test_release_gate import ARMS, NOW, PINS, TASKS, _row, evaluation, gate, rows
-from wfbench.domain.release.evaluation import build_evaluation, validate_evaluation
+from wfbench.domain.release.evaluation import (
+    MAX_AGE,
+    build_evaluation,
+    canonical,
+    task_set_digest,
+    validate_evaluation,
+)
 from wfbench.domain.release.gate import GATE_SCHEMA, INVALID, paired_statistics
 
 WHERE = "task-1/baseline/run 1"
@@ -315,3 +322,90 @@ def test_paired_statistics_pair_each_task_with_stable_as_the_incumbent() -> None
         assert pair.incumbent.metric == (1.0, 1.0, 1.0)
         assert pair.incumbent.resolved == (False, True, True)
     assert stats.metric.estimate is not None
+
+
+# --------------------------------------------------------------------- validate_evaluation, rule by rule
+
+
+def _check(ev: Any, *, now: dt.datetime = NOW, runtime: str | None = "rc") -> tuple[str, ...]:
+    return validate_evaluation(ev, pins=PINS, now=now, runtime_digest=runtime)
+
+
+def test_canonical_json_is_sorted_compact_and_refuses_nan() -> None:
+    assert canonical({"b": 1, "a": [1, 2.5]}) == '{"a":[1,2.5],"b":1}'
+    assert task_set_digest({"t": {"sha": "s"}}) == hashlib.sha256(b'{"t":{"sha":"s"}}').hexdigest()
+    with pytest.raises(ValueError, match="JSON"):
+        canonical({"a": math.nan})
+
+
+@pytest.mark.parametrize("raw", [None, [], "x", {"schema": "wfbench.release-evaluation/v0"}])
+def test_what_is_not_an_evaluation_fails_on_its_schema_alone(raw: Any) -> None:
+    assert _check(raw) == ("not a release evaluation (schema)",)
+
+
+def test_an_unexpected_runtime_fails_on_that_alone() -> None:
+    assert _check(evaluation("rc"), runtime="stable") == ("runtime identity differs from the one expected",)
+    assert _check(evaluation("rc"), runtime=None) == ()
+
+
+def test_a_runtime_that_is_not_an_object_fails() -> None:
+    ev = evaluation("rc")
+    ev["runtime"] = "rc"
+
+    assert "runtime identity differs from the one expected" in _check(ev, runtime=None)
+
+
+def test_a_stored_completeness_flag_is_not_trusted() -> None:
+    ev = evaluation("rc")
+    ev["complete"] = "yes"
+
+    assert _check(ev) == ("incomplete", "rebuilding it from its rows gives a different evaluation")
+
+
+def test_a_tampered_task_set_digest_fails_on_the_pins() -> None:
+    ev = evaluation("rc")
+    ev["task_set_digest"] = "0" * 64
+
+    assert _check(ev) == (
+        "tasks differ from the pins",
+        "rebuilding it from its rows gives a different evaluation",
+    )
+
+
+def test_freshness_is_seven_days_inclusive_and_nothing_may_be_in_the_future() -> None:
+    ev = evaluation("rc")
+    generated = dt.datetime.fromisoformat(ev["generated_at"])
+    until = dt.datetime.fromisoformat(ev["measured_until"])
+
+    assert _check(ev, now=generated + MAX_AGE) == ()
+    assert _check(ev, now=generated + MAX_AGE + dt.timedelta(microseconds=1)) == ("stale or future-dated",)
+    assert _check(ev, now=until) == ()
+    assert _check(ev, now=until - dt.timedelta(microseconds=1)) == ("stale or future-dated",)
+
+
+def test_measurement_times_must_carry_a_timezone() -> None:
+    for field in ("generated_at", "measured_until"):
+        ev = evaluation("rc")
+        ev[field] = ev[field][:19]  # drop the offset
+        assert _check(ev)[0] == "no timezone-aware measurement times", field
+
+
+def test_an_extra_field_anywhere_fails_the_rebuild() -> None:
+    ev = evaluation("rc")
+    ev["summary"]["baseline"]["note"] = "edited"
+
+    assert _check(ev) == ("rebuilding it from its rows gives a different evaluation",)
+
+
+def test_an_evaluation_missing_a_field_cannot_be_rebuilt() -> None:
+    ev = evaluation("rc")
+    del ev["harness"]
+
+    assert _check(ev) == ("rebuilding it from its rows does not give a complete evaluation",)
+
+
+def test_a_value_canonical_json_cannot_hold_fails_the_rebuild() -> None:
+    ev = evaluation("rc")
+    ev["extra"] = math.nan
+
+    assert _check(ev) == ("rebuilding it from its rows gives a different evaluation",)
