@@ -8,6 +8,14 @@ the body (413 past the limit, 400 not JSON, 403 another model or a server-side t
 body goes upstream with a ``Content-Length`` (a chunked upload is read whole first), and the
 reply is relayed as the upstream framed it while a :class:`~wfbench.adapters.wire_usage.UsageReader`
 reads its usage.
+
+Metering is about the upstream's reply, not about whether the agent stayed to read it all: an
+agent that read a reply's last event (``message_stop``, ``response.completed``) may hang up
+before the proxy has read the upstream's tail (the terminating chunk). The proxy then stops
+writing and reads that tail alone (at most :data:`TAIL_BYTES`; a stalled tail is cut when the
+cell's lease closes), so a reply the upstream sent whole is metered whole. An agent that hangs
+up before the last event leaves the reply cut (the upstream connection is closed at once; the
+usage so far is a lower bound, counted incomplete), as does an upstream that cut its reply short.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ if TYPE_CHECKING:
     from wfbench.adapters.key_proxy import Lease, Scrubber, _ServerMixin
 
 PIECE = 64 * 1024
+#: After the agent hung up past a reply's last event, the most of the upstream's tail read alone.
+TAIL_BYTES = 64 * 1024
 #: Never forwarded in either direction (RFC 9110 §7.6.1), plus what the proxy sets itself.
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
@@ -99,6 +109,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
     def _checked_forward(self) -> None:
         proxy, lease = self.server.proxy, self.server.lease
         self._body_read = False
+        self._agent_gone = False
         # The target as sent: http.server collapses a leading "//" in self.path; nothing is collapsed here.
         parts = self.requestline.split()
         self.path = parts[1] if len(parts) == 3 else self.path
@@ -272,19 +283,28 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return False
         if chunked:
-            self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+            self._send(b"0\r\n\r\n")
         return True
 
     def _pump(
         self, response: http.client.HTTPResponse, scrub: Scrubber, usage: UsageReader | None, *, chunked: bool
     ) -> bool:
-        """Copy the body piece by piece as it arrives (usage read on the way); False when cut short."""
+        """Copy the body piece by piece as it arrives (usage read on the way); False when cut short.
+
+        True means the upstream's body arrived whole, whether or not the agent stayed for all of
+        it (see the module docstring: past the last event, the tail is read alone).
+        """
+        tail = 0  # bytes read after the agent hung up
         try:
             while piece := response.read1(PIECE):
                 if usage is not None:
                     usage.feed(piece)
-                self._write(scrub.feed(piece), chunked=chunked)
+                if not self._agent_gone:
+                    self._write(scrub.feed(piece), chunked=chunked)
+                else:
+                    tail += len(piece)
+                if self._agent_gone and (usage is None or not usage.ended or tail > TAIL_BYTES):
+                    return False  # hung up mid-reply (or nothing to meter): stop, so the upstream stops too
         except (OSError, http.client.HTTPException):  # reset, timeout, a chunked body cut mid-way
             return False
         if response.length:  # EOF before the promised Content-Length
@@ -294,8 +314,18 @@ class ProxyHandler(BaseHTTPRequestHandler):
 
     def _write(self, data: bytes, *, chunked: bool) -> None:
         if data:
-            self.wfile.write(b"%x\r\n%b\r\n" % (len(data), data) if chunked else data)
+            self._send(b"%x\r\n%b\r\n" % (len(data), data) if chunked else data)
+
+    def _send(self, data: bytes) -> None:
+        """Write to the agent; once that fails (the agent hung up), nothing more is written to it."""
+        if self._agent_gone:
+            return
+        try:
+            self.wfile.write(data)
             self.wfile.flush()
+        except OSError:
+            self._agent_gone = True
+            self.close_connection = True
 
     def _reply(self, status: int, body: bytes) -> None:
         self.send_response_only(status)

@@ -107,6 +107,14 @@ class UsageReader:
             event, self._buffer = bytes(self._buffer[: end[0]]), self._buffer[end[1] :]
             self._event(event)
 
+    @property
+    def ended(self) -> bool:
+        """True once the stream's last event (``message_stop``, ``response.completed``) was read intact.
+
+        Nothing after it can change the usage: what is left of the body is its framing's end.
+        """
+        return self._streaming and self._complete and not self._broken
+
     def finish(self, *, cut: bool = False) -> tuple[Usage | None, bool]:
         """``(usage seen, complete)``: ``complete`` is False for a reply cut short or unparsable.
 

@@ -1,0 +1,272 @@
+"""A whole upstream reply is metered whole, however it is split and whenever the agent hangs up.
+
+The flake this guards (issue 10): under load, the stand-in read a reply's ``message_stop`` and
+hung up (its session was over) before the proxy had read the upstream's terminating chunk; the
+proxy's write of that chunk to the gone agent failed and the whole reply was recorded as cut
+short (``wire_incomplete``, the cell ``evidence-unverified``). Here the race is made
+deterministic: a paced upstream holds the rest of its reply until the agent's connection to the
+lease's UNIX socket is closed. Negative controls: replies the upstream really cut short, and an
+agent hanging up before the reply's last event, are still counted incomplete.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.integration.test_key_proxy import REAL_KEY, ask
+from wfbench.adapters.key_proxy import KeyProxy, Lease
+from wfbench.domain.metering.prices import ModelPrices
+from wfbench.domain.session.records import Usage
+
+MODEL = "claude-test"
+USAGE = Usage(1200, 7, 44000, 80)
+EVENTS = [
+    ("message_start", {"type": "message_start", "message": {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL, "content": [],
+        "usage": {"input_tokens": 1200, "cache_creation_input_tokens": 7, "cache_read_input_tokens": 44000,
+                  "output_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0,
+                             "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                             "delta": {"type": "text_delta", "text": "Done."}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                       "usage": {"output_tokens": 80}}),
+    ("message_stop", {"type": "message_stop"}),
+]  # fmt: skip
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+TERMINATOR = b"0\r\n\r\n"
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n%b\r\n" % (len(data), data)
+
+
+def sse(events: list[tuple[str, dict[str, object]]]) -> list[bytes]:
+    return [f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events]
+
+
+def chunked_reply(events: list[tuple[str, dict[str, object]]], *, terminated: bool = True) -> bytes:
+    return HEAD + b"".join(chunk(event) for event in sse(events)) + (TERMINATOR if terminated else b"")
+
+
+#: Where the reply's last event ends: the agent has all it needs once this many bytes arrived.
+WHOLE = chunked_reply(EVENTS)
+LAST_EVENT_END = len(chunked_reply(EVENTS, terminated=False))
+
+
+class PacedUpstream:
+    """A loopback upstream that sends ``reply[:split]``, then (after ``hold``) the rest, then closes.
+
+    ``hold`` is an event the test sets once its agent hung up (the rest is sent once it is set,
+    or after ``pause_s`` when no event is given).
+    """
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.plans: list[tuple[bytes, int, threading.Event | None, float]] = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def plan(
+        self, reply: bytes, split: int, hold: threading.Event | None = None, pause_s: float = 0.0
+    ) -> None:
+        with self.lock:
+            self.plans.append((reply, split, hold, pause_s))
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                self._answer(connection)
+
+    def _answer(self, connection: socket.socket) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            piece = connection.recv(65536)
+            if not piece:
+                return
+            data += piece
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        while len(body) < length:
+            body += connection.recv(65536)
+        with self.lock:
+            reply, split, hold, pause_s = self.plans.pop(0)
+        connection.sendall(reply[:split])
+        if hold is not None:
+            assert hold.wait(30), "the test never released the upstream"
+        else:
+            time.sleep(pause_s)
+        try:
+            connection.sendall(reply[split:])
+            connection.shutdown(socket.SHUT_WR)  # an unterminated body ends here: cut short
+        except OSError:
+            return
+        connection.settimeout(5)
+        try:  # the proxy closes its side after reading the reply (or on cutting it)
+            while connection.recv(65536):
+                pass
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class Agent:
+    """The agent's end of a lease's socket: one streaming request, read up to an event, then hang up."""
+
+    def __init__(self, lease: Lease) -> None:
+        assert lease.bridge is not None
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(30)
+        self.sock.connect(lease.bridge.socket)
+        body = json.dumps(ask("Task meter", model=MODEL, stream=True)).encode()
+        self.sock.sendall(
+            b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            + f"content-type: application/json\r\nx-api-key: {lease.token}\r\n".encode()
+            + f"content-length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        self.received = b""
+
+    def read_until(self, marker: bytes) -> None:
+        """Read until ``marker`` arrived (the stand-in stops reading at ``message_stop``)."""
+        while marker not in self.received:
+            piece = self.sock.recv(65536)
+            assert piece, f"the proxy closed before {marker!r}: {self.received[-200:]!r}"
+            self.received += piece
+
+    def read_to_close(self) -> None:
+        while piece := self.sock.recv(65536):
+            self.received += piece
+
+    def hang_up(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def upstream() -> Iterator[PacedUpstream]:
+    made = PacedUpstream()
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def lease(upstream: PacedUpstream) -> Iterator[Lease]:
+    prices = ModelPrices(3.0, 3.75, 0.30, 15.0)
+    with (
+        KeyProxy(upstream.base_url, REAL_KEY, model=MODEL, prices=prices) as proxy,
+        proxy.lease("cell") as made,
+    ):
+        yield made
+
+
+def test_an_agent_hanging_up_after_the_last_event_leaves_the_reply_metered_whole(
+    upstream: PacedUpstream, lease: Lease
+) -> None:
+    """The stand-in's exit: ``message_stop`` read, connection closed, the upstream's tail still to come."""
+    released = threading.Event()
+    upstream.plan(WHOLE, LAST_EVENT_END, hold=released)
+    agent = Agent(lease)
+    agent.read_until(b"message_stop")
+    agent.hang_up()
+    released.set()
+    meter = lease.meter(settle_s=10)
+    assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, USAGE)
+
+
+def test_a_reply_split_at_every_byte_is_metered_whole_whenever_the_agent_hangs_up(
+    upstream: PacedUpstream, lease: Lease
+) -> None:
+    """Every split of the upstream's bytes; the agent hangs up as soon as it has the last event.
+
+    Splits after the last event hold the tail until the agent hung up (the race, forced); the
+    others pause briefly so the proxy reads the two parts apart.
+    """
+    splits = range(1, len(WHOLE))
+    for split in splits:
+        released = threading.Event()
+        if split >= LAST_EVENT_END:
+            upstream.plan(WHOLE, split, hold=released)
+        else:
+            upstream.plan(WHOLE, split, pause_s=0.002)
+        agent = Agent(lease)
+        agent.read_until(b"message_stop")
+        agent.hang_up()
+        released.set()
+        lease.meter(settle_s=10)
+    meter = lease.meter(settle_s=10)
+    assert (meter.requests, meter.incomplete) == (len(splits), 0)
+    assert meter.usage == Usage(*(len(splits) * count for count in (1200, 7, 44000, 80)))
+
+
+def test_an_agent_that_reads_to_the_end_gets_every_byte_and_the_reply_metered_whole(
+    upstream: PacedUpstream, lease: Lease
+) -> None:
+    """The control: the same reply, read to its terminating chunk."""
+    upstream.plan(WHOLE, LAST_EVENT_END, pause_s=0.05)
+    agent = Agent(lease)
+    agent.read_until(TERMINATOR)
+    agent.hang_up()
+    assert agent.received.endswith(b'message_stop"}\n\n\r\n' + TERMINATOR)
+    meter = lease.meter(settle_s=10)
+    assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, USAGE)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(chunked_reply(EVENTS[:-1], terminated=False), id="no-message-stop"),
+        pytest.param(chunked_reply(EVENTS[:-1]), id="terminated-without-message-stop"),
+        pytest.param(chunked_reply(EVENTS, terminated=False), id="message-stop-without-terminating-chunk"),
+    ],
+)
+def test_a_reply_the_upstream_really_cut_short_is_still_incomplete(
+    upstream: PacedUpstream, lease: Lease, reply: bytes
+) -> None:
+    """Negative controls: no ``message_stop``, or a chunked body never terminated, is not metered whole."""
+    upstream.plan(reply, len(reply) // 2, pause_s=0.01)
+    agent = Agent(lease)
+    agent.read_to_close()
+    agent.hang_up()
+    meter = lease.meter(settle_s=10)
+    assert (meter.requests, meter.incomplete) == (1, 1)
+    assert meter.usage.input_tokens == 1200  # what arrived before the cut, a lower bound
+
+
+def test_an_agent_hanging_up_before_the_last_event_leaves_the_reply_incomplete(
+    upstream: PacedUpstream, lease: Lease
+) -> None:
+    """The proxy stops reading (so the upstream stops generating) for an agent that left mid-reply."""
+    released = threading.Event()
+    middle = WHOLE.index(b"content_block_delta")
+    upstream.plan(WHOLE, middle, hold=released)
+    agent = Agent(lease)
+    agent.read_until(b"message_start")
+    agent.hang_up()
+    time.sleep(0.2)  # the proxy notices the agent left only when it writes: give it the chance
+    released.set()
+    meter = lease.meter(settle_s=10)
+    assert (meter.requests, meter.incomplete) == (1, 1)
+    assert meter.usage.input_tokens == 1200
