@@ -21,6 +21,7 @@ import pytest
 
 from tests.integration.test_key_proxy import REAL_KEY, ask
 from wfbench.adapters.key_proxy import KeyProxy, Lease
+from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.session.records import Usage
 
@@ -136,14 +137,14 @@ class PacedUpstream:
 class Agent:
     """The agent's end of a lease's socket: one streaming request, read up to an event, then hang up."""
 
-    def __init__(self, lease: Lease) -> None:
+    def __init__(self, lease: Lease, path: str = "/v1/messages", request: object = None) -> None:
         assert lease.bridge is not None
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(30)
         self.sock.connect(lease.bridge.socket)
-        body = json.dumps(ask("Task meter", model=MODEL, stream=True)).encode()
+        body = json.dumps(request or ask("Task meter", model=MODEL, stream=True)).encode()
         self.sock.sendall(
-            b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n".encode()
             + f"content-type: application/json\r\nx-api-key: {lease.token}\r\n".encode()
             + f"content-length: {len(body)}\r\n\r\n".encode()
             + body
@@ -175,8 +176,9 @@ def upstream() -> Iterator[PacedUpstream]:
 @pytest.fixture
 def lease(upstream: PacedUpstream) -> Iterator[Lease]:
     prices = ModelPrices(3.0, 3.75, 0.30, 15.0)
+    routes = (*ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE)
     with (
-        KeyProxy(upstream.base_url, REAL_KEY, model=MODEL, prices=prices) as proxy,
+        KeyProxy(upstream.base_url, REAL_KEY, model=MODEL, prices=prices, routes=routes) as proxy,
         proxy.lease("cell") as made,
     ):
         yield made
@@ -194,6 +196,25 @@ def test_an_agent_hanging_up_after_the_last_event_leaves_the_reply_metered_whole
     released.set()
     meter = lease.meter(settle_s=10)
     assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, USAGE)
+
+
+def test_a_responses_stream_read_to_response_completed_by_an_agent_that_hung_up_is_metered_whole(
+    upstream: PacedUpstream, lease: Lease
+) -> None:
+    """The same race on the OpenAI Responses route (Codex): its last event is ``response.completed``."""
+    usage = {"input_tokens": 1300, "output_tokens": 80, "input_tokens_details": {"cached_tokens": 1000}}
+    events = [
+        ("response.created", {"type": "response.created", "response": {"id": "r1"}}),
+        ("response.completed", {"type": "response.completed", "response": {"id": "r1", "usage": usage}}),
+    ]
+    released = threading.Event()
+    upstream.plan(chunked_reply(events), len(chunked_reply(events, terminated=False)), hold=released)
+    agent = Agent(lease, "/v1/responses", {"model": MODEL, "input": "Task meter", "stream": True})
+    agent.read_until(b"response.completed")
+    agent.hang_up()
+    released.set()
+    meter = lease.meter(settle_s=10)
+    assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, Usage(300, None, 1000, 80))
 
 
 def test_a_reply_split_at_every_byte_is_metered_whole_whenever_the_agent_hangs_up(
