@@ -1,12 +1,13 @@
-"""A whole upstream reply is metered whole, however it is split and whenever the agent hangs up.
+"""A whole upstream reply is metered whole, and before the agent can see its end.
 
 The flake this guards (issue 10): under load, the stand-in read a reply's ``message_stop`` and
 hung up (its session was over) before the proxy had read the upstream's terminating chunk; the
 proxy's write of that chunk to the gone agent failed and the whole reply was recorded as cut
-short (``wire_incomplete``, the cell ``evidence-unverified``). Here the race is made
-deterministic: a paced upstream holds the rest of its reply until the agent's connection to the
-lease's UNIX socket is closed. Negative controls: replies the upstream really cut short, and an
-agent hanging up before the reply's last event, are still counted incomplete.
+short (``wire_incomplete``, the cell ``evidence-unverified``). A neighbour of it: an agent's next
+request could pass the ``--max-cost`` check before the proxy had recorded the previous reply.
+Here the upstream is paced (its reply split at chosen bytes, with pauses) and the agent, on the
+lease's own UNIX socket, hangs up the moment it has the last event. Negative controls: replies
+the upstream really cut short, and an agent hanging up before the last event, stay incomplete.
 """
 
 from __future__ import annotations
@@ -63,15 +64,11 @@ LAST_EVENT_END = len(chunked_reply(EVENTS, terminated=False))
 
 
 class PacedUpstream:
-    """A loopback upstream that sends ``reply[:split]``, then (after ``hold``) the rest, then closes.
-
-    ``hold`` is an event the test sets once its agent hung up (the rest is sent once it is set,
-    or after ``pause_s`` when no event is given).
-    """
+    """A loopback upstream that sends each planned reply in parts, pausing between them, then closes."""
 
     def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.plans: list[tuple[bytes, int, threading.Event | None, float]] = []
+        self.plans: list[tuple[list[bytes], float]] = []
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -80,11 +77,11 @@ class PacedUpstream:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
 
-    def plan(
-        self, reply: bytes, split: int, hold: threading.Event | None = None, pause_s: float = 0.0
-    ) -> None:
+    def plan(self, reply: bytes, *splits: int, pause_s: float = 0.0) -> None:
+        """The next request's reply, cut at ``splits`` (byte offsets) with ``pause_s`` between parts."""
+        bounds = [0, *splits, len(reply)]
         with self.lock:
-            self.plans.append((reply, split, hold, pause_s))
+            self.plans.append(([reply[a:b] for a, b in zip(bounds, bounds[1:], strict=False)], pause_s))
 
     def _serve(self) -> None:
         while True:
@@ -112,14 +109,11 @@ class PacedUpstream:
         while len(body) < length:
             body += connection.recv(65536)
         with self.lock:
-            reply, split, hold, pause_s = self.plans.pop(0)
-        connection.sendall(reply[:split])
-        if hold is not None:
-            assert hold.wait(30), "the test never released the upstream"
-        else:
-            time.sleep(pause_s)
+            parts, pause_s = self.plans.pop(0)
         try:
-            connection.sendall(reply[split:])
+            for number, part in enumerate(parts):
+                time.sleep(pause_s if number else 0)
+                connection.sendall(part)
             connection.shutdown(socket.SHUT_WR)  # an unterminated body ends here: cut short
         except OSError:
             return
@@ -187,13 +181,53 @@ def lease(upstream: PacedUpstream) -> Iterator[Lease]:
 def test_an_agent_hanging_up_after_the_last_event_leaves_the_reply_metered_whole(
     upstream: PacedUpstream, lease: Lease
 ) -> None:
-    """The stand-in's exit: ``message_stop`` read, connection closed, the upstream's tail still to come."""
-    released = threading.Event()
-    upstream.plan(WHOLE, LAST_EVENT_END, hold=released)
+    """The stand-in's exit: ``message_stop`` read, connection closed; the upstream's tail comes later."""
+    upstream.plan(WHOLE, LAST_EVENT_END, pause_s=0.3)
     agent = Agent(lease)
     agent.read_until(b"message_stop")
     agent.hang_up()
-    released.set()
+    meter = lease.meter(settle_s=10)
+    assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, USAGE)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+def test_the_reply_is_metered_before_the_agent_has_its_end(
+    upstream: PacedUpstream, lease: Lease, stream: bool
+) -> None:
+    """The moment the agent has the last event (or the last byte of a plain reply), the meter has the reply.
+
+    So the cell's meter needs no settling for an agent that read its replies, and a next request
+    checks the budget against a spend that holds this reply.
+    """
+    if stream:
+        upstream.plan(WHOLE, LAST_EVENT_END, pause_s=0.3)
+        end = b"message_stop"
+    else:
+        body = json.dumps(
+            {"type": "message", "content": [], "usage": {"input_tokens": 5, "output_tokens": 6}}
+        )
+        plain = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%b"
+        reply = plain % (len(body), body.encode())
+        upstream.plan(reply, len(reply) - 20, len(reply) - 1, pause_s=0.3)
+        end = body[-20:].encode()
+    agent = Agent(lease)
+    agent.read_until(end)
+    meter = lease.meter()  # no settling
+    agent.hang_up()
+    assert (meter.requests, meter.incomplete) == (1, 0)
+    assert meter.usage == (USAGE if stream else Usage(5, None, None, 6))
+
+
+def test_an_agent_hanging_up_while_the_proxy_reads_the_tail_leaves_the_reply_metered_whole(
+    upstream: PacedUpstream, lease: Lease
+) -> None:
+    """Events after the last one (pings), paced: the agent leaves mid-tail, the proxy reads it alone."""
+    ping = chunk(b'event: ping\ndata: {"type": "ping"}\n\n')
+    reply = WHOLE[:LAST_EVENT_END] + ping * 3 + TERMINATOR
+    upstream.plan(reply, *(LAST_EVENT_END + n * len(ping) for n in range(4)), pause_s=0.15)
+    agent = Agent(lease)
+    agent.read_until(b"message_stop")
+    agent.hang_up()
     meter = lease.meter(settle_s=10)
     assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, USAGE)
 
@@ -207,12 +241,10 @@ def test_a_responses_stream_read_to_response_completed_by_an_agent_that_hung_up_
         ("response.created", {"type": "response.created", "response": {"id": "r1"}}),
         ("response.completed", {"type": "response.completed", "response": {"id": "r1", "usage": usage}}),
     ]
-    released = threading.Event()
-    upstream.plan(chunked_reply(events), len(chunked_reply(events, terminated=False)), hold=released)
+    upstream.plan(chunked_reply(events), len(chunked_reply(events, terminated=False)), pause_s=0.3)
     agent = Agent(lease, "/v1/responses", {"model": MODEL, "input": "Task meter", "stream": True})
     agent.read_until(b"response.completed")
     agent.hang_up()
-    released.set()
     meter = lease.meter(settle_s=10)
     assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, Usage(300, None, 1000, 80))
 
@@ -220,22 +252,13 @@ def test_a_responses_stream_read_to_response_completed_by_an_agent_that_hung_up_
 def test_a_reply_split_at_every_byte_is_metered_whole_whenever_the_agent_hangs_up(
     upstream: PacedUpstream, lease: Lease
 ) -> None:
-    """Every split of the upstream's bytes; the agent hangs up as soon as it has the last event.
-
-    Splits after the last event hold the tail until the agent hung up (the race, forced); the
-    others pause briefly so the proxy reads the two parts apart.
-    """
+    """Every split of the upstream's bytes, paced; the agent hangs up as soon as it has the last event."""
     splits = range(1, len(WHOLE))
     for split in splits:
-        released = threading.Event()
-        if split >= LAST_EVENT_END:
-            upstream.plan(WHOLE, split, hold=released)
-        else:
-            upstream.plan(WHOLE, split, pause_s=0.002)
+        upstream.plan(WHOLE, split, pause_s=0.002)
         agent = Agent(lease)
         agent.read_until(b"message_stop")
         agent.hang_up()
-        released.set()
         lease.meter(settle_s=10)
     meter = lease.meter(settle_s=10)
     assert (meter.requests, meter.incomplete) == (len(splits), 0)
@@ -271,6 +294,7 @@ def test_a_reply_the_upstream_really_cut_short_is_still_incomplete(
     agent = Agent(lease)
     agent.read_to_close()
     agent.hang_up()
+    assert agent.received.endswith(reply[-30:])  # the agent got every byte the upstream sent
     meter = lease.meter(settle_s=10)
     assert (meter.requests, meter.incomplete) == (1, 1)
     assert meter.usage.input_tokens == 1200  # what arrived before the cut, a lower bound
@@ -280,14 +304,10 @@ def test_an_agent_hanging_up_before_the_last_event_leaves_the_reply_incomplete(
     upstream: PacedUpstream, lease: Lease
 ) -> None:
     """The proxy stops reading (so the upstream stops generating) for an agent that left mid-reply."""
-    released = threading.Event()
-    middle = WHOLE.index(b"content_block_delta")
-    upstream.plan(WHOLE, middle, hold=released)
+    upstream.plan(WHOLE, WHOLE.index(b"content_block_delta"), pause_s=0.3)
     agent = Agent(lease)
     agent.read_until(b"message_start")
     agent.hang_up()
-    time.sleep(0.2)  # the proxy notices the agent left only when it writes: give it the chance
-    released.set()
     meter = lease.meter(settle_s=10)
     assert (meter.requests, meter.incomplete) == (1, 1)
     assert meter.usage.input_tokens == 1200

@@ -16,6 +16,10 @@ writing and reads that tail alone (at most :data:`TAIL_BYTES`; a stalled tail is
 cell's lease closes), so a reply the upstream sent whole is metered whole. An agent that hangs
 up before the last event leaves the reply cut (the upstream connection is closed at once; the
 usage so far is a lower bound, counted incomplete), as does an upstream that cut its reply short.
+The reply is recorded in the cell's meter before the agent can see its end (its last event, or
+the last piece of a plain reply, is held until the upstream's body ended), so the agent's next
+request checks the budget against a spend that holds it, and an agent that read its replies
+leaves nothing for the cell's meter to wait for.
 """
 
 from __future__ import annotations
@@ -141,18 +145,26 @@ class ProxyHandler(BaseHTTPRequestHandler):
             if route.meter is not None and 200 <= response.status < 300:
                 streaming = "text/event-stream" in (response.getheader("content-type") or "")
                 usage_reader = UsageReader(route.meter, streaming=streaming)
-            whole = False
+            self._metered = False
             try:
-                whole = self._relay(response, usage_reader)
-            finally:  # recorded even when the agent hung up mid-reply
-                if usage_reader is None:
-                    lease.record(None, metered=False)
-                else:
-                    usage, complete = usage_reader.finish(cut=not whole)
-                    lease.record(usage, metered=True, complete=complete)
+                self._relay(response, usage_reader)
+            finally:  # recorded even when the agent hung up mid-reply (a no-op once recorded)
+                self._meter(usage_reader, whole=False)
         finally:
             self.server.track(upstream.sock, add=False)
             upstream.close()
+
+    def _meter(self, usage: UsageReader | None, *, whole: bool) -> None:
+        """Record the reply in the cell's meter, once (``whole``: the upstream's body arrived whole)."""
+        if self._metered:
+            return
+        self._metered = True
+        lease = self.server.lease
+        if usage is None:
+            lease.record(None, metered=False)
+        else:
+            seen, complete = usage.finish(cut=not whole)
+            lease.record(seen, metered=True, complete=complete)
 
     def _refuse(self, lease: Lease, refusal: Refused, path: str) -> None:
         proxy = self.server.proxy
@@ -276,6 +288,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
         elif not bodiless:
             self.close_connection = True  # close-delimited: the end of the body is the end of the connection
+        if bodiless:
+            self._meter(usage, whole=True)
         self.end_headers()
         if bodiless:
             return True
@@ -292,25 +306,34 @@ class ProxyHandler(BaseHTTPRequestHandler):
         """Copy the body piece by piece as it arrives (usage read on the way); False when cut short.
 
         True means the upstream's body arrived whole, whether or not the agent stayed for all of
-        it (see the module docstring: past the last event, the tail is read alone).
+        it (see the module docstring: past the last event, the tail is read alone). The reply is
+        metered before the agent can see its end: the piece that may be the last (any piece of a
+        plain reply, a stream's pieces from its last event on) is held until the next one arrives,
+        so an agent's next request (and the cell's meter) always finds this reply recorded.
         """
         tail = 0  # bytes read after the agent hung up
+        held = b""  # a piece that may be the reply's end, written once the reply is metered
+        whole = False
         try:
             while piece := response.read1(PIECE):
                 if usage is not None:
                     usage.feed(piece)
-                if not self._agent_gone:
-                    self._write(scrub.feed(piece), chunked=chunked)
-                else:
+                if self._agent_gone:
                     tail += len(piece)
+                elif usage is not None and (not usage.streaming or usage.ended):
+                    self._write(held, chunked=chunked)
+                    held = scrub.feed(piece)
+                else:
+                    self._write(scrub.feed(piece), chunked=chunked)
                 if self._agent_gone and (usage is None or not usage.ended or tail > TAIL_BYTES):
-                    return False  # hung up mid-reply (or nothing to meter): stop, so the upstream stops too
+                    break  # hung up mid-reply (or nothing to meter): stop, so the upstream stops too
+            else:
+                whole = not response.length  # False: EOF before the promised Content-Length
         except (OSError, http.client.HTTPException):  # reset, timeout, a chunked body cut mid-way
-            return False
-        if response.length:  # EOF before the promised Content-Length
-            return False
-        self._write(scrub.finish(), chunked=chunked)
-        return True
+            pass
+        self._meter(usage, whole=whole)
+        self._write(held + (scrub.finish() if whole else b""), chunked=chunked)
+        return whole
 
     def _write(self, data: bytes, *, chunked: bool) -> None:
         if data:

@@ -108,6 +108,11 @@ class UsageReader:
             self._event(event)
 
     @property
+    def streaming(self) -> bool:
+        """True for an SSE reply (read event by event), False for a plain JSON one (read at the end)."""
+        return self._streaming
+
+    @property
     def ended(self) -> bool:
         """True once the stream's last event (``message_stop``, ``response.completed``) was read intact.
 
