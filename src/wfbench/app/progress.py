@@ -41,7 +41,7 @@ from wfbench.app.events import (
 )
 from wfbench.app.spend import RowSpend
 from wfbench.domain.metering.evidence import Spend as MeteredSpend
-from wfbench.domain.redaction import redact_text
+from wfbench.domain.redaction import escape_controls, redact_text
 from wfbench.domain.results.rows import ErrorKind, Row
 
 DETAIL_LIMIT = 1200
@@ -85,7 +85,7 @@ def detail_line(row: Row, secrets: Sequence[str] = ()) -> str | None:
     if row.error_kind is None or not detail:
         return None
     text = detail if isinstance(detail, str) else json.dumps(detail, sort_keys=True)
-    text = redact_text(text, tuple(secrets)).replace("\n", " ⏎ ")
+    text = escape_controls(redact_text(text, tuple(secrets)).replace("\n", " ⏎ "))
     if len(text) > DETAIL_LIMIT:
         text = f"{text[:DETAIL_LIMIT]}…[truncated {len(text) - DETAIL_LIMIT} chars]"
     return f"[{row.task}][{row.arm}][run {row.run}] detail: {text}"
@@ -286,7 +286,7 @@ class PlainProgress:
 
     def _print(self, text: str) -> None:
         with self._lock:
-            print(text, file=self._stream, flush=True)
+            print(escape_controls(text), file=self._stream, flush=True)
 
     def close(self) -> None:
         """Stop the heartbeat."""
@@ -439,13 +439,13 @@ class LiveProgress:
             row = event.row
             style = "green" if row.resolved else "yellow" if row.error_kind is None else "red"
             mark = "✓" if row.resolved else "✗"
-            self._console.print(f"{mark} {cell_line(row)}", style=style, markup=False)
+            self._console.print(f"{mark} {escape_controls(cell_line(row))}", style=style, markup=False)
             extra = detail_line(row, self._secrets)
             if extra:
                 self._console.print(f"  {extra}", style="dim", markup=False)
         elif isinstance(event, Note):
             style = {"warning": "yellow", "error": "bold red"}.get(event.level, "")
-            self._console.print(event.text, style=style, markup=False)
+            self._console.print(escape_controls(event.text), style=style, markup=False)
         elif isinstance(event, SweepFinished):
             self.close()
         if self._started:
