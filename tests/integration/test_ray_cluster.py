@@ -76,6 +76,10 @@ def _comparable(row: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str):
             kept[key] = _TIMING.sub(r"Ran \1 tests in <t>", value)
     kept["transcripts"] = len(row.get("transcript_artifacts") or [])
+    kept["session_measurements"] = [  # each paid session, without its id and its own timing
+        {k: v for k, v in session.items() if k not in ("session_id", "duration_s")}
+        for session in row.get("session_measurements") or []
+    ]
     return kept
 
 
