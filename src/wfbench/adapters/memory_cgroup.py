@@ -16,13 +16,18 @@ without a memory limit (``wfbench doctor`` says so, like the process limit).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 
 import attrs
 
-from wfbench.adapters.pids_cgroup import PARENT_NAME, group_name, remove_group, remove_stale
+from wfbench.adapters.pids_cgroup import (
+    find_controller_mount,
+    group_name,
+    prepare_parent,
+    remove_group,
+    write_control,
+)
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
@@ -44,17 +49,7 @@ class MemoryUnavailable(Exception):
 
 def find_memory_mount(mounts: str) -> tuple[str, int] | None:
     """The (mount point, cgroup version) offering memory in a ``/proc/mounts`` text: v1 first, else v2."""
-    v2: str | None = None
-    for line in mounts.splitlines():
-        fields = line.split()
-        if len(fields) < 4:
-            continue
-        point, kind, options = fields[1].replace("\\040", " "), fields[2], fields[3].split(",")
-        if kind == "cgroup" and "memory" in options and "ro" not in options:
-            return point, 1
-        if kind == "cgroup2" and "ro" not in options and v2 is None:
-            v2 = point
-    return None if v2 is None else (v2, 2)
+    return find_controller_mount(mounts, "memory")
 
 
 @attrs.frozen
@@ -116,7 +111,7 @@ class MemoryController:
                 target = os.path.join(path, name)
                 if name.endswith(("memsw.limit_in_bytes", "swap.max")) and not os.path.exists(target):
                     continue  # no swap accounting on this kernel: nothing to close
-                _write(target, value)
+                write_control(target, value)
             fd = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
             with contextlib.suppress(OSError):
@@ -133,40 +128,8 @@ def detect(limit: int = DEFAULT_MEMORY_LIMIT, mounts_path: str = "/proc/mounts")
     """
     if limit <= 0:
         raise ValueError("the memory limit must be positive")
-    try:
-        with open(mounts_path, encoding="utf-8") as handle:
-            found = find_memory_mount(handle.read())
-    except OSError as exc:
-        raise MemoryUnavailable(f"cannot read {mounts_path}: {exc.strerror}") from None
-    if found is None:
-        raise MemoryUnavailable("no writable memory cgroup controller is mounted")
-    point, version = found
-    parent = os.path.join(point, PARENT_NAME)
-    try:
-        if version == 2:
-            _enable_v2(point, parent)
-        else:
-            os.makedirs(parent, exist_ok=True)
-        if not os.access(os.path.join(parent, "cgroup.procs"), os.W_OK):
-            raise PermissionError(errno.EACCES, "cgroup.procs is not writable")
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise MemoryUnavailable(f"the memory cgroup at {point} is not writable here: {reason}") from None
-    remove_stale(parent)
+    parent, version = prepare_parent("memory", mounts_path, MemoryUnavailable)
     return MemoryController(parent, version, limit)
-
-
-def _enable_v2(point: str, parent: str) -> None:
-    with open(os.path.join(point, "cgroup.controllers"), encoding="ascii") as handle:
-        if "memory" not in handle.read().split():
-            raise PermissionError(errno.ENOENT, "the cgroup2 hierarchy does not offer the memory controller")
-    for directory in (point, parent):
-        os.makedirs(directory, exist_ok=True)
-        control = os.path.join(directory, "cgroup.subtree_control")
-        with open(control, encoding="ascii") as handle:
-            enabled = handle.read().split()
-        if "memory" not in enabled:
-            _write(control, "+memory")
 
 
 def _size(value: int) -> str:
@@ -174,11 +137,3 @@ def _size(value: int) -> str:
         if value >= scale and value % scale == 0:
             return f"{value // scale} {unit}"
     return f"{value} bytes"
-
-
-def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)

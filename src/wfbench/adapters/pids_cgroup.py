@@ -33,8 +33,11 @@ __all__ = [
     "PidsGroup",
     "PidsUnavailable",
     "detect",
+    "find_controller_mount",
     "find_pids_mount",
+    "prepare_parent",
     "remove_stale",
+    "write_control",
 ]
 
 #: Processes (and threads) one sandboxed command may hold at once.
@@ -56,13 +59,21 @@ class PidsUnavailable(Exception):
 
 def find_pids_mount(mounts: str) -> tuple[str, int] | None:
     """The (mount point, cgroup version) offering pids in a ``/proc/mounts`` text: v1 first, else v2."""
+    return find_controller_mount(mounts, "pids")
+
+
+def find_controller_mount(mounts: str, controller: str) -> tuple[str, int] | None:
+    """The (mount point, cgroup version) offering ``controller`` in a ``/proc/mounts`` text.
+
+    A writable v1 hierarchy of that controller first, else the first writable cgroup2 mount.
+    """
     v2: str | None = None
     for line in mounts.splitlines():
         fields = line.split()
         if len(fields) < 4:
             continue
         point, kind, options = fields[1].replace("\\040", " "), fields[2], fields[3].split(",")
-        if kind == "cgroup" and "pids" in options and "ro" not in options:
+        if kind == "cgroup" and controller in options and "ro" not in options:
             return point, 1
         if kind == "cgroup2" and "ro" not in options and v2 is None:
             v2 = point
@@ -108,7 +119,7 @@ class PidsController:
         path = os.path.join(self.parent, group_name())
         os.mkdir(path)
         try:
-            _write(os.path.join(path, "pids.max"), str(self.limit))
+            write_control(os.path.join(path, "pids.max"), str(self.limit))
             fd = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
             with contextlib.suppress(OSError):
@@ -123,40 +134,55 @@ def detect(limit: int = DEFAULT_PIDS_LIMIT, mounts_path: str = "/proc/mounts") -
     Raises:
         PidsUnavailable: no pids hierarchy, or it is not writable here.
     """
+    parent, version = prepare_parent("pids", mounts_path, PidsUnavailable)
+    return PidsController(parent, version, limit)
+
+
+def prepare_parent(controller: str, mounts_path: str, unavailable: type[Exception]) -> tuple[str, int]:
+    """(``wfbench`` parent, version) of the hierarchy offering ``controller``, created and swept.
+
+    The parent is created (on cgroup2, with the controller enabled down to it), checked writable,
+    and cleared of the groups whose owner is gone (:func:`remove_stale`).
+
+    Raises:
+        unavailable: no such hierarchy, or it is not writable here (the message says why).
+    """
     try:
         with open(mounts_path, encoding="utf-8") as handle:
-            found = find_pids_mount(handle.read())
+            found = find_controller_mount(handle.read(), controller)
     except OSError as exc:
-        raise PidsUnavailable(f"cannot read {mounts_path}: {exc.strerror}") from None
+        raise unavailable(f"cannot read {mounts_path}: {exc.strerror}") from None
     if found is None:
-        raise PidsUnavailable("no writable pids cgroup controller is mounted")
+        raise unavailable(f"no writable {controller} cgroup controller is mounted")
     point, version = found
     parent = os.path.join(point, PARENT_NAME)
     try:
         if version == 2:
-            _enable_v2(point, parent)
+            _enable_v2(point, parent, controller)
         else:
             os.makedirs(parent, exist_ok=True)
         if not os.access(os.path.join(parent, "cgroup.procs"), os.W_OK):
             raise PermissionError(errno.EACCES, "cgroup.procs is not writable")
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        raise PidsUnavailable(f"the pids cgroup at {point} is not writable here: {reason}") from None
+        raise unavailable(f"the {controller} cgroup at {point} is not writable here: {reason}") from None
     remove_stale(parent)
-    return PidsController(parent, version, limit)
+    return parent, version
 
 
-def _enable_v2(point: str, parent: str) -> None:
+def _enable_v2(point: str, parent: str, controller: str) -> None:
     with open(os.path.join(point, "cgroup.controllers"), encoding="ascii") as handle:
-        if "pids" not in handle.read().split():
-            raise PermissionError(errno.ENOENT, "the cgroup2 hierarchy does not offer the pids controller")
+        if controller not in handle.read().split():
+            raise PermissionError(
+                errno.ENOENT, f"the cgroup2 hierarchy does not offer the {controller} controller"
+            )
     for directory in (point, parent):
         os.makedirs(directory, exist_ok=True)
         control = os.path.join(directory, "cgroup.subtree_control")
         with open(control, encoding="ascii") as handle:
             enabled = handle.read().split()
-        if "pids" not in enabled:
-            _write(control, "+pids")
+        if controller not in enabled:
+            write_control(control, f"+{controller}")
 
 
 def group_name() -> str:
@@ -244,7 +270,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _write(path: str, text: str) -> None:
+def write_control(path: str, text: str) -> None:
+    """Write ``text`` to a cgroup control file in one system call (no buffering, close-on-exec)."""
     fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     try:
         os.write(fd, text.encode())
