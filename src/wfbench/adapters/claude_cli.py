@@ -34,7 +34,7 @@ import sys
 import tempfile
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -106,6 +106,7 @@ __all__ = [
     "decode_events",
     "record_from_verdict",
     "redact_transcript",
+    "session_record",
 ]
 
 
@@ -227,22 +228,45 @@ class ClaudeCLI:
 
     def record(self, result: ExecResult, request: SessionRequest) -> SessionRecord:
         """The session record of a finished process (also usable on a recorded capture)."""
-        secrets = (*request.secrets.values(), *request.withheld)
-        events, stream_error = decode_events(result.stdout, overflow=result.stdout_overflow)
-        process = ProcessOutcome(
-            state=result.state,
-            returncode=result.returncode,
-            detail=result.detail,
-            stderr_tail=result.stderr_tail.decode("utf-8", "replace"),
-            stdout_tail=result.stdout[-2000:].decode("utf-8", "replace"),
-            wall_s=result.duration_s,
-        )
-        verdict = classify_session(
-            events, process=process, stream_error=stream_error, expected_skill=request.expected_skill
-        )
-        transcript, truncated = redact_transcript(result.stdout, secrets, limit=self.transcript_limit)
-        return record_from_verdict(verdict, transcript, truncated or result.stdout_overflow, secrets)
+        return session_record(result, request, classify_session, transcript_limit=self.transcript_limit)
 
+
+class Classifier(Protocol):
+    """An agent's stream classifier (:func:`classify_session`, ``classify_codex_session``)."""
+
+    def __call__(
+        self,
+        events: Sequence[dict[str, Any]] | None,
+        *,
+        process: ProcessOutcome,
+        stream_error: str | None = None,
+        expected_skill: str | None = None,
+    ) -> SessionVerdict: ...
+
+
+def session_record(
+    result: ExecResult, request: SessionRequest, classify: Classifier, *, transcript_limit: int
+) -> SessionRecord:
+    """The session record of a finished agent process, its JSON-lines stdout read by ``classify``.
+
+    The stream is decoded (:func:`decode_events`), the process's outcome and tails handed to the
+    classifier with it, and the transcript redacted of every secret and withheld value.
+    """
+    secrets = (*request.secrets.values(), *request.withheld)
+    events, stream_error = decode_events(result.stdout, overflow=result.stdout_overflow)
+    process = ProcessOutcome(
+        state=result.state,
+        returncode=result.returncode,
+        detail=result.detail,
+        stderr_tail=result.stderr_tail.decode("utf-8", "replace"),
+        stdout_tail=result.stdout[-2000:].decode("utf-8", "replace"),
+        wall_s=result.duration_s,
+    )
+    verdict = classify(
+        events, process=process, stream_error=stream_error, expected_skill=request.expected_skill
+    )
+    transcript, truncated = redact_transcript(result.stdout, secrets, limit=transcript_limit)
+    return record_from_verdict(verdict, transcript, truncated or result.stdout_overflow, secrets)
 
 def record_from_verdict(
     verdict: SessionVerdict, transcript: bytes, truncated: bool, secrets: Sequence[str]

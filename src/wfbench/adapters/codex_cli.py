@@ -49,14 +49,11 @@ import attrs
 from wfbench.adapters.claude_cli import (
     TRANSCRIPT_LIMIT,
     check_base_url,
-    decode_events,
-    record_from_verdict,
-    redact_transcript,
+    session_record,
 )
 from wfbench.domain.errors import InputError, SandboxError
 from wfbench.domain.ports import CancelToken, Sandbox
 from wfbench.domain.session.codex_stream import classify_codex_session
-from wfbench.domain.session.event_stream import ProcessOutcome
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.workspace.sandbox import ExecResult, Mount, ProcessState, SandboxPolicy
 
@@ -235,22 +232,7 @@ class CodexCLI:
 
     def record(self, result: ExecResult, request: SessionRequest) -> SessionRecord:
         """The session record of a finished process (also usable on a recorded capture)."""
-        secrets = (*request.secrets.values(), *request.withheld)
-        events, stream_error = decode_events(result.stdout, overflow=result.stdout_overflow)
-        process = ProcessOutcome(
-            state=result.state,
-            returncode=result.returncode,
-            detail=result.detail,
-            stderr_tail=result.stderr_tail.decode("utf-8", "replace"),
-            stdout_tail=result.stdout[-2000:].decode("utf-8", "replace"),
-            wall_s=result.duration_s,
-        )
-        verdict = classify_codex_session(
-            events, process=process, stream_error=stream_error, expected_skill=request.expected_skill
-        )
-        transcript, truncated = redact_transcript(result.stdout, secrets, limit=self.transcript_limit)
-        return record_from_verdict(verdict, transcript, truncated or result.stdout_overflow, secrets)
-
+        return session_record(result, request, classify_codex_session, transcript_limit=self.transcript_limit)
 
 def _toml(value: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's for these values)."""
