@@ -100,12 +100,12 @@ def test_gate_help_lists_metrics_fail_on_and_exit_codes() -> None:
 def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
     """The literal lists of the CLI modules (kept import-light) equal their sources."""
     from wfbench.app.arms import preset_arms
-    from wfbench.cli import bootstrap, gate_cmd, run_cmd
+    from wfbench.cli import bootstrap, gate_cmd, run_cmd, sweep_options
     from wfbench.domain.promotion.decision import DecisionKind
     from wfbench.domain.promotion.policy import PROMOTION_METRICS
 
-    assert run_cmd.SANDBOX_CHOICES == bootstrap.SANDBOXES
-    assert run_cmd.AGENT_CHOICES == bootstrap.AGENTS
+    assert sweep_options.SANDBOX_CHOICES == bootstrap.SANDBOXES
+    assert sweep_options.AGENT_CHOICES == bootstrap.AGENTS
     assert run_cmd.PRESET_ARMS == tuple(preset_arms())
     assert set(get_args(gate_cmd.Metric)) == set(PROMOTION_METRICS)
     assert gate_cmd.DECISIONS == run_cmd.DECISIONS == tuple(kind.value for kind in DecisionKind)
@@ -158,3 +158,43 @@ def test_every_command_help_has_examples_and_its_exit_codes(command: tuple[str, 
     assert "Examples:" in text
     assert "Exit codes" in text
     assert f"wfbench {' '.join(command)}" in text.split("Examples:", 1)[1]
+
+
+def _option_block(help_text: str, flag: str) -> str:
+    """The help lines of one option (its line and its wrapped continuation)."""
+    lines = help_text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(flag + " "))
+    block = [lines[start]]
+    for line in lines[start + 1 :]:
+        if line.strip().startswith("-") or not line.strip():
+            break
+        block.append(line)
+    return "\n".join(block)
+
+
+@pytest.mark.parametrize(
+    "flag",
+    ["--workers", "--sandbox", "--agent", "--provider-script", "--base-url", "--no-provider-script",
+     "--timeout", "--verify-timeout"],
+)  # fmt: skip
+def test_run_and_evolve_share_their_sweep_options(flag: str) -> None:
+    """``evolve`` runs sweeps: each option it shares with ``run`` reads and binds the same."""
+    run_help, evolve_help = wfbench("run", "--help", columns=200), wfbench("evolve", "--help", columns=200)
+
+    assert run_help.returncode == evolve_help.returncode == 0
+    assert _option_block(evolve_help.stdout, flag) == _option_block(run_help.stdout, flag)
+
+
+@pytest.mark.parametrize("command", ["run", "evolve"])
+def test_the_worker_cap_is_the_same_for_run_and_evolve(command: str, tmp_path) -> None:
+    """64 workers pass the option's bound in both commands; 65 is refused naming --workers."""
+    corpus = tmp_path / "missing.yaml"
+    extra = ["--generations", "1", "--out", str(tmp_path / "out")] if command == "evolve" else []
+
+    over = wfbench(command, str(corpus), *extra, "--workers", "65")
+    at_cap = wfbench(command, str(corpus), *extra, "--workers", "64")
+
+    assert over.returncode == 2
+    assert "--workers" in over.stderr
+    assert "--workers" not in at_cap.stderr  # refused later, for the missing corpus, not the bound
+    assert "missing.yaml" in at_cap.stderr + at_cap.stdout

@@ -383,3 +383,21 @@ def test_the_arms_an_overlay_requires_follow_from_the_skills_it_touches(tmp_path
         check_overlay_arms(None, chosen, arms)
     with pytest.raises(InputError, match="needs at least one candidate arm"):
         check_overlay_arms(work, [arms["workflow"]], arms)
+
+
+@pytest.mark.parametrize("workers", [0, 65, True, "4"])
+def test_the_corpus_workers_default_has_the_command_lines_bounds(root, workers):
+    """``defaults.workers`` is bounded like ``--workers`` (1..MAX_WORKERS): outside, one line naming it."""
+    data = _base()
+    data["defaults"] = {"workers": workers}
+
+    assert "defaults.workers" in _refused(root, data)
+
+
+def test_the_corpus_may_ask_for_as_many_workers_as_the_command_line(root):
+    from wfbench.domain.sweep.limits import MAX_WORKERS
+
+    data = _base()
+    data["defaults"] = {"workers": MAX_WORKERS}
+
+    assert _load(root, data).defaults.workers == MAX_WORKERS == 64

@@ -36,6 +36,7 @@ from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.policy import DecisionPolicy
 from wfbench.domain.review.labels import parse_labels
+from wfbench.domain.sweep.limits import MAX_WORKERS
 from wfbench.domain.workspace.oracle import OracleFileSpec, OracleLimits
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -477,9 +478,9 @@ def _defaults(raw: Any, arms: Mapping[str, Arm], root: str) -> CorpusDefaults:
         )
     model = _opt_text(raw.get("model"), "defaults.model", locator="")
     workers = raw.get("workers")
-    bad_workers = isinstance(workers, bool) or not isinstance(workers, int) or not 0 < workers < 9
+    bad_workers = isinstance(workers, bool) or not isinstance(workers, int) or not 0 < workers <= MAX_WORKERS
     if workers is not None and bad_workers:
-        raise InputError("must be an integer from 1 to 8", field="defaults.workers")
+        raise InputError(f"must be an integer from 1 to {MAX_WORKERS}", field="defaults.workers")
     policy = raw.get("policy")
     if policy is not None and (not isinstance(policy, str) or policy not in set(DecisionPolicy)):
         allowed = ", ".join(member.value for member in DecisionPolicy)

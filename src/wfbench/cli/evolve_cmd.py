@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from wfbench.cli import sweep_options as opt
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
 
 EVOLVE_EPILOG = (
@@ -52,7 +53,7 @@ def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
         ),
     ] = None,
     runs: Annotated[int, typer.Option(min=1, metavar="N", help="Runs per (task, arm).")] = 3,
-    workers: Annotated[int, typer.Option(min=1, max=8, metavar="N", help="Cells run at once.")] = 2,
+    workers: opt.Workers = 2,
     proposer_model: Annotated[
         str | None,
         typer.Option(
@@ -92,24 +93,11 @@ def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
             show_default=False,
         ),
     ] = None,
-    sandbox: Annotated[str, typer.Option(help="bwrap or host-unsafe (as for run).")] = "bwrap",
-    agent: Annotated[str, typer.Option(help="standin, claude or codex (as for run).")] = "standin",
-    provider_script: Annotated[
-        str | None,
-        typer.Option(
-            metavar="FILE", help="Scripted provider YAML (overrides the corpus's).", show_default=False
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            metavar="URL", help="Model endpoint (key in WFBENCH_ANTHROPIC_API_KEY).", show_default=False
-        ),
-    ] = None,
-    no_provider_script: Annotated[
-        bool,
-        typer.Option("--no-provider-script", help="Ignore the corpus's provider_script; use --base-url."),
-    ] = False,
+    sandbox: opt.SandboxOption = "bwrap",
+    agent: opt.AgentOption = "standin",
+    provider_script: opt.ProviderScript = None,
+    base_url: opt.BaseUrl = None,
+    no_provider_script: opt.NoProviderScript = False,
     reuse_results: Annotated[
         str | None,
         typer.Option(
@@ -118,10 +106,8 @@ def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
             show_default=False,
         ),
     ] = None,
-    timeout: Annotated[float, typer.Option(min=1.0, metavar="SECONDS", help="Seconds per session.")] = 5400.0,
-    verify_timeout: Annotated[
-        float, typer.Option(min=1.0, metavar="SECONDS", help="Seconds per verify and oracle.")
-    ] = 600.0,
+    timeout: opt.SessionTimeout = 5400.0,
+    verify_timeout: opt.VerifyTimeout = 600.0,
     apply: Annotated[
         str | None,
         typer.Option(

@@ -8,23 +8,15 @@ must answer fast.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated
 
 import typer
 
 from wfbench.cli import executor_options as exe
 from wfbench.cli import limit_options as lim
+from wfbench.cli import sweep_options as opt
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
 
-#: Agent sessions wait on the model, not on cores; the provider's throttling is paced by the
-#: scheduler's AIMD limit (``--throttle-retries``), so the cap is the machine's, not the reference's 8.
-MAX_WORKERS = 64
-#: ``--sandbox`` choices (``wfbench.cli.bootstrap.SANDBOXES`` builds them; a test pins the two equal).
-Sandbox = Literal["bwrap", "host-unsafe"]
-SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
-#: ``--agent`` choices (``wfbench.cli.bootstrap.AGENTS``; pinned equal by a test).
-Agent = Literal["standin", "claude", "codex"]
-AGENT_CHOICES: tuple[str, ...] = get_args(Agent)
 #: The preset arms (``wfbench.app.arms.preset_arms``; pinned equal by a test).
 PRESET_ARMS = (
     "workflow", "workflow_direct", "review", "baseline", "baseline_nomcp",
@@ -95,15 +87,7 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
             show_default=False,
         ),
     ] = None,
-    workers: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            max=MAX_WORKERS,
-            metavar="N",
-            help="Cells run at once (1..64); fewer while the provider throttles (429/529).",
-        ),
-    ] = 2,
+    workers: opt.Workers = 2,
     window: Annotated[
         int | None,
         typer.Option(
@@ -142,20 +126,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
             show_default=False,
         ),
     ] = None,
-    sandbox: Annotated[
-        Sandbox,
-        typer.Option(
-            help="bwrap contains every command; host-unsafe has NO containment (explicit only,"
-            " refused under CI).",
-        ),
-    ] = "bwrap",
-    agent: Annotated[
-        Agent,
-        typer.Option(
-            help="standin: the bundled offline agent; claude: the real Claude Code CLI (WFBENCH_CLAUDE_BIN);"
-            " codex: the real Codex CLI (WFBENCH_CODEX_BIN).",
-        ),
-    ] = "standin",
+    sandbox: opt.SandboxOption = "bwrap",
+    agent: opt.AgentOption = "standin",
     model: Annotated[
         str | None,
         typer.Option(
@@ -165,27 +137,9 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
             show_default=False,
         ),
     ] = None,
-    provider_script: Annotated[
-        str | None,
-        typer.Option(
-            metavar="FILE", help="Scripted provider YAML (overrides the corpus's).", show_default=False
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            metavar="URL",
-            help="Model endpoint when no script is used (the key from WFBENCH_ANTHROPIC_API_KEY).",
-            show_default=False,
-        ),
-    ] = None,
-    no_provider_script: Annotated[
-        bool,
-        typer.Option(
-            "--no-provider-script",
-            help="Ignore the corpus's provider_script: run its tasks against --base-url (a real endpoint).",
-        ),
-    ] = False,
+    provider_script: opt.ProviderScript = None,
+    base_url: opt.BaseUrl = None,
+    no_provider_script: opt.NoProviderScript = False,
     tasks: Annotated[
         list[str] | None,
         typer.Option(
@@ -214,13 +168,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     include_expensive: Annotated[
         bool, typer.Option("--include-expensive", help="Also run tasks marked expensive.")
     ] = False,
-    timeout: Annotated[
-        float, typer.Option(min=1.0, metavar="SECONDS", help="Seconds per agent session.")
-    ] = 5400.0,
-    verify_timeout: Annotated[
-        float,
-        typer.Option(min=1.0, metavar="SECONDS", help="Seconds for each verify and hidden-oracle command."),
-    ] = 600.0,
+    timeout: opt.SessionTimeout = 5400.0,
+    verify_timeout: opt.VerifyTimeout = 600.0,
     memory_limit: lim.MemoryLimit = "2G",
     process_limit: lim.ProcessLimit = "512",
     open_files: lim.OpenFiles = "4096",
