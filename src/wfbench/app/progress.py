@@ -242,8 +242,8 @@ class _Heartbeat:
         self._stop.set()
 
 
-class PlainProgress:
-    """Plain lines on a stream (stdout off a TTY): per-cell lines, notes, and a heartbeat."""
+class _LineObserver:
+    """A sweep observer writing lines on a stream, with a tally and a heartbeat thread (``_beat``)."""
 
     def __init__(
         self,
@@ -258,6 +258,17 @@ class PlainProgress:
         self._lock = threading.Lock()
         self.tally = Tally(metered=metered)
         self._heartbeat = _Heartbeat(heartbeat_s, self._beat)
+
+    def _beat(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop the heartbeat."""
+        self._heartbeat.stop()
+
+
+class PlainProgress(_LineObserver):
+    """Plain lines on a stream (stdout off a TTY): per-cell lines, notes, and a heartbeat."""
 
     def notify(self, event: SweepEvent) -> None:
         """Print what a person reading a log needs."""
@@ -288,27 +299,9 @@ class PlainProgress:
         with self._lock:
             print(escape_controls(text), file=self._stream, flush=True)
 
-    def close(self) -> None:
-        """Stop the heartbeat."""
-        self._heartbeat.stop()
 
-
-class JsonProgress:
+class JsonProgress(_LineObserver):
     """``--json``: one JSON event per line on a stream, for tools that drive wfbench."""
-
-    def __init__(
-        self,
-        stream: TextIO | None = None,
-        secrets: Sequence[str] = (),
-        *,
-        heartbeat_s: float = HEARTBEAT_S,
-        metered: MeteredSource | None = None,
-    ) -> None:
-        self._stream = stream or sys.stdout
-        self._secrets = tuple(secrets)
-        self._lock = threading.Lock()
-        self.tally = Tally(metered=metered)
-        self._heartbeat = _Heartbeat(heartbeat_s, self._beat)
 
     def notify(self, event: SweepEvent) -> None:
         """Write the event as one line."""
@@ -371,10 +364,6 @@ class JsonProgress:
         line = json.dumps(payload, ensure_ascii=False, allow_nan=False)
         with self._lock:
             print(line, file=self._stream, flush=True)
-
-    def close(self) -> None:
-        """Stop the heartbeat."""
-        self._heartbeat.stop()
 
 
 def _cell(cell: CellKey) -> dict[str, Any]:
