@@ -29,6 +29,7 @@ from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
     from wfbench.app.gating import GateInput, GateResult
+    from wfbench.app.report.model import SweepModel
     from wfbench.domain.promotion.decision import Decision
     from wfbench.domain.promotion.policy import PromotionPolicy
 
@@ -244,6 +245,33 @@ def _regate(
     return regate(read, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
 
 
+def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] | None) -> SweepModel:
+    """The report's model of ``source``: one pass over its rows, the gate, then the model.
+
+    Whatever the pass and the gate leave besides the model (the gate's input, its samples, the
+    evidence mapping the verdicts are read from) is dropped when this returns, before rendering.
+    """
+    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.sweep_dir import SweepDirectory
+    from wfbench.app import concurrency
+    from wfbench.app.report.model import ReportInputs
+    from wfbench.app.report.render import read_for_report
+    from wfbench.app.report.verdicts import detectability_of
+
+    read, builder = read_for_report(JsonlResultStore(source).iter_rows())
+    result = _regate(read, policy, pairs, now=evidence_time(source, read))
+    promotion = None if result.evidence is None else result.evidence.to_mapping()
+    manifest, _ = SweepDirectory(str(source.parent)).json_file("manifest.json")
+    inputs = ReportInputs(
+        title="wfbench workflow benchmark",
+        promotion=promotion,
+        detectability=detectability_of(result.decisions, promotion),
+        manifest=manifest if isinstance(manifest, dict) else None,
+        concurrency=concurrency.report_lines(concurrency.read_history(str(source.parent))),
+    )
+    return builder.build(read.summary, inputs)
+
+
 def default_pairs(source: Path, pairs: dict[str, str] | None) -> dict[str, str] | None:
     """``--pair`` when given; else the pairs the sweep beside ``source`` judged, then the presets'.
 
@@ -393,33 +421,15 @@ def register(app: typer.Typer) -> None:
         decision_policy: _DecisionPolicy = "reference",
     ) -> None:
         """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
-        from wfbench.adapters.jsonl_store import JsonlResultStore, write_text_atomic
-        from wfbench.adapters.sweep_dir import SweepDirectory
-        from wfbench.app.report.model import ReportInputs
-        from wfbench.app.report.render import read_for_report, render_model
-        from wfbench.app.report.verdicts import detectability_of
+        from wfbench.adapters.streamed_files import write_texts_atomic
+        from wfbench.app.report.render import report_parts
 
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         given = parse_pairs(pair)
         source = results_path(results)
-        pairs = default_pairs(source, given)
-        read, builder = read_for_report(JsonlResultStore(source).iter_rows())
-        result = _regate(read, policy, pairs, now=evidence_time(source, read))
-        promotion = None if result.evidence is None else result.evidence.to_mapping()
-        manifest, _ = SweepDirectory(str(source.parent)).json_file("manifest.json")
-        from wfbench.app import concurrency
-
-        inputs = ReportInputs(
-            title="wfbench workflow benchmark",
-            promotion=promotion,
-            detectability=detectability_of(result.decisions, promotion),
-            manifest=manifest if isinstance(manifest, dict) else None,
-            concurrency=concurrency.report_lines(concurrency.read_history(str(source.parent))),
-        )
-        markdown, page = render_model(builder.build(read.summary, inputs))
-        target = source.parent / "report.md"
-        write_text_atomic(target, markdown)
+        model = _report_model(source, policy, default_pairs(source, given))
+        target, html = source.parent / "report.md", source.parent / "report.html"
+        markdown, page = report_parts(model)
+        write_texts_atomic([(target, markdown), (html, page)])
         typer.echo(f"wrote {target}")
-        html = source.parent / "report.html"
-        write_text_atomic(html, page)
         typer.echo(f"wrote {html}")

@@ -14,8 +14,9 @@ Unknowns print ``n/a``. A pure function of the :class:`~wfbench.app.report.model
 
 from __future__ import annotations
 
+import itertools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from wfbench.app.report import fmt
 from wfbench.app.report.model import ArmTotals, CellRef, SweepModel
@@ -23,7 +24,15 @@ from wfbench.app.report.verdicts import Effect, PairedTask, Verdict
 from wfbench.domain.redaction import escape_controls
 from wfbench.domain.results.aggregation import Aggregate
 
-__all__ = ["effect_text", "effect_value", "render_markdown", "spend_text", "wall_median"]
+__all__ = [
+    "effect_text",
+    "effect_value",
+    "joined_lines",
+    "markdown_parts",
+    "render_markdown",
+    "spend_text",
+    "wall_median",
+]
 
 
 NO_STATISTICS = "n/a (no statistics in promotion.json)"
@@ -34,10 +43,22 @@ def _cell(text: object) -> str:
     return escape_controls(str(text).replace("\n", " ")).replace("|", "\\|")
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
-    return [*lines, ""]
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:
+    """A table's lines, then an empty one; each row's line made when it is asked for."""
+    yield "| " + " | ".join(header) + " |"
+    yield "|" + "---|" * len(header)
+    for row in rows:
+        yield "| " + " | ".join(_cell(value) for value in row) + " |"
+    yield ""
+
+
+def _titled(title: str, header: Sequence[str], rows: Iterator[Sequence[object]]) -> Iterator[str]:
+    """``## title`` and its table, or nothing at all when there are no rows."""
+    first = next(rows, None)
+    if first is None:
+        return
+    yield from (title, "")
+    yield from _table(header, itertools.chain((first,), rows))
 
 
 def effect_value(unit: str | None, value: float | None) -> str:
@@ -147,11 +168,10 @@ def _paired_row(verdict: Verdict, task: PairedTask) -> list[object]:
     ]
 
 
-def _paired_section(model: SweepModel) -> list[str]:
-    lines: list[str] = []
+def _paired_section(model: SweepModel) -> Iterator[str]:
     for verdict in model.verdicts:
         metric = verdict.metric or "metric"
-        lines += [f"## Per task: `{verdict.candidate}` vs its incumbent `{verdict.incumbent}`", ""]
+        yield from (f"## Per task: `{verdict.candidate}` vs its incumbent `{verdict.incumbent}`", "")
         header = [
             "task",
             "class",
@@ -167,8 +187,7 @@ def _paired_section(model: SweepModel) -> list[str]:
         ordered = sorted(
             verdict.tasks, key=lambda t: (t.improvement_pct is None, -(t.improvement_pct or 0.0))
         )
-        lines += _table(header, [_paired_row(verdict, task) for task in ordered])
-    return lines
+        yield from _table(header, (_paired_row(verdict, task) for task in ordered))
 
 
 def _rate(totals: ArmTotals) -> str:
@@ -267,15 +286,14 @@ def _resolved(agg: Aggregate) -> str:
     return f"{text} ({agg.excluded_runs} excluded)" if agg.excluded_runs else text
 
 
-def _task_table(model: SweepModel) -> list[str]:
+def _task_rows(model: SweepModel) -> Iterator[list[object]]:
     impl = [a for a in model.arms if model.arm_totals[a].kind != "review"]
-    rows = []
     for task in model.tasks:
         for arm in impl:
             agg = model.table.get(task, arm)
             if agg is None:
                 continue
-            rows.append(
+            yield (
                 [
                     task,
                     agg.task_class or "n/a",
@@ -289,8 +307,9 @@ def _task_table(model: SweepModel) -> list[str]:
                     _errors({k.value: v for k, v in agg.error_kinds.items()}),
                 ]
             )
-    if not rows:
-        return []
+
+
+def _task_table(model: SweepModel) -> Iterator[str]:
     header = [
         "task",
         "class",
@@ -303,11 +322,10 @@ def _task_table(model: SweepModel) -> list[str]:
         "churn",
         "errors",
     ]
-    return ["## Per task and arm", "", *_table(header, rows)]
+    return _titled("## Per task and arm", header, _task_rows(model))
 
 
-def _review_table(model: SweepModel) -> list[str]:
-    rows = []
+def _review_rows(model: SweepModel) -> Iterator[list[object]]:
     for task in model.tasks:
         for arm in model.arms:
             agg = model.table.get(task, arm)
@@ -315,7 +333,7 @@ def _review_table(model: SweepModel) -> list[str]:
                 continue
             metric = agg.review.get
             clean = metric("review_clean_control")
-            rows.append(
+            yield (
                 [
                     task,
                     arm,
@@ -335,8 +353,9 @@ def _review_table(model: SweepModel) -> list[str]:
                     else "no",
                 ]
             )
-    if not rows:
-        return []
+
+
+def _review_table(model: SweepModel) -> Iterator[str]:
     header = [
         "case",
         "arm",
@@ -350,7 +369,7 @@ def _review_table(model: SweepModel) -> list[str]:
         "weighted F1",
         "clean control",
     ]
-    return ["## Review quality per case", "", *_table(header, rows)]
+    return _titled("## Review quality per case", header, _review_rows(model))
 
 
 def _health(model: SweepModel) -> list[str]:
@@ -367,15 +386,17 @@ def _health(model: SweepModel) -> list[str]:
     return [*lines, ""]
 
 
-def _diagnostics(model: SweepModel) -> list[str]:
+def _diagnostics(model: SweepModel) -> Iterator[str]:
     """``## Evidence diagnostics``: each row's ``evidence_diagnostics`` (shadowing, paths not diffed)."""
-    lines: list[str] = []
+    if not model.diagnostics:
+        return
+    yield from ("## Evidence diagnostics", "")
     for task, arm, run, shown, total in model.diagnostics:
-        lines.append(f"- `{_cell(task)}` / `{_cell(arm)}` / run {run}:")
-        lines += [f"  - {_cell(item)}" for item in shown]
+        yield f"- `{_cell(task)}` / `{_cell(arm)}` / run {run}:"
+        yield from (f"  - {_cell(item)}" for item in shown)
         if total > len(shown):
-            lines.append(f"  - … and {total - len(shown)} more (results.jsonl has them all)")
-    return ["## Evidence diagnostics", "", *lines, ""] if lines else []
+            yield f"  - … and {total - len(shown)} more (results.jsonl has them all)"
+    yield ""
 
 
 def _concurrency(model: SweepModel) -> list[str]:
@@ -431,24 +452,56 @@ def _provenance(model: SweepModel) -> list[str]:
 
 def render_markdown(model: SweepModel) -> str:
     """The whole ``report.md`` (ends with one newline)."""
+    return "".join(markdown_parts(model))
+
+
+#: Lines joined into one piece of the streamed document (fewer, larger writes).
+_LINES_PER_PIECE = 512
+
+
+def markdown_parts(model: SweepModel) -> Iterator[str]:
+    """``report.md`` in pieces, each made when it is asked for (:func:`render_markdown` joins them)."""
+    return joined_lines(_lines(model))
+
+
+def joined_lines(lines: Iterable[str], per_piece: int = _LINES_PER_PIECE) -> Iterator[str]:
+    """``"\\n".join(lines).rstrip("\\n") + "\\n"`` in pieces of about ``per_piece`` lines.
+
+    Newlines at the end of a piece are held back until text follows them, so the document's
+    trailing newlines fold into one without ever holding the whole document.
+    """
+    held = ""
+    rest = iter(lines)
+    first = next(rest, None)
+    if first is not None:
+        rest = itertools.chain((first,), ("\n" + line for line in rest))
+    while batch := list(itertools.islice(rest, per_piece)):
+        text = "".join(batch)
+        kept = text.rstrip("\n")
+        if kept:
+            yield held + kept
+            held = text[len(kept) :]
+        else:
+            held += text
+    yield "\n"
+
+
+def _lines(model: SweepModel) -> Iterator[str]:
     summary = (
         f"{model.rows} cell(s) · {len(model.tasks)} task(s) · {len(model.arms)} arm(s) · "
         f"run status {model.run_status or 'n/a'}"
     )
-    lines = [
-        f"# {model.inputs.title}",
-        "",
-        summary,
-        "",
-        *_verdict_section(model),
-        *_paired_section(model),
-        *_arms_section(model),
-        *_task_table(model),
-        *_review_table(model),
-        *_health(model),
-        *_diagnostics(model),
-        *_concurrency(model),
-        *_notes(model),
-        *_provenance(model),
-    ]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    yield from (f"# {model.inputs.title}", "", summary, "")
+    for section in (
+        _verdict_section,
+        _paired_section,
+        _arms_section,
+        _task_table,
+        _review_table,
+        _health,
+        _diagnostics,
+        _concurrency,
+        _notes,
+        _provenance,
+    ):
+        yield from section(model)

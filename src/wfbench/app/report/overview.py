@@ -10,18 +10,25 @@ every arm, notes and provenance. Large tables are JSON rendered a page at a time
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from wfbench.app.report import fmt, plots
 from wfbench.app.report.links import Links
 from wfbench.app.report.markdown import effect_text, spend_text, wall_median
 from wfbench.app.report.model import ArmTotals, CellRef, SweepModel
-from wfbench.app.report.page import data_table, esc, page
+from wfbench.app.report.page import data_table_parts, esc, page_parts
 from wfbench.app.report.verdicts import PairedTask, Verdict
 from wfbench.domain.sweep import layout
 
-__all__ = ["StatusCodes", "render_overview", "runs_column"]
+__all__ = [
+    "StatusCodes",
+    "iter_task_arm_rows",
+    "overview_parts",
+    "render_overview",
+    "runs_column",
+    "task_arm_rows",
+]
 
 
 class StatusCodes:
@@ -150,9 +157,8 @@ def _verdicts(model: SweepModel, links: Links) -> str:
     )
 
 
-def _paired_rows(verdict: Verdict, links: Links) -> list[list[Any]]:
+def _paired_rows(verdict: Verdict, links: Links) -> Iterator[list[Any]]:
     metric = verdict.metric or ""
-    rows = []
     for t in verdict.tasks:
         interval = t.effect_interval
         effect = (
@@ -161,7 +167,7 @@ def _paired_rows(verdict: Verdict, links: Links) -> list[list[Any]]:
             else f"{t.effect:+.3g}"
             + ("" if interval is None else f" [{interval[0]:+.3g}, {interval[1]:+.3g}]")
         )
-        rows.append(
+        yield (
             [
                 t.task,
                 t.task_class or "n/a",
@@ -178,11 +184,11 @@ def _paired_rows(verdict: Verdict, links: Links) -> list[list[Any]]:
                 links.group(t.task, verdict.candidate),
             ]
         )
-    return rows
 
 
-def _paired(model: SweepModel, links: Links) -> str:
-    parts = []
+def _paired(model: SweepModel, links: Links) -> Iterator[str]:
+    if model.verdicts:
+        yield '<h2 id="paired">Per-task paired results</h2>'
     for index, verdict in enumerate(model.verdicts):
         metric = verdict.metric or "metric"
         columns = [
@@ -197,13 +203,12 @@ def _paired(model: SweepModel, links: Links) -> str:
             {"label": "effect [interval]", "num": True},
             {"label": "flags", "tags": True, "filter": "tags", "flag": True},
         ]
-        parts.append(
+        yield (
             f"<h3>Per task: {esc(verdict.candidate)} vs {esc(verdict.incumbent)}</h3>"
             + plots.paired_deltas(verdict, links)
             + plots.forest(verdict)
-            + data_table(f"paired-{index}", columns, _paired_rows(verdict, links))
         )
-    return '<h2 id="paired">Per-task paired results</h2>' + "".join(parts) if parts else ""
+        yield from data_table_parts(f"paired-{index}", columns, _paired_rows(verdict, links))
 
 
 def _impl_arms_table(arms: Sequence[ArmTotals], links: Links) -> str:
@@ -300,7 +305,13 @@ def task_arm_rows(
     model: SweepModel, links: Links, codes: StatusCodes, *, tasks: Sequence[str] | None = None
 ) -> list[list[Any]]:
     """One row per (task, arm): resolution, medians, real wall time, errors and a dot per run."""
-    rows = []
+    return list(iter_task_arm_rows(model, links, codes, tasks=tasks))
+
+
+def iter_task_arm_rows(
+    model: SweepModel, links: Links, codes: StatusCodes, *, tasks: Iterable[str] | None = None
+) -> Iterator[list[Any]]:
+    """:func:`task_arm_rows` one row at a time (each made when it is asked for)."""
     for task in tasks if tasks is not None else model.tasks:
         for arm in model.arms:
             agg = model.table.get(task, arm)
@@ -312,7 +323,7 @@ def task_arm_rows(
                 f" ({agg.excluded_runs} excl.)" if agg.excluded_runs else ""
             )
             quality = agg.review.get("review_weighted_f1") if agg.review else None
-            rows.append(
+            yield (
                 [
                     task,
                     agg.task_class or "n/a",
@@ -330,7 +341,6 @@ def task_arm_rows(
                     _cell_base(links, task, arm),
                 ]
             )
-    return rows
 
 
 TASK_ARM_COLUMNS = [
@@ -348,14 +358,16 @@ TASK_ARM_COLUMNS = [
 ]
 
 
-def _task_arm_table(model: SweepModel, links: Links) -> str:
+def _task_arm_table(model: SweepModel, links: Links) -> Iterator[str]:
     codes = StatusCodes()
-    rows = task_arm_rows(model, links, codes)
-    return (
+    rows = iter_task_arm_rows(model, links, codes)
+    yield (
         '<h2 id="cells">Every task and arm</h2><p class="muted">A dot per run (green resolved, grey '
         "unresolved, "
         "red failed, amber excluded) links to the cell: its transcript, patch, verify output and row.</p>"
-        + data_table("task-arm", TASK_ARM_COLUMNS, rows, statuses=codes.items, suffix=_suffix(links))
+    )
+    yield from data_table_parts(
+        "task-arm", TASK_ARM_COLUMNS, rows, statuses=codes.items, suffix=_suffix(links)
     )
 
 
@@ -424,6 +436,19 @@ def _notes(model: SweepModel) -> str:
 
 def render_overview(model: SweepModel, links: Links) -> str:
     """The whole overview page."""
+    return "".join(overview_parts(model, links))
+
+
+def overview_parts(model: SweepModel, links: Links) -> Iterator[str]:
+    """The overview page in pieces, each made when it is asked for (:func:`render_overview` joins them).
+
+    The per-task tables come a few rows at a time, so writing the pieces to a file as they come
+    (``wfbench report``) never holds the page, nor any table's rows, in memory.
+    """
+    return page_parts(model.inputs.title, _body(model, links), crumbs=(("overview", None),))
+
+
+def _body(model: SweepModel, links: Links) -> Iterator[str]:
     problems = ""
     if model.inputs.problems:
         shown = "".join(f"<li>{esc(p)}</li>" for p in model.inputs.problems[:20])
@@ -437,19 +462,13 @@ def render_overview(model: SweepModel, links: Links) -> str:
         else '<p class="muted">Run <code>wfbench view DIR</code> to open every cell\'s transcript, patch '
         "and review in the browser.</p>"
     )
-    body = (
-        f"<h1>{esc(model.inputs.title)}</h1>{_facts(model)}{problems}{hint}"
-        + _verdicts(model, links)
-        + _paired(model, links)
-        + _arms(model, links)
-        + _task_arm_table(model, links)
-        + _health(model)
-        + _diagnostics(model, links)
-        + _concurrency(model)
-        + _notes(model)
-        + _provenance(model)
+    yield f"<h1>{esc(model.inputs.title)}</h1>{_facts(model)}{problems}{hint}" + _verdicts(model, links)
+    yield from _paired(model, links)
+    yield _arms(model, links)
+    yield from _task_arm_table(model, links)
+    yield (
+        _health(model) + _diagnostics(model, links) + _concurrency(model) + _notes(model) + _provenance(model)
     )
-    return page(model.inputs.title, body, crumbs=(("overview", None),))
 
 
 def paired_lookup(verdict: Verdict) -> dict[str, PairedTask]:

@@ -20,10 +20,20 @@ import hashlib
 import html
 import importlib.resources
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["csp", "data_table", "esc", "page", "script", "status_class", "style"]
+__all__ = [
+    "csp",
+    "data_table",
+    "data_table_parts",
+    "esc",
+    "page",
+    "page_parts",
+    "script",
+    "status_class",
+    "style",
+]
 
 _ASSETS = "wfbench.app.report.assets"
 
@@ -63,9 +73,51 @@ def status_class(status: str) -> str:
     return status if status in ("resolved", "unresolved", "excluded") else "error"
 
 
-def _json_block(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _json_escape(text: str) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _json(value: object) -> str:
+    return _json_escape(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+#: Table rows encoded together into one piece of a streamed page (fewer, larger writes).
+_ROWS_PER_PIECE = 256
+
+
+def data_table_parts(
+    table_id: str,
+    columns: Sequence[Any],
+    rows: Iterable[Sequence[Any]],
+    *,
+    page_size: int = 50,
+    statuses: Sequence[tuple[str, str]] = (),
+    suffix: str = ".html",
+) -> Iterator[str]:
+    """:func:`data_table` in pieces, reading ``rows`` once: no more than a few rows' JSON at a time.
+
+    The pieces join to exactly the text :func:`data_table` returns (one ``json.dumps`` of the whole
+    spec is the concatenation of its members' encodings, and the ``<``/``>``/``&`` escape maps one
+    character at a time). ``statuses`` is read after the last row, so a list the rows fill as
+    they are made (:class:`~wfbench.app.report.overview.StatusCodes`) is complete when written.
+    """
+    yield f'<script type="application/json" id="{esc(table_id)}">{{"columns":{_json(list(columns))},"rows":['
+    count = 0
+    batch: list[str] = []
+    for row in rows:
+        batch.append(json.dumps(list(row), ensure_ascii=False, separators=(",", ":")))
+        count += 1
+        if len(batch) == _ROWS_PER_PIECE:
+            yield _json_escape(("," if count > _ROWS_PER_PIECE else "") + ",".join(batch))
+            batch = []
+    if batch:
+        yield _json_escape(("," if count > len(batch) else "") + ",".join(batch))
+    tail = {"page": page_size, "statuses": [list(s) for s in statuses], "suffix": suffix}
+    yield f"],{_json(tail)[1:]}</script>"
+    yield (
+        f'<div class="dt" data-src="{esc(table_id)}"></div><noscript><p class="muted">This table needs '
+        f"JavaScript ({count} rows); report.md has it as text.</p></noscript>"
+    )
 
 
 def data_table(
@@ -86,34 +138,31 @@ def data_table(
     each draws a dot linking to ``row[base] + "run-<i>" + suffix``, coloured and titled by
     ``statuses[index]`` (``(css class, text)``).
     """
-    spec = {
-        "columns": list(columns),
-        "rows": [list(row) for row in rows],
-        "page": page_size,
-        "statuses": [list(s) for s in statuses],
-        "suffix": suffix,
-    }
-    noscript = (
-        f'<noscript><p class="muted">This table needs JavaScript ({len(rows)} rows); report.md has it as '
-        "text.</p></noscript>"
-    )
-    return (
-        f'<script type="application/json" id="{esc(table_id)}">{_json_block(spec)}</script>'
-        f'<div class="dt" data-src="{esc(table_id)}"></div>{noscript}'
+    return "".join(
+        data_table_parts(table_id, columns, rows, page_size=page_size, statuses=statuses, suffix=suffix)
     )
 
 
-def page(title: str, body: str, *, crumbs: Sequence[tuple[str, str | None]] = ()) -> str:
-    """A whole HTML document around ``body`` (``crumbs``: (text, href) breadcrumbs)."""
+def page_parts(
+    title: str, body: Iterable[str], *, crumbs: Sequence[tuple[str, str | None]] = ()
+) -> Iterator[str]:
+    """:func:`page` in pieces: the document's head, each piece of ``body`` as it comes, its tail."""
     trail = " / ".join(
         f'<a href="{esc(href)}">{esc(text)}</a>' if href else esc(text) for text, href in crumbs
     )
-    return (
+    yield (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp()}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">'
         f"<title>{esc(title)}</title><style>{style()}</style></head><body>"
         f'<header class="top"><strong>wfbench</strong><span class="crumbs">{trail}</span></header>'
-        f"<main>{body}</main><script>{script()}</script></body></html>\n"
+        "<main>"
     )
+    yield from body
+    yield f"</main><script>{script()}</script></body></html>\n"
+
+
+def page(title: str, body: str, *, crumbs: Sequence[tuple[str, str | None]] = ()) -> str:
+    """A whole HTML document around ``body`` (``crumbs``: (text, href) breadcrumbs)."""
+    return "".join(page_parts(title, (body,), crumbs=crumbs))

@@ -4,22 +4,23 @@
 report`` makes over ``results.jsonl``: each row goes to the gate's builders (the summary and
 what the rows attest) and to the report's :class:`~wfbench.app.report.model.ModelBuilder` in the
 same loop, and is dropped, so the command reads the file once and never holds its rows;
-:func:`render_model` renders the model built from it.
+:func:`render_model` renders the model built from it, and :func:`report_parts` gives the same
+two documents in pieces, for a writer that streams them to disk without holding either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from wfbench.app.gating import AttestationBuilder, GateInput
 from wfbench.app.report.links import Links
-from wfbench.app.report.markdown import render_markdown
+from wfbench.app.report.markdown import markdown_parts, render_markdown
 from wfbench.app.report.model import ModelBuilder, ReportInputs, SweepModel, build_model
-from wfbench.app.report.overview import render_overview
+from wfbench.app.report.overview import overview_parts, render_overview
 from wfbench.domain.results.rows import Row
 from wfbench.domain.results.summary import SummaryBuilder
 
-__all__ = ["read_for_report", "render_model", "render_reports"]
+__all__ = ["read_for_report", "render_model", "render_reports", "report_parts"]
 
 
 def render_reports(rows: Iterable[Row], inputs: ReportInputs) -> tuple[str, str]:
@@ -30,6 +31,11 @@ def render_reports(rows: Iterable[Row], inputs: ReportInputs) -> tuple[str, str]
 def render_model(model: SweepModel) -> tuple[str, str]:
     """``(report.md, report.html)`` of ``model``."""
     return render_markdown(model), render_overview(model, Links(mode="report", sweep=""))
+
+
+def report_parts(model: SweepModel) -> tuple[Iterator[str], Iterator[str]]:
+    """``(report.md, report.html)`` of ``model`` in pieces: each joins to :func:`render_model`'s text."""
+    return markdown_parts(model), overview_parts(model, Links(mode="report", sweep=""))
 
 
 def read_for_report(rows: Iterable[Row]) -> tuple[GateInput, ModelBuilder]:
