@@ -70,3 +70,56 @@ def test_each_bad_line_has_one_message_naming_source_line_and_field(data: bytes,
 def test_the_field_of_a_bad_row_is_kept_on_the_error() -> None:
     error = refusal(line({**ROW, "run": -1}))
     assert (error.source, error.locator, error.field) == ("results.jsonl", "line 1", "run")
+
+
+def _as_json_loads_reads_it(data: bytes) -> tuple[str, object]:
+    """What the line reader said before it kept one decoder: ``json.loads`` with the same hook."""
+
+    def refuse(name: str) -> object:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        value = json.loads(data.decode("utf-8"), parse_constant=refuse)
+    except UnicodeDecodeError:
+        return "error", "is not valid UTF-8"
+    except ValueError as exc:
+        return "error", f"torn or invalid JSON: {exc}"
+    except RecursionError:
+        return "error", "invalid JSON: nested too deeply"
+    if not isinstance(value, dict):
+        return "error", "a row must be a JSON object"
+    try:
+        return "row", Row.from_mapping(value)
+    except InputError as exc:
+        return "error", exc.reason
+
+
+def _as_the_reader_reads_it(data: bytes) -> tuple[str, object]:
+    try:
+        return "row", parse_row_line(data, source="r.jsonl", number=1)
+    except InputError as exc:
+        return "error", exc.reason
+
+
+_PIECES = st.sampled_from(
+    [
+        b'{"task": "t1", "arm": "a", "run": 0', b"}", b", ", b'"x": ', b"NaN", b"Infinity", b"-Infinity",
+        b"1e400", b"\xef\xbb\xbf", b"\xff", b'"\\ud800"', b"[", b"]", b"{", b'"run": 1', b"null", b" ",
+    ]
+)  # fmt: skip
+
+
+@given(st.lists(_PIECES, min_size=1, max_size=8).map(b"".join))
+def test_the_one_decoder_reads_every_line_as_json_loads_did(data: bytes) -> None:
+    if not data.strip():
+        return
+    assert _as_the_reader_reads_it(data) == _as_json_loads_reads_it(data)
+
+
+def test_a_byte_order_mark_is_refused_as_json_loads_refuses_it() -> None:
+    data = b"\xef\xbb\xbf" + line(ROW).strip()
+
+    assert _as_the_reader_reads_it(data) == (
+        "error",
+        "torn or invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)",
+    )

@@ -4,8 +4,11 @@ rule, the expanded tail and the bootstrap p-value."""
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wfbench.domain.statistics.resampling import (
     bootstrap_means,
@@ -21,6 +24,45 @@ VALUES = [0.0, 1.0, 2.0, 4.0]
 def test_the_same_seed_gives_the_same_means_pinned_to_the_bit() -> None:
     """random.Random(seed).random() is stable across Python versions; so is this sequence."""
     assert bootstrap_means(VALUES, seed=7, resamples=5) == (1.0, 2.0, 2.5, 2.75, 3.5)
+
+
+def _plain_means(values: list[float], seed: int, resamples: int) -> tuple[float, ...]:
+    """The bootstrap as first written (the oracle of the fast loop): ``int(random() * n)`` per draw."""
+    pool = sorted(values)
+    mirrored = sorted(-value for value in values)
+    negate, symmetric = mirrored < pool, pool == mirrored
+    pool = mirrored if negate else pool
+    count = len(pool)
+    draw = random.Random(seed).random
+    means = [sum([pool[int(draw() * count)] for _ in range(count)]) / count for _ in range(resamples)]
+    if negate:
+        means = [-mean for mean in means]
+    if symmetric:
+        means += [-mean for mean in means]
+    return tuple(sorted(mean + 0.0 for mean in means))
+
+
+_EFFECTS = st.one_of(
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
+    st.sampled_from([0.0, -0.0, 0.2, -0.2, 1 / 3, 0.1, 1.0, -1.0]),
+)
+
+
+@given(
+    values=st.lists(_EFFECTS, min_size=1, max_size=60),
+    seed=st.integers(min_value=0, max_value=2**64),
+    resamples=st.integers(min_value=1, max_value=40),
+)
+def test_the_fast_loop_gives_the_plain_comprehensions_means_to_the_bit(
+    values: list[float], seed: int, resamples: int
+) -> None:
+    assert bootstrap_means(values, seed=seed, resamples=resamples) == _plain_means(values, seed, resamples)
+
+
+def test_the_fast_loop_matches_on_thousands_of_tasks() -> None:
+    values = [random.Random(index).choice([-0.2, 0.0, 0.2, 0.4, 1 / 3]) for index in range(2500)]
+
+    assert bootstrap_means(values, seed=2026, resamples=6) == _plain_means(values, 2026, 6)
 
 
 def test_another_seed_gives_other_means() -> None:

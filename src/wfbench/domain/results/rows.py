@@ -152,6 +152,10 @@ class Row:
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> Row:
         """Validate a mapping with the reference's field names; raise :class:`InputError` naming the field."""
+        if type(raw) is dict:
+            fast = _fast_row(cls, raw)
+            if fast is not None:
+                return fast
         if not isinstance(raw, Mapping):
             raise InputError("a row must be a JSON object")
         known: dict[str, Any] = {
@@ -224,6 +228,107 @@ _MAPPED_KEYS = frozenset(
         "transcript_missing", "review_evidence_valid", "reused", *USAGE_FIELDS, *CHURN_FIELDS,
     }
 )  # fmt: skip
+
+
+_KIND_OF: dict[str, ErrorKind] = {kind.value: kind for kind in ErrorKind}
+_DEFAULT_FALSE_FLAGS = ("ok", "resolved", "transcript_missing", "reused")
+_OPTIONAL_FLAGS = ("authored_tests_passed", "oracle_passed", "skill_invoked", "review_evidence_valid")
+_COUNTS = ("num_turns", *USAGE_FIELDS, *CHURN_FIELDS)
+#: Integers within this bound convert to a float and test finite without an ``OverflowError``.
+_SMALL_INT = 2**53
+#: How a mapping's keys split into review metrics and extra fields, per key order seen (bounded).
+_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+_MAX_LAYOUTS = 64
+
+
+def _fast_row(cls: type[Row], raw: dict[str, Any]) -> Row | None:
+    """The row :meth:`Row.from_mapping` builds from ``raw``, checked with exact types only;
+    ``None`` (the caller takes the general path, which says what is wrong) on anything else.
+
+    Reading a million-row file spends most of its time here, so the common case — a dict
+    decoded from JSON whose every field has its plain type — is checked without a call per
+    field, and the split of the other keys into review metrics and extra fields is computed
+    once per key layout. Whatever this path accepts, the general path accepts with the same
+    result (``tests/unit/results/test_rows.py`` pins it on generated mappings).
+    """
+    get = raw.get
+    task, arm, run, task_class = get("task"), get("arm"), get("run"), get("class")
+    if type(task) is not str or not task or type(arm) is not str or not arm:
+        return None
+    if type(run) is not int or run < 0 or (task_class is not None and type(task_class) is not str):
+        return None
+    kind = get("error_kind")
+    if kind is not None:
+        kind = _KIND_OF.get(kind) if type(kind) is str else None
+        if kind is None:
+            return None
+    for name in _DEFAULT_FALSE_FLAGS:
+        value = get(name, False)
+        if value is not True and value is not False:
+            return None
+    for name in _OPTIONAL_FLAGS:
+        value = get(name)
+        if value is not None and value is not True and value is not False:
+            return None
+    for name in _COUNTS:
+        value = get(name)
+        if value is not None and (type(value) is not int or value < 0):
+            return None
+    cost, duration = _fast_number(get("cost_usd")), _fast_number(get("duration_s"))
+    if cost is False or duration is False:
+        return None
+    split = _layout(raw)
+    review = {key: raw[key] for key in split[0]}
+    for value in review.values():
+        if not _plain_review_value(value):
+            return None
+    return cls(
+        task, arm, run, task_class, get("ok", False), get("resolved", False), kind,
+        get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
+        get("output_tokens"), cost, duration, get("num_turns"), get("authored_tests_passed"),
+        get("oracle_passed"), get("skill_invoked"), get("transcript_missing", False),
+        get("review_evidence_valid"), review, get("diff_files"), get("diff_insertions"),
+        get("diff_deletions"), get("reused", False), {key: raw[key] for key in split[1]},
+    )  # fmt: skip
+
+
+def _fast_number(value: Any) -> float | bool | None:
+    """``_opt_number`` for a plain float or small int (``False``: take the general path)."""
+    kind = type(value)
+    if value is None:
+        return None
+    if kind is float:
+        return value if 0.0 <= value < math.inf else False
+    if kind is int:
+        return float(value) if 0 <= value <= _SMALL_INT else False
+    return False
+
+
+def _plain_review_value(value: Any) -> bool:
+    """True for a review value ``_review_value`` keeps as it is, checked by exact type."""
+    kind = type(value)
+    if value is None or kind is bool:
+        return True
+    if kind is float:
+        return bool(value - value == 0.0)  # finite: infinity and NaN give NaN
+    return kind is int and -_SMALL_INT <= value <= _SMALL_INT
+
+
+def _layout(raw: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The review-metric keys and the extra keys of ``raw``, in its order (cached per key order)."""
+    keys = tuple(raw)
+    split = _LAYOUTS.get(keys)
+    if split is None:
+        review = tuple(k for k in keys if k not in _MAPPED_KEYS and _is_review_metric(k))
+        extra = tuple(k for k in keys if k not in _MAPPED_KEYS and not _is_review_metric(k))
+        split = (review, extra)
+        if len(_LAYOUTS) < _MAX_LAYOUTS:
+            _LAYOUTS[keys] = split
+    return split
+
+
+def _is_review_metric(key: str) -> bool:
+    return key.startswith("review_") and key not in _REVIEW_NON_METRIC_KEYS
 
 
 def _text(raw: Mapping[str, Any], key: str) -> str:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from itertools import repeat
 
 from wfbench.domain.statistics.distributions import normal_cdf, normal_ppf, t_cdf, t_ppf
 
@@ -69,15 +70,35 @@ def bootstrap_means(values: Sequence[float], *, seed: int, resamples: int) -> tu
     if resamples < 1:
         raise ValueError("the bootstrap needs at least one resample")
     pool, negate, symmetric = _canonical(values)
-    count = len(pool)
-    draw = random.Random(seed).random
-    means = [sum([pool[int(draw() * count)] for _ in range(count)]) / count for _ in range(resamples)]
+    means = _resample_means(pool, seed, resamples)
     if negate:
         means = [-mean for mean in means]
     if symmetric:
         means += [-mean for mean in means]
     # ``+ 0.0`` turns a negative zero into zero so that mirrored outputs compare and print alike.
     return tuple(sorted(mean + 0.0 for mean in means))
+
+
+def _resample_means(pool: list[float], seed: int, resamples: int) -> list[float]:
+    """The mean of each resample, in draw order: draw ``j`` of a resample is ``pool[int(random() · n)]``.
+
+    The loop is the hot spot of a large gate (``resamples × n`` draws per effect: 80 million for
+    40,000 tasks), so it is written for CPython: the generator's ``random`` and ``math.floor``
+    bound to locals, ``n`` as a float (the product is the same double ``random() · n`` gives
+    for an integer ``n``, and ``floor`` equals ``int`` on it, which is never negative), and each
+    resample's values summed left to right as drawn (``sum`` of a list adds in order, so the
+    mean is the same double as before). About twice as fast as the plain comprehension, same
+    bits (``tests/unit/statistics/test_resampling.py`` pins it against that comprehension).
+    """
+    count = len(pool)
+    draw = random.Random(seed).random
+    width = float(count)
+    floor = math.floor
+    means: list[float] = []
+    keep = means.append
+    for _ in repeat(None, resamples):
+        keep(sum([pool[floor(draw() * width)] for _ in repeat(None, count)]) / count)
+    return means
 
 
 def quantile(ordered: Sequence[float], p: float) -> float:
