@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wfbench.domain.statistics import resampling
 from wfbench.domain.statistics.resampling import (
     bootstrap_means,
     bootstrap_p_value,
@@ -63,6 +64,47 @@ def test_the_fast_loop_matches_on_thousands_of_tasks() -> None:
     values = [random.Random(index).choice([-0.2, 0.0, 0.2, 0.4, 1 / 3]) for index in range(2500)]
 
     assert bootstrap_means(values, seed=2026, resamples=6) == _plain_means(values, 2026, 6)
+
+
+def _plain_loop(pool: list[float], seed: int, resamples: int) -> list[float]:
+    count = len(pool)
+    draw = random.Random(seed).random
+    return [sum([pool[int(draw() * count)] for _ in range(count)]) / count for _ in range(resamples)]
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+def test_the_vectorized_bootstrap_draws_the_same_means_to_the_bit(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("numpy", reason="numpy is optional (wfbench[fast]); the plain loop is the reference")
+    monkeypatch.setattr(resampling, "_CHUNK_DRAWS", chunk)
+    rng = random.Random(4)
+    pools = [
+        [0.25],
+        sorted(rng.uniform(-1, 1) for _ in range(997)),
+        sorted(rng.choice([-0.2, -0.0, 0.0, 0.2, 1 / 3, 0.4]) for _ in range(500)),
+        [-0.0, -0.0, -0.0],
+        sorted(rng.uniform(-1e300, 1e300) for _ in range(30)),
+    ]
+    for pool in pools:
+        for seed in (0, 7, 2**40 + 3):
+            vectorized = resampling._vectorized_means(pool, seed, 23)
+            assert vectorized is not None
+            assert [mean.hex() for mean in vectorized] == [mean.hex() for mean in _plain_loop(pool, seed, 23)]
+
+
+def test_a_bootstrap_of_millions_of_draws_is_the_plain_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resampling, "_VECTOR_MIN_DRAWS", 1000)
+    values = [random.Random(index).choice([-0.2, 0.0, 0.2, 0.4, 1 / 3]) for index in range(300)]
+
+    assert bootstrap_means(values, seed=9, resamples=40) == _plain_means(values, 9, 40)
+
+
+def test_integers_are_summed_exactly_by_the_plain_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resampling, "_VECTOR_MIN_DRAWS", 1)
+    values = [2**60 + 1, 3, 2**60 + 7]
+
+    assert bootstrap_means(values, seed=1, resamples=5) == _plain_means(values, 1, 5)
 
 
 def test_another_seed_gives_other_means() -> None:

@@ -11,7 +11,9 @@ Reproducibility, bit for bit:
   an integer seed is guaranteed stable across Python versions (the only part of the module
   with that guarantee; ``choices``/``randrange`` are not used). An index is
   ``int(random() · n)``. This module is the one place in the domain that imports ``random``
-  (import-linter allows exactly this import); nothing reads the global generator;
+  (import-linter allows exactly this import); nothing reads the global generator. A large
+  bootstrap (millions of draws: a gate over thousands of tasks) draws the same stream through
+  numpy when it is installed, to the same bits (:func:`_vectorized_means` says why they agree);
 - before resampling, the effects are put in a canonical order that does not depend on row
   order or task names (sorted by value), and in a canonical *orientation*: the draws run on
   whichever of the effects and their negations sorts first, and the means are negated back
@@ -31,10 +33,12 @@ estimate is itself noisy at 5–20 tasks and it needs a jackknife per interval.
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 from collections.abc import Sequence
 from itertools import repeat
+from typing import Any
 
 from wfbench.domain.statistics.distributions import normal_cdf, normal_ppf, t_cdf, t_ppf
 
@@ -91,6 +95,10 @@ def _resample_means(pool: list[float], seed: int, resamples: int) -> list[float]
     bits (``tests/unit/statistics/test_resampling.py`` pins it against that comprehension).
     """
     count = len(pool)
+    if count * resamples >= _VECTOR_MIN_DRAWS and all(type(value) is float for value in pool):
+        vectorized = _vectorized_means(pool, seed, resamples)
+        if vectorized is not None:
+            return vectorized
     draw = random.Random(seed).random
     width = float(count)
     floor = math.floor
@@ -98,6 +106,45 @@ def _resample_means(pool: list[float], seed: int, resamples: int) -> list[float]
     keep = means.append
     for _ in repeat(None, resamples):
         keep(sum([pool[floor(draw() * width)] for _ in repeat(None, count)]) / count)
+    return means
+
+
+#: Below this many draws the plain loop is faster than importing numpy (and most gates are below).
+_VECTOR_MIN_DRAWS = 1 << 22
+#: Draws per vectorized chunk (about 8 MiB per array; a chunk holds four).
+_CHUNK_DRAWS = 1 << 20
+
+
+def _vectorized_means(pool: list[float], seed: int, resamples: int) -> list[float] | None:
+    """:func:`_resample_means` with numpy when it is installed (``None`` when it is not): the same bits.
+
+    numpy is optional (the domain must install anywhere; ``pip install wfbench[fast]`` adds it).
+    Same stream: numpy's legacy ``RandomState`` is the same Mersenne Twister, started from this
+    generator's own state (``random.Random(seed).getstate()``), and its ``random_sample`` is
+    ``random()``'s formula (``(a >> 5, b >> 6)`` of two 32-bit words, over 2**53). Same
+    indices: ``floor(u · n)`` in doubles. Same sums: ``cumsum`` adds left to right as ``sum``
+    does (no pairwise summation), from the first value, which is what ``sum``'s ``0 + x``
+    gives once a negative zero is read as zero (``-0.0`` adds exactly as ``0.0`` does to any
+    running sum that starts at ``0``). Only floats reach here (``sum`` of integers is exact).
+    ``tests/unit/statistics/test_resampling.py`` pins it against the plain loop.
+    """
+    try:
+        numpy: Any = importlib.import_module("numpy")
+    except ImportError:
+        return None
+    count = len(pool)
+    _, words, _ = random.Random(seed).getstate()
+    generator = numpy.random.RandomState()
+    generator.set_state(("MT19937", numpy.array(words[:-1], dtype=numpy.uint32), words[-1]))
+    values = numpy.array(pool, dtype=numpy.float64) + 0.0
+    width = float(count)
+    per_chunk = max(1, _CHUNK_DRAWS // count)
+    means: list[float] = []
+    while len(means) < resamples:
+        rows = min(per_chunk, resamples - len(means))
+        draws = generator.random_sample(rows * count)
+        picks = values[(draws * width).astype(numpy.intp)].reshape(rows, count)
+        means.extend((numpy.cumsum(picks, axis=1)[:, -1] / count).tolist())
     return means
 
 
