@@ -65,6 +65,9 @@ TASK_BINDING_FIELDS = (
 )
 
 
+_TASK_FIELD_NAMES = tuple(field for _, field in TASK_BINDING_FIELDS)
+
+
 #: Fields whose agreement is read over an arm's rows (every arm, candidates, paired arms).
 ARM_FIELDS = (
     "proposer_model",
@@ -131,23 +134,34 @@ class Attested:
 class AttestationBuilder:
     """Rows in one at a time (:meth:`add`); :meth:`build` is the :class:`Attested`."""
 
-    __slots__ = ("_by_arm", "_by_task", "_index", "_recorded_at")
+    __slots__ = ("_by_arm", "_by_task", "_index", "_last_stamp", "_recorded_at")
 
     def __init__(self) -> None:
         self._index = 0
+        #: The last ``recorded_at`` read: the next row's is most often the same text (parsed once).
+        self._last_stamp: Any = None
         self._recorded_at: dt.datetime | None = None
         self._by_task: dict[str, list[Any]] = {}
         self._by_arm: dict[str, dict[str, dict[Any, int]]] = {}
 
     def add(self, row: Row) -> None:
-        """Observe one row's provenance fields."""
-        extra = row.extra
+        """Observe one row's provenance fields.
+
+        Written for a million rows: the common values (a string already held, ``None``) are
+        settled without a call; anything else goes through :func:`_attestable` as before.
+        """
+        get = row.extra.get
         slots = self._by_task.get(row.task)
         if slots is None:
             slots = self._by_task[row.task] = [_ABSENT] * len(TASK_BINDING_FIELDS)
-        for position, (_, field) in enumerate(TASK_BINDING_FIELDS):
-            value, held = extra.get(field), slots[position]
-            if not _attestable(value) or held is _CONFLICT:
+        for position, field in enumerate(_TASK_FIELD_NAMES):
+            held = slots[position]
+            if held is _CONFLICT:
+                continue
+            value = get(field)
+            if value is None or (type(value) is str and (held is value or held == value)):
+                continue  # nothing to attest, or the value held already
+            if not _attestable(value):
                 continue
             if held is _ABSENT:
                 slots[position] = value
@@ -157,14 +171,21 @@ class AttestationBuilder:
         if fields is None:
             fields = self._by_arm[row.arm] = {name: {} for name in (*ARM_FIELDS, MODEL)}
         for name in ARM_FIELDS:
-            self._note(fields[name], extra.get(name), cap=2)
-        self._note(fields[MODEL], extra.get("benchmark_model") or extra.get("model"), cap=None)
-        recorded = aware_time(extra.get("recorded_at"))
-        if recorded is not None and (self._recorded_at is None or recorded > self._recorded_at):
-            self._recorded_at = recorded
+            value = get(name)
+            if value is not None:
+                self._note(fields[name], value, cap=2)
+        self._note(fields[MODEL], get("benchmark_model") or get("model"), cap=None)
+        stamp = get("recorded_at")
+        if stamp is not self._last_stamp and not (type(stamp) is str and stamp == self._last_stamp):
+            self._last_stamp = stamp
+            recorded = aware_time(stamp)
+            if recorded is not None and (self._recorded_at is None or recorded > self._recorded_at):
+                self._recorded_at = recorded
         self._index += 1
 
     def _note(self, seen: dict[Any, int], value: Any, *, cap: int | None) -> None:
+        if type(value) is str and value in seen:
+            return
         if _attestable(value) and value not in seen and (cap is None or len(seen) < cap):
             seen[value] = self._index
 

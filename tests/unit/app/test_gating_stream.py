@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -154,3 +155,22 @@ def test_every_disagreeing_model_is_named_in_first_seen_order_across_arms() -> N
 
     assert resolve_model(rows) == (None, "rows disagree on the benchmark model (m-2, m-1, m-3)")
     assert resolve_model(rows) == naive_resolve_model(rows)
+
+
+_STAMPS = st.sampled_from(
+    [
+        "2026-01-01T00:00:00+00:00", "2026-01-01T01:00:00+02:00", "2026-01-02T00:00:00Z",
+        "2026-01-03T00:00:00", "yesterday", "", None, 7, "2025-12-31T23:59:59+00:00",
+    ]
+)  # fmt: skip
+
+
+@relaxed
+@given(st.lists(st.tuples(wide_rows(), _STAMPS), max_size=12))
+def test_the_newest_recorded_at_is_the_newest_aware_time_of_any_row(drawn: list[tuple[Row, Any]]) -> None:
+    from wfbench.app.gating import aware_time
+
+    rows = [attrs.evolve(row, extra={**row.extra, "recorded_at": stamp}) for row, stamp in drawn]
+    times = [moment for row in rows if (moment := aware_time(row.extra["recorded_at"])) is not None]
+
+    assert gate_input(rows).attested.recorded_at == (max(times) if times else None)

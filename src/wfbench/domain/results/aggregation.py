@@ -33,6 +33,7 @@ plain Python values, so results never change) — never the rows. :func:`aggrega
 from __future__ import annotations
 
 import math
+import operator
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -230,6 +231,7 @@ class AggregateTable:
 #: The fields a group packs per valid row: the medians, then ``cost_usd``.
 _PACKED_FIELDS = (*MEDIAN_FIELDS, "cost_usd")
 _COST = len(MEDIAN_FIELDS)
+_packed_values = operator.attrgetter(*_PACKED_FIELDS)
 
 
 class GroupTally:
@@ -282,7 +284,7 @@ class GroupTally:
             return
         self.valid += 1
         self.resolved_valid += row.resolved
-        self._medians.append([getattr(row, name) for name in _PACKED_FIELDS])
+        self._medians.append(_packed_values(row))
         review = row.review
         self.has_review = self.has_review or "review_weighted_f1" in review
         scored = row.error_kind is not ErrorKind.SKILL_NOT_INVOKED

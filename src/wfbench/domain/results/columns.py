@@ -25,6 +25,7 @@ __all__ = ["Columns"]
 
 #: Integers in this range, and their pairwise sums, are exact as doubles.
 _EXACT_INT = 2**52
+_PLAIN = frozenset({int, float})
 
 
 class Columns:
@@ -71,6 +72,12 @@ class Columns:
         """Append ``values`` as doubles; False (nothing appended) when one would not be exact."""
         packed = self._packed
         assert packed is not None
+        kinds = set(map(type, values))
+        if kinds <= _PLAIN and (
+            int not in kinds or (min(values) >= -_EXACT_INT and max(values) <= _EXACT_INT)
+        ):
+            packed.extend(values)  # the common record: floats and small ints only, all exact
+            return True
         start = len(packed)
         for index, value in enumerate(values):
             kind = type(value)
