@@ -34,6 +34,7 @@ from wfbench.adapters.sandbox_common import (
     private_root,
 )
 from wfbench.adapters.sandbox_launch import plan_launch
+from wfbench.adapters.sandbox_tmpdir import SANDBOX_TMP, mount_targets, private_tmpdir
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.workspace.sandbox import ExecResult, Mount, SandboxPolicy
@@ -57,8 +58,6 @@ ETC_ENTRIES = (
 #: Only commands that keep the network need name resolution.
 NETWORK_ETC_ENTRIES = ("/etc/resolv.conf",)
 PREFLIGHT_TIMEOUT_S = 10.0
-#: The private /tmp inside the sandbox (a per-run sized tmpfs, never the host's /tmp).
-SANDBOX_TMP = "/tmp"  # noqa: S108 - a path inside the sandbox's own mount namespace
 
 
 def python_runtime_paths() -> tuple[str, ...]:
@@ -91,8 +90,10 @@ def bwrap_argv(
     runtime_paths: Sequence[str] = (),
     tmpfs_bytes: int = DEFAULT_TMPFS_BYTES,
     launch_mounts: Sequence[Mount] = (),
-) -> list[str]:
-    """The full bwrap command line for ``argv`` under ``policy``. Pure apart from reading the host layout.
+) -> tuple[list[str], str]:
+    """The full bwrap command line for ``argv`` under ``policy``, and the command's ``TMPDIR``.
+
+    Pure apart from reading the host layout.
 
     Each argument, in order:
 
@@ -115,21 +116,26 @@ def bwrap_argv(
     * ``--new-session``: no controlling terminal (blocks TIOCSTI injection into the harness's tty).
     * ``--cap-drop ALL``: an empty capability bounding set.
     * the system trees and ``/etc`` entries above, ``--ro-bind`` (``--ro-bind-try`` for optional
-      ones); ``/etc/resolv.conf`` only with the network; the Python runtime and ``runtime_paths``
-      read-only at the same path.
+      ones); ``/etc/resolv.conf`` only with the network.
+    * ``--size <tmpfs_bytes> --tmpfs /home/agent`` and ``--size <tmpfs_bytes> --tmpfs /tmp``:
+      private, per run, bounded (their pages are charged to the command's memory cgroup). Made
+      before anything is bound below them, so a runtime whose host path is under ``/tmp`` stays
+      visible instead of being hidden by the tmpfs.
+    * the Python runtime and ``runtime_paths`` read-only at the same path.
     * ``--tmpfs <d> --remount-ro <d>`` over every ``site-packages``/``dist-packages`` of ``/usr``,
       those runtimes and same-path read-only mounts (:mod:`wfbench.adapters.python_sites`): no
       host package is importable; a task's packages come from its environment at ``/env``.
     * ``--ro-bind <private>/passwd /etc/passwd`` (and ``group``): names ``agent`` only.
     * ``--proc /proc --dev /dev``: a fresh procfs for the PID namespace and a minimal ``/dev``;
       ``--size <tmpfs_bytes> --tmpfs /dev/shm`` then ``--remount-ro /dev``.
-    * ``--size <tmpfs_bytes> --tmpfs /home/agent`` and ``--size <tmpfs_bytes> --tmpfs /tmp``:
-      private, per run, bounded (their pages are charged to the command's memory cgroup).
     * ``--bind`` (or ``--ro-bind`` when the workspace is read-only) ``<workspace> /workspace``.
     * ``--ro-bind <workspace>/<p> /workspace/<p>`` for each of ``policy.read_only_paths``.
     * each declared mount, parents before children: ``--bind`` if writable else ``--ro-bind``.
     * ``--ro-bind`` for each of ``launch_mounts`` (the forwarder, the bridge sockets, the
       execute-only loader: :mod:`wfbench.adapters.sandbox_launch`).
+    * ``--size <tmpfs_bytes> --tmpfs <TMPDIR>`` when a mount above lies inside ``/tmp`` (its mount
+      point is a directory there): ``TMPDIR`` is then a tmpfs of its own that no mount lies in
+      (:mod:`wfbench.adapters.sandbox_tmpdir`), so it starts empty; otherwise ``TMPDIR`` is ``/tmp``.
     * ``--remount-ro /``: the sandbox's own root tmpfs (where mount points were made) is
       read-only, so nothing can fill it.
     * ``--chdir /workspace[/<cwd>]`` then ``--`` and the command.
@@ -151,11 +157,12 @@ def bwrap_argv(
     etc = ETC_ENTRIES + (NETWORK_ETC_ENTRIES if policy.network else ())
     for entry in etc:
         args += ["--ro-bind-try", entry, entry]
+    size = str(tmpfs_bytes)
+    args += ["--size", size, "--tmpfs", SANDBOX_HOME, "--size", size, "--tmpfs", SANDBOX_TMP]
     runtimes = (*python_runtime_paths(), *runtime_paths)
     for path in runtimes:
         args += ["--ro-bind", path, path]
     args += ["--ro-bind", private.passwd, "/etc/passwd", "--ro-bind", private.group, "/etc/group"]
-    size = str(tmpfs_bytes)
     args += [
         "--proc",
         "/proc",
@@ -168,7 +175,6 @@ def bwrap_argv(
         "--remount-ro",
         "/dev",
     ]
-    args += ["--size", size, "--tmpfs", SANDBOX_HOME, "--size", size, "--tmpfs", SANDBOX_TMP]
     args += ["--bind" if policy.workspace_writable else "--ro-bind", policy.workspace, SANDBOX_WORKSPACE]
     for rel in policy.read_only_paths:
         args += ["--ro-bind", os.path.join(policy.workspace, rel), f"{SANDBOX_WORKSPACE}/{rel}"]
@@ -179,8 +185,11 @@ def bwrap_argv(
         args += ["--tmpfs", path, "--remount-ro", path]
     for mount in launch_mounts:
         args += ["--ro-bind", mount.host, mount.target]
+    tmpdir = private_tmpdir(mount_targets(args))
+    if tmpdir != SANDBOX_TMP:
+        args += ["--size", size, "--tmpfs", tmpdir]
     chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
-    return [*args, "--remount-ro", "/", "--chdir", chdir, "--", *argv]
+    return [*args, "--remount-ro", "/", "--chdir", chdir, "--", *argv], tmpdir
 
 
 class BwrapSandbox:
@@ -244,7 +253,7 @@ class BwrapSandbox:
             policy = SandboxPolicy(
                 workspace=private.tmp, workspace_writable=False, network=False, timeout_s=10
             )
-            argv = bwrap_argv(self._binary(), ["/usr/bin/true"], policy=policy, private=private)
+            argv, _ = bwrap_argv(self._binary(), ["/usr/bin/true"], policy=policy, private=private)
             result = run_managed(argv, env={}, timeout_s=PREFLIGHT_TIMEOUT_S, grace_s=1.0)
         if not result.ok:
             detail = result.detail or result.stderr_tail.decode("utf-8", "replace")[-1000:].strip()
@@ -303,7 +312,7 @@ class BwrapSandbox:
             launch = plan_launch(
                 argv, policy, private_root=private.root, host_path=self._host_path(policy), in_sandbox=True
             )
-            full = bwrap_argv(
+            full, tmpdir = bwrap_argv(
                 binary,
                 launch.argv,
                 policy=policy,
@@ -313,7 +322,7 @@ class BwrapSandbox:
                 launch_mounts=launch.mounts,
             )
             chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
-            env = command_env(policy, home=SANDBOX_HOME, tmp=SANDBOX_TMP, pwd=chdir)
+            env = command_env(policy, home=SANDBOX_HOME, tmp=tmpdir, pwd=chdir)
             limits = self._limits.start()
             try:
                 result = run_managed(
