@@ -132,8 +132,10 @@ class Pacing:
 
     ``limit`` is the AIMD limit (a float; :attr:`cap` is the whole number of cells it allows).
     ``attempts`` counts each unfolded cell's throttled attempts; ``started`` the start sequence of
-    each running cell's current attempt; ``waiting`` the throttled cells to run again, with their
-    last row, in index order; ``throttles`` what each retried cell's throttled attempts reported.
+    each running cell's current attempt (a waiting cell is not running); ``waiting`` the throttled
+    cells to run again, with their last row, in index order; ``throttles`` what each retried cell's
+    throttled attempts reported; ``starts`` how many attempts have started (the next start's
+    sequence number: the sequence numbers are 0, 1, 2…).
     """
 
     workers: int = attrs.field(validator=_positive)
@@ -169,13 +171,17 @@ class Pacing:
         """Record that the cell at ``index`` starts (a new attempt)."""
         return attrs.evolve(self, starts=self.starts + 1, started={**self.started, index: self.starts})
 
+    def start_of(self, index: int) -> int:
+        """The start sequence of ``index``'s current attempt; a cell never recorded counts as starting now."""
+        return self.started.get(index, self.starts)
+
     def retries_left(self, index: int) -> bool:
         """True when a throttled row of ``index`` may still be retried."""
         return self.attempts.get(index, 0) < self.retry.retries
 
     def throttled(self, index: int, row: Row, status: int) -> tuple[Pacing, LimitChanged | None]:
         """A throttle of ``index``: wait to run it again; halve the limit once per burst."""
-        started_at = self.started.get(index, self.starts)
+        started_at = self.start_of(index)
         record = {
             "api_error_status": status,
             "cost_usd": row.cost_usd,

@@ -351,7 +351,7 @@ def _pace_report(
         if state.stopped is None and pacing.retries_left(index):
             pacing, change = pacing.throttled(index, row, status)
             return attrs.evolve(state, pacing=pacing), None, () if change is None else (change,)
-        pacing, change = pacing.cut(index, status, started_at=pacing.started.get(index, pacing.starts))
+        pacing, change = pacing.cut(index, status, started_at=pacing.start_of(index))
     elif row is not None:
         pacing, change = pacing.finished(index)
     pacing, settled = pacing.settle(index, row)
@@ -416,9 +416,8 @@ def _advance_paced(
             pacing, row = pacing.settle(index, None)
             buffered = tuple(sorted((*state.buffered, CellFinished(index, row)), key=_index))
             state = attrs.evolve(state, buffered=buffered)
-        state, folded = _fold_ready(attrs.evolve(state, pacing=pacing))
+        state, folded = _fold_ready(state)  # folding reads no pacing: the settled one is set below
         out.extend(folded)
-        pacing = state.pacing or pacing
     window = state.window
     if pacing.contracted(_systemic_in_sight(state)):
         window = min(window, pacing.workers)
@@ -426,7 +425,7 @@ def _advance_paced(
     while running < pacing.cap and state.stopped is None:
         if pacing.waiting:
             pacing, index = pacing.take_waiting()
-            attempt = pacing.attempts.get(index, 0)
+            attempt = pacing.attempts[index]  # a waiting cell was throttled: throttled() counted it
             out.append(SubmitCell(index, attempt=attempt, delay_s=pacing.retry.delay(attempt)))
         elif state.submitted < state.total and state.submitted - state.folded < window:
             index = state.submitted
