@@ -388,7 +388,9 @@ def register(app: typer.Typer) -> None:
         pairs = default_pairs(source, given)
         target = _target(out, force=force, source=source)
         result = _regate(read, policy, pairs, now=evidence_time(source, read))
-        evidence: dict[str, Any] | None = None if result.evidence is None else result.evidence.to_mapping()
+        evidence: dict[str, Any] | None = None
+        if result.evidence is not None and (as_json or target is not None):
+            evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
         written = None
         if evidence is not None and target is not None:
             write_json_atomic(target, evidence)
