@@ -288,11 +288,37 @@ def default_pairs(source: Path, pairs: dict[str, str] | None) -> dict[str, str] 
     return {**judged, **{c: i for c, i in CANDIDATE_ARMS.items() if c not in judged}}
 
 
-def _sweep_pairs(path: Path) -> dict[str, str]:
+#: What the last promotion.json read said, by (path, inode, size, mtime): its pairs and its time.
+_SWEEP_FACTS: dict[tuple[str, int, int, int], tuple[dict[str, str], dt.datetime | None]] = {}
+
+
+def _sweep_facts(path: Path) -> tuple[dict[str, str], dt.datetime | None]:
+    """The pairs a sweep's promotion.json judged and its ``generated_at``, from one read of it.
+
+    ``gate`` and ``report`` need both; at 40,000 tasks the file is hundreds of MB, so it is
+    decoded once per command (a changed file is read again) and only these facts are kept.
+    """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        status = path.stat()
+        key = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
+        if key not in _SWEEP_FACTS:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            _SWEEP_FACTS.clear()
+            _SWEEP_FACTS[key] = (
+                _judged_pairs(raw),
+                _aware(raw.get("generated_at")) if isinstance(raw, dict) else None,
+            )
     except (OSError, ValueError):
-        return {}
+        return {}, None
+    pairs, generated_at = _SWEEP_FACTS[key]
+    return dict(pairs), generated_at
+
+
+def _sweep_pairs(path: Path) -> dict[str, str]:
+    return _sweep_facts(path)[0]
+
+
+def _judged_pairs(raw: object) -> dict[str, str]:
     decisions = raw.get("decisions") if isinstance(raw, dict) else None
     pairs: dict[str, str] = {}
     for decision in decisions if isinstance(decisions, list) else ():
@@ -320,11 +346,7 @@ def evidence_time(source: Path, read: GateInput) -> dt.datetime:
 
 
 def _sweep_generated_at(path: Path) -> dt.datetime | None:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return _aware(raw.get("generated_at")) if isinstance(raw, dict) else None
+    return _sweep_facts(path)[1]
 
 
 def _aware(value: object) -> dt.datetime | None:
@@ -381,6 +403,7 @@ def register(app: typer.Typer) -> None:
         """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
         from wfbench.adapters.jsonl_store import write_json_atomic
 
+        _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         given = parse_pairs(pair)
         failing_on = parse_fail_on(fail_on)
@@ -426,6 +449,7 @@ def register(app: typer.Typer) -> None:
         from wfbench.adapters.streamed_files import write_texts_atomic
         from wfbench.app.report.render import report_parts
 
+        _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         given = parse_pairs(pair)
         source = results_path(results)
