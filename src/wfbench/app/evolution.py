@@ -18,7 +18,9 @@ sweep). Each later generation:
 Each generation is one line of ``evolution.jsonl`` (:class:`GenerationRecord`). The loop stops at
 ``--max-generations``, when ``--max-cost`` is spent, or after two generations in a row without
 enough evidence. It continues where an earlier run stopped: the history, the incumbent and the
-last sweep are read back from the output directory.
+last sweep are read back from the output directory. A decided generation is journaled before any
+of its effects, and the incumbent is rebuilt from the records, so a run killed at any point
+either redoes its generation (undecided) or finishes it (:mod:`wfbench.app.evolution_state`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -34,6 +35,19 @@ import attrs
 
 from wfbench.app.arms import Arm, check_overlay_arms, load_overlay, overlay_digest, required_candidate_arms
 from wfbench.app.corpus import Corpus, load_corpus
+from wfbench.app.evolution_state import (
+    EVOLUTION_FILE,
+    INCUMBENT_DIR,
+    append_record,
+    generation_dir,
+    incumbent_files,
+    pending_record,
+    promoted_files,
+    read_history,
+    settle_incumbent,
+    sync_tree,
+    write_journal,
+)
 from wfbench.app.proposer import Proposal, proposer_prompt, write_overlay
 from wfbench.app.spend import spend_of
 from wfbench.domain.errors import InputError, WfbenchError
@@ -63,8 +77,6 @@ __all__ = [
     "sweep_budget",
 ]
 
-EVOLUTION_FILE = "evolution.jsonl"
-INCUMBENT_DIR = "incumbent"
 #: A sweep's exit code when SIGINT/SIGTERM cancelled it (``wfbench run``'s contract).
 SWEEP_CANCELLED = 130
 
@@ -128,6 +140,8 @@ class EvolveServices:
     apply: Callable[[str], Mapping[str, Any]] | None = None
     #: True once SIGINT/SIGTERM asked the loop to stop (the proposer session sees it too).
     cancelled: Callable[[], bool] = lambda: False
+    #: Called after every durable change of the loop's state (see :mod:`wfbench.app.evolution_state`).
+    on_step: Callable[[str], None] = lambda _step: None
 
 
 @attrs.frozen
@@ -138,37 +152,6 @@ class EvolveResult:
     stopped: str | None
     #: The user cancelled it: the interrupted generation has no record (the next run redoes it).
     cancelled: bool = False
-
-
-def read_history(out_dir: str) -> list[GenerationRecord]:
-    """The records of ``evolution.jsonl`` (empty when there is none).
-
-    Raises:
-        InputError: a torn or foreign line (naming the file and line).
-    """
-    path = os.path.join(out_dir, EVOLUTION_FILE)
-    if not os.path.exists(path):
-        return []
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                raw = json.loads(line)
-            except ValueError:
-                raise InputError("is not a JSON line", source=path, locator=f"line {number}") from None
-            try:
-                records.append(GenerationRecord.from_mapping(raw, line=number))
-            except InputError as exc:
-                raise exc.located(source=path) from None
-    return records
-
-
-def _append(out_dir: str, record: GenerationRecord) -> None:
-    path = os.path.join(out_dir, EVOLUTION_FILE)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record.to_mapping(), sort_keys=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 def allowed_skills(corpus: Corpus, base_arms: Sequence[str]) -> tuple[str, ...]:
@@ -197,31 +180,9 @@ def _stamp(clock: Clock) -> str:
     return clock.now().isoformat()
 
 
-def _incumbent_files(out_dir: str) -> dict[str, bytes]:
-    root = os.path.join(out_dir, INCUMBENT_DIR)
-    files: dict[str, bytes] = {}
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            path = os.path.join(dirpath, name)
-            with open(path, "rb") as handle:
-                files[os.path.relpath(path, root).replace(os.sep, "/")] = handle.read()
-    return files
-
-
 def _incumbent_arg(out_dir: str) -> str | None:
     root = os.path.join(out_dir, INCUMBENT_DIR)
-    return root if _incumbent_files(out_dir) else None
-
-
-def _promote_incumbent(out_dir: str, files: Mapping[str, bytes]) -> None:
-    """The promoted files join the incumbent working copy (written beside it, then swapped in)."""
-    merged = {**_incumbent_files(out_dir), **files}
-    root = os.path.join(out_dir, INCUMBENT_DIR)
-    fresh = write_overlay(root + ".next", merged)
-    if os.path.exists(root):
-        os.replace(root, root + ".old")
-    os.replace(fresh, root)
-    shutil.rmtree(root + ".old", ignore_errors=True)
+    return root if incumbent_files(out_dir) else None
 
 
 def _decisions(sweep_dir: str) -> list[dict[str, Any]] | None:
@@ -249,10 +210,6 @@ def _sweep_spend(services: EvolveServices, sweep_dir: str) -> tuple[float | None
     return spent.usd if spent.measured or not spent.unmeasured else None, spent.unmeasured
 
 
-def _dir(out_dir: str, generation: int) -> str:
-    return os.path.join(out_dir, f"gen-{generation:03d}")
-
-
 def _clear_interrupted(path: str) -> None:
     """A generation directory without a record (an interrupted run) is moved aside, never reused."""
     if not os.path.exists(path):
@@ -278,14 +235,15 @@ class _Loop:
 
     def baseline(self) -> GenerationRecord:
         started = _stamp(self.services.clock)
-        sweep = os.path.join(_dir(self.config.out_dir, 0), "sweep")
-        _clear_interrupted(_dir(self.config.out_dir, 0))
+        sweep = os.path.join(generation_dir(self.config.out_dir, 0), "sweep")
+        _clear_interrupted(generation_dir(self.config.out_dir, 0))
         self.services.note("[evolve] generation 0: measuring the incumbent")
         code = self.services.run_sweep(
             SweepOrder(sweep, self.config.base_arms, None, _incumbent_arg(self.config.out_dir),
                        self.config.reuse_results, None, max_cost_usd=self.config.max_cost_usd)
         )  # fmt: skip
         self._check_cancelled(code)
+        self.services.on_step("swept")
         usd, unmeasured = _sweep_spend(self.services, sweep)
         return GenerationRecord(
             generation=0, outcome=GenerationOutcome.BASELINE, started_at=started,
@@ -304,17 +262,22 @@ class _Loop:
     def _candidates(self) -> list[Arm]:
         return [arm for arm in self.corpus.arms.values() if arm.is_candidate]
 
+    def settle(self, history: Sequence[GenerationRecord]) -> None:
+        """``<out>/incumbent`` made what the records say (see :func:`settle_incumbent`)."""
+        files = promoted_files(self.config.out_dir, history, self._candidates())
+        settle_incumbent(self.config.out_dir, files, self.services.on_step)
+
     def incumbent(self) -> dict[str, bytes]:
         roots = [f".claude/skills/{skill}" for skill in self.allowed]
         committed = dict(self.services.committed_skills(roots))
-        promoted = {rel: data for rel, data in _incumbent_files(self.config.out_dir).items()
+        promoted = {rel: data for rel, data in incumbent_files(self.config.out_dir).items()
                     if rel.split("/")[2] in self.allowed}  # fmt: skip
         return {**committed, **promoted}
 
     def generation(
         self, number: int, last_sweep: str | None, budget_left: float | None = None
-    ) -> tuple[GenerationRecord, Mapping[str, bytes]]:
-        clock, out = self.services.clock, _dir(self.config.out_dir, number)
+    ) -> GenerationRecord:
+        clock, out = self.services.clock, generation_dir(self.config.out_dir, number)
         started = _stamp(clock)
         _clear_interrupted(out)
         os.makedirs(out)
@@ -344,7 +307,7 @@ class _Loop:
         problem, overlay_dir, required = self._validate(proposal, out)
         if problem is not None:
             self.services.note(f"[evolve] generation {number}: no usable proposal — {problem}")
-            return attrs.evolve(record, reasons=(problem,), finished_at=_stamp(clock)), {}
+            return attrs.evolve(record, reasons=(problem,), finished_at=_stamp(clock))
         assert overlay_dir is not None
         arms = generation_arms(self.config.base_arms, required, self.corpus.arms)
         sweep = os.path.join(out, "sweep")
@@ -354,6 +317,7 @@ class _Loop:
                        self.config.proposer_model, max_cost_usd=sweep_budget(budget_left, proposal.cost_usd))
         )  # fmt: skip
         self._check_cancelled(code)
+        self.services.on_step("swept")
         decisions = _decisions(sweep)
         usd, unmeasured = _sweep_spend(self.services, sweep)
         outcome = generation_decision([str(d["decision"]) for d in decisions or []])
@@ -361,7 +325,8 @@ class _Loop:
             f"the sweep wrote no promotion.json (exit {code})",
         )
         digest_of = overlay_digest(load_overlay(overlay_dir, self._candidates()))
-        record = attrs.evolve(
+        sync_tree(overlay_dir)  # the overlay is what the incumbent is rebuilt from once promoted
+        return attrs.evolve(
             record, outcome=outcome, sweep_dir=sweep,
             spend=Spend(proposal.cost_usd, usd, unmeasured, proposer_source=proposal.cost_source),
             candidate_overlay=overlay_dir, candidate_overlay_digest=digest_of,
@@ -369,7 +334,6 @@ class _Loop:
             promotion=os.path.join(sweep, "promotion.json") if decisions is not None else None,
             finished_at=_stamp(clock),
         )  # fmt: skip
-        return record, proposal.files
 
     def _validate(self, proposal: Proposal, out: str) -> tuple[str | None, str | None, tuple[str, ...]]:
         record = proposal.record
@@ -437,40 +401,82 @@ def evolve(config: EvolveConfig, services: EvolveServices) -> EvolveResult:
         return EvolveResult(tuple(history), "cancelled", cancelled=True)
 
 
+def _first_number(config: EvolveConfig, history: Sequence[GenerationRecord]) -> int:
+    """The next generation's number: after the last record, else 0 (1 with ``--reuse-results``)."""
+    if history:
+        return history[-1].generation + 1
+    return 0 if config.reuse_results is None else 1
+
+
+def _decided(
+    config: EvolveConfig, services: EvolveServices, loop: _Loop, history: list[GenerationRecord],
+    record: GenerationRecord,
+) -> GenerationRecord:  # fmt: skip
+    """Journal the decided generation (its commit point), then make its effects and append its line."""
+    write_journal(config.out_dir, record)
+    services.on_step("journal")
+    return _finish(config, services, loop, history, record)
+
+
+def _finish(
+    config: EvolveConfig, services: EvolveServices, loop: _Loop, history: list[GenerationRecord],
+    record: GenerationRecord,
+) -> GenerationRecord:  # fmt: skip
+    """The journaled generation's effects, each idempotent: a run killed here redoes them from its journal."""
+    loop.settle([*history, record])
+    if (
+        record.outcome is GenerationOutcome.PROMOTE and services.apply is not None
+        and record.promotion is not None and record.applied is None
+    ):  # fmt: skip
+        record = attrs.evolve(record, applied=dict(services.apply(record.promotion)))
+        write_journal(config.out_dir, record)
+        services.on_step("journal-applied")
+    if record.outcome is not GenerationOutcome.BASELINE:
+        services.note(
+            f"[evolve] generation {record.generation}: {record.outcome.value} — {'; '.join(record.reasons)}"
+            f" (spent {record.spend.total_usd if record.spend.total_usd is not None else 'n/a'})"
+        )
+    append_record(config.out_dir, record)
+    services.on_step("recorded")
+    history.append(record)
+    return record
+
+
+def _last_sweep(config: EvolveConfig, history: Sequence[GenerationRecord]) -> str | None:
+    for record in reversed(history):
+        if record.sweep_dir is not None:
+            return record.sweep_dir
+    return config.reuse_results
+
+
 def _run(
     config: EvolveConfig, services: EvolveServices, loop: _Loop, history: list[GenerationRecord]
 ) -> EvolveResult:
+    pending = pending_record(config.out_dir, _first_number(config, history))
+    if pending is not None:
+        services.note(
+            f"[evolve] generation {pending.generation} was decided but not recorded:"
+            " finishing it from its journal"
+        )
+        _finish(config, services, loop, history, pending)
+    else:
+        loop.settle(history)
     if not history and config.reuse_results is None:
-        record = loop.baseline()
-        _append(config.out_dir, record)
-        history.append(record)
-    last_sweep = history[-1].sweep_dir if history else config.reuse_results
-    for record in reversed(history):
-        if record.sweep_dir is not None:
-            last_sweep = record.sweep_dir
-            break
-    next_number = (history[-1].generation + 1) if history else 1
+        _decided(config, services, loop, history, loop.baseline())
+    last_sweep = _last_sweep(config, history)
+    next_number = _first_number(config, history)
     stopped: str | None = None
-    for number in range(next_number, next_number + config.generations):
+    for _ in range(config.generations):
         stopped = stop_reason(
             history, max_generations=config.max_generations, max_cost_usd=config.max_cost_usd
         )
         if stopped is not None:
             services.note(f"[evolve] stopping: {stopped}")
             break
-        record, files = loop.generation(number, last_sweep, budget_left(config.max_cost_usd, history))
-        if record.outcome is GenerationOutcome.PROMOTE:
-            _promote_incumbent(config.out_dir, files)
-            if services.apply is not None and record.promotion is not None:
-                record = attrs.evolve(record, applied=dict(services.apply(record.promotion)))
-        services.note(
-            f"[evolve] generation {number}: {record.outcome.value} — {'; '.join(record.reasons)}"
-            f" (spent {record.spend.total_usd if record.spend.total_usd is not None else 'n/a'})"
-        )
-        _append(config.out_dir, record)
-        history.append(record)
-        if record.sweep_dir is not None:
-            last_sweep = record.sweep_dir
+        record = loop.generation(next_number, last_sweep, budget_left(config.max_cost_usd, history))
+        _decided(config, services, loop, history, record)
+        last_sweep = _last_sweep(config, history)
+        next_number += 1
     else:
         stopped = stop_reason(
             history, max_generations=config.max_generations, max_cost_usd=config.max_cost_usd
