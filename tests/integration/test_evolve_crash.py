@@ -166,3 +166,51 @@ def test_a_run_killed_again_while_finishing_a_generation_still_ends_as_an_uninte
 
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert _state(out) == reference
+
+
+KILL_IN_APPLY = """
+import os, signal, sys
+from wfbench.adapters import skill_transaction as transaction
+def step(self, name):
+    if name == sys.argv[1]:
+        os.kill(os.getpid(), signal.SIGKILL)
+transaction.SkillTransaction._step = step
+from wfbench.cli.main import main
+main(sys.argv[2:])
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("kill_at", ["journal-prepared", "committed", "cleaned"])
+def test_a_run_killed_inside_apply_applies_the_generation_once(
+    corpus: Path, tmp_path: Path, kill_at: str
+) -> None:
+    """--apply killed inside the target's transaction (before its commit point, at it, or once it had
+    committed and cleaned up): the next run finishes the target's transaction, sees whether HEAD is
+    the apply of this generation's evidence, applies it only if not, and records it applied."""
+    target, out = tmp_path / "target", tmp_path / "out"
+    subprocess.run(["git", "clone", "-q", str(corpus.parent / "repo"), str(target)], check=True)
+    argv = [*_argv(corpus, out), "--apply", str(target), "--branch", "evolved"]
+    killed = subprocess.run([sys.executable, "-c", KILL_IN_APPLY, kill_at, *argv], capture_output=True,
+                            text=True, timeout=900, check=False)  # fmt: skip
+    assert killed.returncode == -9, killed.stdout[-3000:] + killed.stderr[-3000:]
+    assert not (out / "evolution.jsonl").read_text().count("\n") > 1  # only the baseline's line
+
+    again = subprocess.run([*WFBENCH, *argv], capture_output=True, text=True, timeout=900, check=False)
+
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "finishing it from its journal" in again.stdout
+    records = _state(out).records
+    assert [r["outcome"] for r in records] == ["baseline", "promote", "keep_incumbent"]
+    applied = records[1]["applied"]
+    assert applied["applied"] is True, applied
+    assert applied["branch"] == "evolved"
+    assert applied["commit"] == _git(target, "rev-parse", "HEAD").strip()
+    assert applied["files"] == [".claude/skills/plan/SKILL.md"]
+    assert _git(target, "rev-parse", "--abbrev-ref", "HEAD").strip() == "evolved"
+    assert _git(target, "log", "--format=%s").count("Promote candidate skill overlay") == 1
+    assert _git(target, "show", "HEAD:.claude/skills/plan/SKILL.md") == CONCISE
+    assert _git(target, "status", "--porcelain") == ""

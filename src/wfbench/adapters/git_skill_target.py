@@ -87,6 +87,26 @@ class GitSkillTarget:
         """Finish a transaction a crash interrupted (None when there was none)."""
         return self.transaction.recover()
 
+    def branch(self) -> str | None:
+        """The branch ``HEAD`` is on (None: detached)."""
+        head = run_git([*_TRUST, "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=self.root)
+        return head.stdout.decode("utf-8", "replace").strip() if head.ok else None
+
+    def applied_at_head(self, evidence_sha256: str) -> tuple[str, tuple[str, ...]] | None:
+        """``HEAD``'s id and listed files when it is the commit of an apply of this evidence, else None.
+
+        An apply's commit message names the evidence's sha256 and lists the files it wrote
+        (:func:`wfbench.app.promote_apply.commit_message`).
+        """
+        log = run_git([*_TRUST, "log", "-1", "--format=%H%n%B"], cwd=self.root)
+        if not log.ok:
+            return None
+        commit, _newline, message = log.stdout.decode("utf-8", "replace").partition("\n")
+        if f"\nEvidence: sha256:{evidence_sha256} " not in message:
+            return None
+        listed = message.split("\nFiles:\n", 1)[1].split("\n\n", 1)[0] if "\nFiles:\n" in message else ""
+        return commit.strip(), tuple(line.strip() for line in listed.splitlines() if line.strip())
+
     def swap(
         self,
         writes: Sequence[tuple[str, bytes]],
@@ -111,6 +131,15 @@ class GitSkillTarget:
 
         entries = self.transaction.apply(writes, expected, message=message, after_install=after_install)
         return SwapOutcome(entries=tuple(entries), commit=made[0] if made else None)
+
+    def commit_written(self, commit: CommitSpec, paths: Sequence[str]) -> str:
+        """Commit ``paths`` as the working tree holds them (files an apply wrote but never committed).
+
+        Raises:
+            InputError: a bad branch name, an existing branch, a detached HEAD without a branch.
+        """
+        self._check_commit(commit)
+        return self._commit(commit, paths)
 
     # --- committing ----------------------------------------------------------------------
 

@@ -138,16 +138,23 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
     from wfbench.adapters.workspace import GitWorkspaces
     from wfbench.app.promote_apply import ApplyRefused, ApplyRequest, apply_promotion
     from wfbench.cli.promote_cmd import environment_digester
+    from wfbench.domain.promotion.skill_swap import CommitSpec
 
     branch = options.branch or "wfbench/evolve-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     state = {"branched": False}
 
     def apply(promotion: str) -> Mapping[str, Any]:
+        target = GitSkillTarget(options.apply_target or "")
+        done = _applied_before(target, promotion)
+        if done is not None:  # a killed run applied it, then died before its summary was journaled
+            state["branched"] = True
+            return {"target": target.root, "applied": True, "branch": target.branch(), **done}
+        if target.branch() == branch:  # a continued run: later generations commit on the branch
+            state["branched"] = True
         request = ApplyRequest(
             evidence_path=promotion, corpus_path=options.corpus, model=model, proposer_model=proposer_model,
             branch=None if state["branched"] else branch, commit=state["branched"], tasks=options.tasks,
         )  # fmt: skip
-        target = GitSkillTarget(options.apply_target or "")
         with tempfile.TemporaryDirectory(prefix="wfbench-apply-") as work_dir:
             try:
                 outcome = apply_promotion(
@@ -161,13 +168,45 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
             except ApplyRefused as exc:
                 print(f"wfbench: evolve --apply refused: {'; '.join(exc.problems)}", file=sys.stderr)
                 return {"target": target.root, "applied": False, "problems": list(exc.problems)}
+        commit = outcome.commit
+        if outcome.already_applied and commit is None:  # written, never committed (a recovered kill)
+            commit = target.commit_written(
+                CommitSpec(message=_message(promotion, outcome), branch=request.branch), outcome.writes
+            )
         state["branched"] = True
         return {
-            "target": target.root, "applied": True, "branch": branch, "commit": outcome.commit,
+            "target": target.root, "applied": True, "branch": branch, "commit": commit,
             "files": list(outcome.writes), "evidence_sha256": outcome.evidence_sha256,
         }  # fmt: skip
 
     return apply
+
+
+def _message(promotion: str, outcome: Any) -> str:
+    """The commit message ``promote apply`` gives this evidence's commit."""
+    from wfbench.app.promote_apply import commit_message
+    from wfbench.domain import strict_json
+
+    with open(promotion, "rb") as handle:
+        raw = strict_json.loads(handle.read().decode("utf-8"))
+    return commit_message(raw, outcome.evidence_sha256, outcome.overlay_digest, outcome.writes)
+
+
+def _applied_before(target: Any, promotion: str) -> dict[str, Any] | None:
+    """The summary of an earlier apply of ``promotion`` that the target's HEAD commit holds, if any.
+
+    An apply a killed run left half-done is finished (or rolled back) first, like ``promote recover``.
+    """
+    import hashlib
+
+    target.recover()
+    with open(promotion, "rb") as handle:
+        evidence_sha = hashlib.sha256(handle.read()).hexdigest()
+    head = target.applied_at_head(evidence_sha)
+    if head is None:
+        return None
+    commit, files = head
+    return {"commit": commit, "files": list(files), "evidence_sha256": evidence_sha}
 
 
 @contextlib.contextmanager
