@@ -215,7 +215,12 @@ def sign_test_p(wins: int, losses: int) -> float:
     if trials == 0:
         return 1.0
     smaller = min(wins, losses)
-    tail = sum(math.comb(trials, k) for k in range(smaller + 1))
+    # C(n, k + 1) = C(n, k) · (n − k) / (k + 1), exact in integers: one pass instead of a fresh
+    # ``math.comb`` per term, which was quadratic in the tasks (minutes at 40,000 tasks).
+    term = tail = 1
+    for k in range(smaller):
+        term = term * (trials - k) // (k + 1)
+        tail += term
     return float(min(Fraction(1), Fraction(2 * tail, 2**trials)))
 
 
