@@ -248,28 +248,33 @@ def _regate(
 def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] | None) -> SweepModel:
     """The report's model of ``source``: one pass over its rows, the gate, then the model.
 
-    Whatever the pass and the gate leave besides the model (the gate's input, its samples, the
-    evidence mapping the verdicts are read from) is dropped when this returns, before rendering.
+    What only the gate needs is dropped as soon as it has judged (the per-row samples of every
+    group, the attested bindings, the decisions' statistics objects), before the evidence mapping
+    and the model are made; the rest of what is not the model goes when this returns.
     """
     from wfbench.adapters.jsonl_store import JsonlResultStore
     from wfbench.adapters.sweep_dir import SweepDirectory
     from wfbench.app import concurrency
-    from wfbench.app.report.model import ReportInputs
+    from wfbench.app.report.model import ReportInputs, aggregates_only
     from wfbench.app.report.render import read_for_report
     from wfbench.app.report.verdicts import detectability_of
 
     read, builder = read_for_report(JsonlResultStore(source).iter_rows())
     result = _regate(read, policy, pairs, now=evidence_time(source, read))
-    promotion = None if result.evidence is None else result.evidence.to_mapping()
+    summary, evidence, decisions = aggregates_only(read.summary), result.evidence, result.decisions
+    del read, result  # the per-row samples the statistics read (a third of the pass at 1M rows)
+    promotion = None if evidence is None else evidence.to_mapping()
+    del evidence
     manifest, _ = SweepDirectory(str(source.parent)).json_file("manifest.json")
     inputs = ReportInputs(
         title="wfbench workflow benchmark",
         promotion=promotion,
-        detectability=detectability_of(result.decisions, promotion),
+        detectability=detectability_of(decisions, promotion),
         manifest=manifest if isinstance(manifest, dict) else None,
         concurrency=concurrency.report_lines(concurrency.read_history(str(source.parent))),
     )
-    return builder.build(read.summary, inputs)
+    del decisions
+    return builder.build(summary, inputs)
 
 
 def default_pairs(source: Path, pairs: dict[str, str] | None) -> dict[str, str] | None:

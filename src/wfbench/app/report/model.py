@@ -14,7 +14,6 @@ the provenance. Unknown is ``None`` everywhere; the renderers print ``n/a``.
 from __future__ import annotations
 
 import statistics
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import attrs
 
 from wfbench import __version__
+from wfbench.app.report.cells import CellRef, PackedCells
 from wfbench.app.report.verdicts import Verdict, detectability_sentences, verdicts_of
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable
 from wfbench.domain.results.health import ArmHealth
@@ -29,7 +29,15 @@ from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.results.summary import RowSummary, SummaryBuilder
 from wfbench.domain.statistics.distributions import wilson_interval
 
-__all__ = ["ArmTotals", "CellRef", "ModelBuilder", "ReportInputs", "SweepModel", "build_model"]
+__all__ = [
+    "ArmTotals",
+    "CellRef",
+    "ModelBuilder",
+    "ReportInputs",
+    "SweepModel",
+    "aggregates_only",
+    "build_model",
+]
 
 CONFIDENCE = 0.9
 #: Evidence diagnostics the reports show per row (the row keeps them all).
@@ -58,29 +66,6 @@ class ReportInputs:
     concurrency: tuple[str, ...] = ()
     #: The scripted provider's reply counts by source (offline sweeps; None for a real endpoint).
     provider_replies: Mapping[str, int] | None = None
-
-
-@attrs.frozen
-class CellRef:
-    """One cell, small: what a link to it shows."""
-
-    task: str
-    arm: str
-    run: int
-    resolved: bool
-    error_kind: str | None
-    excluded: bool
-    reused: bool
-    cost_usd: float | None
-    cell_wall_s: float | None
-    quality: float | None = None
-
-    @property
-    def status(self) -> str:
-        """``resolved``, the error kind, or ``unresolved``."""
-        if self.resolved:
-            return "resolved"
-        return self.error_kind or "unresolved"
 
 
 @attrs.frozen
@@ -176,17 +161,17 @@ class ModelBuilder:
 
     Feed it rows (:meth:`add`), then :meth:`build` the model from the pass's
     :class:`~wfbench.domain.results.summary.RowSummary` (the aggregate table, per-arm resolve
-    counts, median cost and health). Per row it keeps one :class:`CellRef` (its task and arm
-    strings shared with every other cell of the group), the evidence diagnostics a row has, and
-    counters; nothing else of the row outlives :meth:`add`. ``wfbench report`` feeds the same
+    counts, median cost and health). Per row it keeps one packed cell
+    (:class:`~wfbench.app.report.cells.PackedCells`: 34 bytes; its :class:`CellRef` is made when
+    a page reads the group, with the group's task and arm strings), the evidence diagnostics a
+    row has, and counters; nothing else of the row outlives :meth:`add`. ``wfbench report`` feeds the same
     rows to the gate's builders in the same loop, so the file is read once.
     """
 
     def __init__(self) -> None:
         self.keys: dict[tuple[str, str], tuple[str, str]] = {}
-        self.cells: dict[tuple[str, str], list[CellRef]] = {}
-        #: Known ``cost_usd`` of every row (excluded ones too) per (task, arm), in row order.
-        self.costs: dict[tuple[str, str], array[float]] = {}
+        #: Every row's cell, packed (a few bytes each); its ``cost_usd`` is the spend, in row order.
+        self.cells = PackedCells()
         self.tasks: dict[str, None] = {}
         self.arms: dict[str, None] = {}
         self.task_kinds: dict[str, str] = {}
@@ -206,7 +191,6 @@ class ModelBuilder:
         key = self.keys.get((row.task, row.arm))
         if key is None:
             key = self.keys[(row.task, row.arm)] = (row.task, row.arm)
-            self.cells[key], self.costs[key] = [], array("d")
         task, arm = key
         self.rows += 1
         self.tasks.setdefault(task)
@@ -227,9 +211,8 @@ class ModelBuilder:
         effective = row.effective_kind
         if effective is not None:
             self.errors.setdefault(arm, Counter())[effective.value] += 1
-        if row.cost_usd is not None:
-            self.costs[key].append(row.cost_usd)
-        self.cells[key].append(
+        self.cells.add(
+            key,
             CellRef(
                 task=task,
                 arm=arm,
@@ -241,7 +224,7 @@ class ModelBuilder:
                 cost_usd=row.cost_usd,
                 cell_wall_s=_number(extra.get("cell_wall_s")),
                 quality=_number(row.review.get("review_weighted_f1")),
-            )
+            ),
         )
         for name in ("benchmark_model", "model", "sandbox_backend", "effort", "runtime_digest"):
             value = extra.get(name)
@@ -264,10 +247,7 @@ class ModelBuilder:
         inputs = inputs or ReportInputs()
         arms = tuple(self.arms)
         health = summary.health(arms)
-        totals = {
-            arm: _arm_totals(arm, self.arm_kinds[arm], self, summary, health[arm]) for arm in arms
-        }
-        cells = {key: tuple(sorted(refs, key=lambda c: c.run)) for key, refs in self.cells.items()}
+        totals = {arm: _arm_totals(arm, self.arm_kinds[arm], self, summary, health[arm]) for arm in arms}
         detect = inputs.detectability or detectability_sentences(inputs.promotion)
         return SweepModel(
             inputs=inputs,
@@ -275,7 +255,7 @@ class ModelBuilder:
             tasks=_order(self.tasks, inputs.selected_tasks),
             arms=arms,
             task_kinds=self.task_kinds,
-            cells=cells,
+            cells=self.cells,
             arm_totals=totals,
             verdicts=verdicts_of(inputs.promotion, detect),
             provenance=_provenance(inputs, self),
@@ -306,9 +286,9 @@ def _arm_totals(
     arm: str, kinds: set[str], builder: ModelBuilder, summary: RowSummary, health: ArmHealth
 ) -> ArmTotals:
     of_arm = summary.by_arm[arm]
-    keys = [key for key in builder.cells if key[1] == arm]
-    costs = [cost for key in keys for cost in builder.costs[key]]
-    walls = [ref.cell_wall_s for key in keys for ref in builder.cells[key]]
+    cells = [cell for key in builder.cells if key[1] == arm for cell in builder.cells.in_row_order(key)]
+    costs = [float(cell.cost_usd) for cell in cells if cell.cost_usd is not None]
+    walls = [cell.cell_wall_s for cell in cells]
     known_walls = [wall for wall in walls if wall is not None]
     aggs = [agg for (_, name), agg in summary.table.items() if name == arm]
     kind = "review" if kinds == {"review"} else "implementation" if kinds == {"implementation"} else "mixed"
@@ -416,6 +396,22 @@ def _run_status(inputs: ReportInputs) -> str | None:
         )
     status = (inputs.promotion or {}).get("run_status") or _manifest(inputs, "run_status")
     return status if isinstance(status, str) else None
+
+
+def aggregates_only(summary: RowSummary) -> RowSummary:
+    """``summary`` without the per-row samples of its groups: all :meth:`ModelBuilder.build` reads.
+
+    Once the gate has judged, a report needs the aggregates, orders and per-arm totals only; the
+    samples (run, resolution and value of every valid row, for the paired statistics) were a
+    third of what one pass over a million rows left. Its ``admissible_runs`` are empty.
+    """
+    return RowSummary(
+        table=summary.table,
+        tasks=summary.tasks,
+        arms=summary.arms,
+        by_arm=summary.by_arm,
+        diagnostics=summary.diagnostics,
+    )
 
 
 def build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> SweepModel:
