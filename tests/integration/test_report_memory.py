@@ -50,15 +50,29 @@ def _write_sweep(directory: Path, padding: int) -> Path:
     return path
 
 
+#: Runs argv[1:] and prints its peak RSS in KiB. A child's ``ru_maxrss`` counts the memory image it
+#: was forked from until it execs (Linux keeps the larger figure), so a child of a large pytest
+#: process would report at least pytest's size: this small launcher forks it instead.
+_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
 def _peak_mib(argv: list[str]) -> float:
     """Peak RSS (MiB) of one child process, from its own rusage."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    assert child.stderr is not None
-    assert os.waitstatus_to_exitcode(status) == 0, child.stderr.read().decode(errors="replace")
-    child.stderr.close()
-    return usage.ru_maxrss / 1024
+    import wfbench
+
+    src = str(Path(wfbench.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": src}
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *argv], env=env, capture_output=True, text=True, check=True
+    )
+    status, peak_kib = done.stdout.split()
+    assert status == "0", done.stderr
+    return int(peak_kib) / 1024
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 :func:`build_model` reads each row once (:class:`ModelBuilder`, beside the
 :class:`~wfbench.domain.results.summary.SummaryBuilder` whose aggregates, per-arm resolve counts,
 median costs and health it reuses) and keeps, besides the aggregates, only what the pages
-need: a small :class:`CellRef` per cell (its status, cost and real wall time, for the links from
+need: a packed cell per row (its status, cost and real wall time, for the links from
 every number to the cells behind it), per-arm totals (spend, wall time, resolve counts with a
 Wilson interval, health counters), the review quality per arm, and the provenance the rows
 carry (model, sandbox, runtime digest, recording dates). ``promotion.json`` gives the verdicts
