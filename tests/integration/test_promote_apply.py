@@ -378,6 +378,43 @@ def test_a_kill_at_every_step_of_the_transaction_leaves_all_old_or_all_new_bytes
     assert len(outcomes) == len(steps)
 
 
+def test_an_apply_on_a_branch_killed_after_the_commit_point_is_committed_by_the_next_apply(
+    sweep: MirroredSweep, tmp_path: Path
+) -> None:
+    """Killed once the new bytes are decided but before (or after) git's commit: apply again, one commit.
+
+    From the commit point on, recovery completes the new bytes; the git commit --branch asked for
+    may not exist yet. Running the same apply again commits exactly the written files on the
+    branch (or recognises HEAD as this evidence's commit): the end state equals an unkilled apply's.
+    """
+    branch = "skills/promote-1"
+    probe = killed_apply(apply_argv(sweep, sweep.copy(tmp_path / "probe"), "--branch", branch), 0)
+    assert probe.returncode == 0, probe.stderr
+    branch_steps = steps_of(probe)
+    commit_point = branch_steps.index("committed") + 1
+    assert "after-install" in branch_steps[commit_point:]
+    evidence_sha = __import__("hashlib").sha256(sweep.evidence.read_bytes()).hexdigest()
+    for kill_at in range(commit_point, len(branch_steps) + 1):
+        corpus = sweep.copy(tmp_path / f"k{kill_at}")
+        repo = corpus / "repo"
+        base = git(repo, "rev-parse", "HEAD").strip()
+        killed = killed_apply(apply_argv(sweep, corpus, "--branch", branch), kill_at)
+        assert killed.returncode == -signal.SIGKILL, (kill_at, killed.stderr)
+
+        again = wfbench(*apply_argv(sweep, corpus, "--branch", branch))
+
+        step = branch_steps[kill_at - 1]
+        assert again.returncode == 0, (step, again.stderr)
+        assert again.stdout.startswith("already applied"), (step, again.stdout)
+        assert f"on branch {branch}" in again.stdout, (step, again.stdout)
+        assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == branch, step
+        assert git(repo, "rev-parse", "HEAD~1").strip() == base, step
+        assert f"Evidence: sha256:{evidence_sha}" in git(repo, "log", "-1", "--format=%B"), step
+        assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS), step
+        assert _changed(repo) == set(), step
+        assert _state_files(repo) == ["lock"], step
+
+
 def test_a_kill_during_recovery_is_recovered_again(
     sweep: MirroredSweep, steps: list[str], tmp_path: Path
 ) -> None:

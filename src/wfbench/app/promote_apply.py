@@ -206,6 +206,13 @@ def apply_promotion(
     mirrors = corpus.skill_mirrors if request.mirrors is None else request.mirrors
     writes = overlay_destinations(overlay, mirrors)
     dests = [path for path, _ in writes]
+    evidence_sha = hashlib.sha256(data).hexdigest()
+    done = _committed_at_head(target, evidence_sha, writes)
+    if done is not None:  # applied and committed already (by an earlier run, perhaps one killed after)
+        return ApplyOutcome(
+            evidence_sha256=evidence_sha, overlay_digest=overlay_digest(overlay), writes=tuple(dests),
+            already_applied=True, commit=done,
+        )  # fmt: skip
     base = base_digests(dict(target.committed(skill_roots(overlay.skills, mirrors), dests)), dests)
     tasks = selected_tasks(corpus, include_expensive=request.include_expensive, only=request.tasks)
     bound = bind_tasks(corpus, tasks, workspaces=workspaces)
@@ -229,20 +236,54 @@ def apply_promotion(
     problems = validate_for_apply(raw, expected=expected, now=now)
     if problems:
         raise ApplyRefused((*problems, *_base_differences(raw, base)), source=request.evidence_path)
-    evidence_sha = hashlib.sha256(data).hexdigest()
     digest = overlay_digest(overlay)
     outcome = ApplyOutcome(evidence_sha256=evidence_sha, overlay_digest=digest, writes=tuple(dests))
-    current = target.current(dests)
-    if all(current[path] == sha256_bytes(content) for path, content in writes):
-        return attrs.evolve(outcome, already_applied=True)
-    if request.dry_run:
-        return attrs.evolve(outcome, dry_run=True)
     message = commit_message(raw, evidence_sha, digest, dests)
     commit = None
     if request.branch is not None or request.commit:
         commit = CommitSpec(message=message, branch=request.branch)
+    current = target.current(dests)
+    if all(current[path] == sha256_bytes(content) for path, content in writes):
+        made = _finish_commit(target, commit, outcome, request)
+        return attrs.evolve(outcome, already_applied=True, commit=made)
+    if request.dry_run:
+        return attrs.evolve(outcome, dry_run=True)
     swapped = target.swap(writes, base, message=message, commit=commit)
     return attrs.evolve(outcome, entries=swapped.entries, commit=swapped.commit)
+
+
+def _committed_at_head(
+    target: SkillTarget, evidence_sha: str, writes: Sequence[tuple[str, bytes]]
+) -> str | None:
+    """``HEAD``'s id when it is this evidence's apply commit and every destination still holds it.
+
+    The evidence no longer binds to such a target (its committed incumbent is the candidate now),
+    so this is asked before the bindings are checked.
+    """
+    at_head = target.applied_at_head(evidence_sha)
+    if at_head is None or set(at_head[1]) != {path for path, _ in writes}:
+        return None
+    current = target.current([path for path, _ in writes])
+    return at_head[0] if all(current[path] == sha256_bytes(data) for path, data in writes) else None
+
+
+def _finish_commit(
+    target: SkillTarget, commit: CommitSpec | None, outcome: ApplyOutcome, request: ApplyRequest
+) -> str | None:
+    """The commit of an apply whose files are already in place, when one was asked for.
+
+    ``HEAD`` is that commit when the earlier apply got as far as committing; otherwise the files
+    were written (a crash after the transaction's commit point, before git's) and are committed now,
+    so a killed ``apply --branch`` run again ends like one that never died. A dry run commits nothing.
+    """
+    if commit is None:
+        return None
+    at_head = target.applied_at_head(outcome.evidence_sha256)
+    if at_head is not None:
+        return at_head[0]
+    if request.dry_run:
+        return None
+    return target.commit_written(commit, outcome.writes)
 
 
 def _with_environment(task: BoundTask, digest_of: Callable[[BoundTask], str | None]) -> BoundTask:

@@ -138,7 +138,6 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
     from wfbench.adapters.workspace import GitWorkspaces
     from wfbench.app.promote_apply import ApplyRefused, ApplyRequest, apply_promotion
     from wfbench.cli.promote_cmd import environment_digester
-    from wfbench.domain.promotion.skill_swap import CommitSpec
 
     branch = options.branch or "wfbench/evolve-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     state = {"branched": False}
@@ -168,28 +167,13 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
             except ApplyRefused as exc:
                 print(f"wfbench: evolve --apply refused: {'; '.join(exc.problems)}", file=sys.stderr)
                 return {"target": target.root, "applied": False, "problems": list(exc.problems)}
-        commit = outcome.commit
-        if outcome.already_applied and commit is None:  # written, never committed (a recovered kill)
-            commit = target.commit_written(
-                CommitSpec(message=_message(promotion, outcome), branch=request.branch), outcome.writes
-            )
-        state["branched"] = True
+        state["branched"] = True  # written, never committed (a recovered kill): apply committed it
         return {
-            "target": target.root, "applied": True, "branch": branch, "commit": commit,
+            "target": target.root, "applied": True, "branch": branch, "commit": outcome.commit,
             "files": list(outcome.writes), "evidence_sha256": outcome.evidence_sha256,
         }  # fmt: skip
 
     return apply
-
-
-def _message(promotion: str, outcome: Any) -> str:
-    """The commit message ``promote apply`` gives this evidence's commit."""
-    from wfbench.app.promote_apply import commit_message
-    from wfbench.domain import strict_json
-
-    with open(promotion, "rb") as handle:
-        raw = strict_json.loads(handle.read().decode("utf-8"))
-    return commit_message(raw, outcome.evidence_sha256, outcome.overlay_digest, outcome.writes)
 
 
 def _applied_before(target: Any, promotion: str) -> dict[str, Any] | None:

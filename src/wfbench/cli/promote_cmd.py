@@ -189,6 +189,8 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(USAGE) from None
         if outcome.already_applied:
             typer.echo(f"already applied: every destination holds the overlay {outcome.overlay_digest[:12]}")
+            if outcome.commit is not None:
+                typer.echo(f"committed {outcome.commit[:12]}" + (f" on branch {branch}" if branch else ""))
         elif outcome.dry_run:
             typer.echo(f"dry run: the evidence is valid; would write {len(outcome.writes)} file(s):")
             typer.echo("\n".join(f"  {path}" for path in outcome.writes))

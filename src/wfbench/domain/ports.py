@@ -287,6 +287,18 @@ class SkillTarget(Protocol):
         """
         ...
 
+    def applied_at_head(self, evidence_sha256: str) -> tuple[str, tuple[str, ...]] | None:
+        """``HEAD``'s id and listed files when it is the commit of an apply of this evidence, else None."""
+        ...
+
+    def commit_written(self, commit: CommitSpec, paths: Sequence[str]) -> str:
+        """Commit ``paths`` as the working tree holds them (an apply's files a crash left uncommitted).
+
+        Raises:
+            InputError: a bad branch name, an existing branch, a detached HEAD without a branch.
+        """
+        ...
+
 
 class CellExecutor(Protocol):
     """Runs the cells of a sweep somewhere: threads of this process (``app/thread_executor.py``,
