@@ -3,10 +3,29 @@
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
+from collections.abc import Iterator
+
+import pytest
 
 from wfbench.cli.ray_node import wait_for_cell
+
+
+@pytest.fixture
+def sigint_handled() -> Iterator[None]:
+    """Python's own SIGINT handler for the test: ``interrupt_main`` does nothing while SIGINT is ignored.
+
+    A job started in the background by a non-interactive shell inherits SIGINT ignored, and then
+    the simulated interrupt (what ``ray.cancel`` delivers in a task thread) never reaches the main
+    thread. A Ray worker has the handler; the test process may not.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _cell(box: dict[str, object], token: threading.Event, *, stop_after: float) -> threading.Thread:
@@ -22,7 +41,9 @@ def _cell(box: dict[str, object], token: threading.Event, *, stop_after: float) 
     return worker
 
 
-def test_a_cooperative_cancel_sets_the_token_and_the_wait_lasts_until_the_cells_own_row() -> None:
+def test_a_cooperative_cancel_sets_the_token_and_the_wait_lasts_until_the_cells_own_row(
+    sigint_handled: None,
+) -> None:
     """ray.cancel(force=False) is a KeyboardInterrupt in the task thread: the cell stops, its row is kept."""
     box: dict[str, object] = {}
     token = threading.Event()
@@ -33,7 +54,7 @@ def test_a_cooperative_cancel_sets_the_token_and_the_wait_lasts_until_the_cells_
     assert box == {"result": "cancelled row"}
 
 
-def test_a_second_interrupt_while_the_cell_winds_down_still_waits_for_its_row() -> None:
+def test_a_second_interrupt_while_the_cell_winds_down_still_waits_for_its_row(sigint_handled: None) -> None:
     box: dict[str, object] = {}
     token = threading.Event()
     worker = _cell(box, token, stop_after=30.0)
