@@ -29,6 +29,7 @@ _RECORD = struct.Struct("<qdddBB")
 _RESOLVED, _EXCLUDED, _REUSED = 1, 2, 4
 _NAN = math.nan
 _MAX_KINDS = 255
+_RUN_LIMIT = 2**63
 
 Key = tuple[str, str]
 
@@ -89,23 +90,28 @@ class PackedCells(Mapping[Key, tuple[CellRef, ...]]):
         group.append(cell)
 
     def _record(self, cell: CellRef) -> bytes | None:
-        flags = (cell.resolved, cell.excluded, cell.reused)
+        run, resolved, excluded, reused = cell.run, cell.resolved, cell.excluded, cell.reused
+        cost, wall, quality = cell.cost_usd, cell.cell_wall_s, cell.quality
         fits = (
-            type(cell.run) is int
-            and 0 <= cell.run < 2**63
-            and all(type(flag) is bool for flag in flags)
-            and all(_packable(value) for value in (cell.cost_usd, cell.cell_wall_s, cell.quality))
+            type(run) is int
+            and 0 <= run < _RUN_LIMIT
+            and type(resolved) is bool
+            and type(excluded) is bool
+            and type(reused) is bool
+            and _packable(cost)
+            and _packable(wall)
+            and _packable(quality)
         )
         code = self._code(cell.error_kind) if fits else None
         if code is None:
             return None
         return _RECORD.pack(
-            cell.run,
-            _NAN if cell.cost_usd is None else cell.cost_usd,
-            _NAN if cell.cell_wall_s is None else cell.cell_wall_s,
-            _NAN if cell.quality is None else cell.quality,
+            run,
+            _NAN if cost is None else cost,
+            _NAN if wall is None else wall,
+            _NAN if quality is None else quality,
             code,
-            _RESOLVED * cell.resolved | _EXCLUDED * cell.excluded | _REUSED * cell.reused,
+            _RESOLVED * resolved | _EXCLUDED * excluded | _REUSED * reused,
         )
 
     def _code(self, kind: str | None) -> int | None:
