@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
 
 from tests.unit.statistics.test_power import ALPHA, POWER, components
@@ -82,3 +83,34 @@ def test_the_searches_refuse_what_cannot_be_planned() -> None:
     assert tasks_needed(comp, target=0.1, alpha=ALPHA, power=POWER, runs=1) != tasks_needed(
         comp, target=0.1, alpha=ALPHA, power=POWER, runs=10
     )
+
+
+def test_runs_needed_plans_for_the_number_of_tasks_asked_not_the_number_measured() -> None:
+    comp = components(0.001, 0.2, n=10)
+    for n in (2, 5, 40):
+        assert runs_needed(comp, target=0.2, alpha=ALPHA, power=POWER, n_tasks=n) == brute_runs(comp, 0.2, n)
+    assert runs_needed(comp, target=0.2, alpha=ALPHA, power=POWER, n_tasks=40) != runs_needed(
+        comp, target=0.2, alpha=ALPHA, power=POWER
+    )
+
+
+def test_runs_needed_reaches_exactly_max_runs_and_no_further() -> None:
+    """The last run count searched is MAX_RUNS itself; one more than that is "not reachable"."""
+    comp = components(0.0, 0.2)
+    at_max = mde(comp, alpha=ALPHA, power=POWER, runs=MAX_RUNS)
+    past_max = mde(comp, alpha=ALPHA, power=POWER, runs=MAX_RUNS + 1)
+    assert at_max is not None
+    assert past_max is not None
+    assert runs_needed(comp, target=at_max, alpha=ALPHA, power=POWER) == MAX_RUNS
+    assert runs_needed(comp, target=past_max, alpha=ALPHA, power=POWER) is None
+    assert runs_needed(comp, target=10.0, alpha=ALPHA, power=POWER) == 1
+
+
+def test_no_run_count_helps_when_the_tasks_alone_use_the_whole_budget() -> None:
+    """tau2 exactly the budget: even infinitely many runs leave 2σ²/K > 0 over it."""
+    comp = components(0.02, 0.2)
+    only_tasks = mde(attrs.evolve(comp, sigma2=0.0, effect_variance=0.02), alpha=ALPHA, power=POWER, runs=1)
+    assert only_tasks is not None
+    assert runs_needed(comp, target=only_tasks, alpha=ALPHA, power=POWER) is None
+    assert tasks_needed(comp, target=0.0, alpha=ALPHA, power=POWER, runs=3) is None
+    assert tasks_needed(comp, target=-0.1, alpha=ALPHA, power=POWER, runs=3) is None
