@@ -111,6 +111,12 @@ def forwarder_argv(
 SHORT_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - parents of private mkdtemp directories
 
 
+def socket_dir_prefix(pid: int | None = None) -> str:
+    """A socket directory's name prefix, ``wfb-<pid>-``: its creator's pid, so that a later run can
+    remove the directories a killed process left (:mod:`wfbench.adapters.stale_sockets`)."""
+    return f"wfb-{os.getpid() if pid is None else pid}-"
+
+
 def socket_path(name: str = "bridge.sock", *, parent: str | None = None) -> str:
     """A socket path inside a fresh 0700 directory (the caller binds it, then removes the directory).
 
@@ -125,7 +131,7 @@ def socket_path(name: str = "bridge.sock", *, parent: str | None = None) -> str:
     too_long = ""
     for root in roots:
         try:
-            directory = tempfile.mkdtemp(prefix="wfb-", dir=root)
+            directory = tempfile.mkdtemp(prefix=socket_dir_prefix(), dir=root)
         except OSError as exc:
             if parent is not None:
                 raise SandboxError(f"cannot create a bridge socket directory: {exc}") from exc
@@ -138,6 +144,11 @@ def socket_path(name: str = "bridge.sock", *, parent: str | None = None) -> str:
     if too_long:
         raise SandboxError(f"bridge socket path is too long for a UNIX socket: {too_long}")
     raise SandboxError(f"cannot create a bridge socket directory under any of {', '.join(roots)}")
+
+
+def socket_dir_roots() -> list[str]:
+    """Where :func:`socket_path` puts a socket directory when no parent is given, in order."""
+    return _roots()
 
 
 def _roots() -> list[str]:

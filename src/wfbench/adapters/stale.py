@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 
 from wfbench.adapters import cancelled_rows
 from wfbench.adapters.sandbox_common import force_remove
+from wfbench.adapters.stale_sockets import remove_stale_socket_dirs
 from wfbench.domain.errors import InputError
 from wfbench.domain.sweep.layout import CELLS_DIR
 
@@ -245,7 +246,8 @@ def _refuse_duplicate_cells(results: str) -> None:
 def sweep_scratch(*, note: Note, parent: str | None = None) -> Iterator[str]:
     """This sweep's scratch tree (owner-locked), with :mod:`tempfile` routed into it; removed at exit.
 
-    Stale trees of dead sweeps under ``parent`` (default: the temp directory) are removed first.
+    Stale trees of dead sweeps under ``parent`` (default: the temp directory) are removed first, and
+    so are the bridge-socket directories of dead processes (:mod:`wfbench.adapters.stale_sockets`).
     """
     where = parent or tempfile.gettempdir()
     removed, failed = remove_stale_scratch(where)
@@ -253,6 +255,8 @@ def sweep_scratch(*, note: Note, parent: str | None = None) -> Iterator[str]:
         note(f"removed the scratch tree of a killed sweep: {path}")
     for problem in failed:
         note(f"WARNING: cannot remove the scratch tree of a killed sweep: {problem}")
+    for path in remove_stale_socket_dirs():
+        note(f"removed the bridge-socket directory of a killed process: {path}")
     root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=where)
     fd = _locked_owner_file(root)
     tmp = os.path.join(root, "tmp")
