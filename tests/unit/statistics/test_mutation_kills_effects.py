@@ -1,0 +1,57 @@
+"""Tests that kill survivors of ``scripts/mutation --modules statistics/effects``.
+
+The within-task sums of squares on each scale (a log-ratio metric's runs are measured relative to
+their arm's mean, resolution's and a difference metric's on their own units) and the exact refusal
+of a saving of 100 %.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wfbench.domain.statistics.effects import Scale, metric_effect, resolution_effect
+from wfbench.domain.statistics.samples import ArmRuns, TaskPair
+
+
+def _pair(incumbent: tuple[float, ...], candidate: tuple[float, ...]) -> TaskPair:
+    return TaskPair(
+        "t",
+        incumbent=ArmRuns(resolved=(True,) * len(incumbent), metric=incumbent),
+        candidate=ArmRuns(resolved=(False,) * len(candidate), metric=candidate),
+    )
+
+
+def test_a_log_ratio_metric_s_squares_are_relative_to_each_arm_s_mean() -> None:
+    """Costs 2, 4, 6 (mean 4) and 10, 30 (mean 20): squares 0.25 + 0 + 0.25 and 0.25 + 0.25."""
+    effect = metric_effect(_pair((2.0, 4.0, 6.0), (10.0, 30.0)), Scale.LOG_RATIO)
+    assert effect is not None
+    assert effect.incumbent_squares == pytest.approx(0.5)
+    assert effect.candidate_squares == pytest.approx(0.5)
+
+
+def test_a_difference_metric_s_squares_are_on_its_own_units() -> None:
+    """Scores 0.2, 0.4, 0.6 (mean 0.4): squares 0.04 + 0 + 0.04; 0.5, 0.9: 0.04 + 0.04."""
+    effect = metric_effect(_pair((0.2, 0.4, 0.6), (0.5, 0.9)), Scale.DIFFERENCE)
+    assert effect is not None
+    assert effect.incumbent_squares == pytest.approx(0.08)
+    assert effect.candidate_squares == pytest.approx(0.08)
+    assert effect.value == pytest.approx(0.3)
+
+
+def test_resolution_squares_count_each_run_against_the_share_resolved() -> None:
+    pair = TaskPair(
+        "t",
+        incumbent=ArmRuns(resolved=(True, False, False, False), metric=()),
+        candidate=ArmRuns(resolved=(True, True), metric=()),
+    )
+    effect = resolution_effect(pair)
+    assert effect.incumbent_squares == pytest.approx(0.75**2 + 3 * 0.25**2)
+    assert effect.candidate_squares == 0.0
+    assert effect.value == pytest.approx(0.75)
+
+
+def test_a_saving_of_100_percent_or_more_is_refused_in_these_words() -> None:
+    for value in (100.0, 250.0):
+        with pytest.raises(ValueError, match=r"^a saving must be below 100%$"):
+            Scale.LOG_RATIO.from_presented(value)
+    assert Scale.LOG_RATIO.from_presented(0.0) == 0.0
