@@ -114,3 +114,12 @@ def test_no_run_count_helps_when_the_tasks_alone_use_the_whole_budget() -> None:
     assert runs_needed(comp, target=only_tasks, alpha=ALPHA, power=POWER) is None
     assert tasks_needed(comp, target=0.0, alpha=ALPHA, power=POWER, runs=3) is None
     assert tasks_needed(comp, target=-0.1, alpha=ALPHA, power=POWER, runs=3) is None
+
+
+def test_the_searches_answer_whole_numbers() -> None:
+    comp = components(0.02, 0.2)
+    for target in TARGETS:
+        tasks = tasks_needed(comp, target=target, alpha=ALPHA, power=POWER, runs=3)
+        runs = runs_needed(comp, target=target, alpha=ALPHA, power=POWER, n_tasks=40)
+        assert tasks is None or type(tasks) is int
+        assert runs is None or type(runs) is int
