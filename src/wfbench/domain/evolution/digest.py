@@ -24,6 +24,7 @@ __all__ = ["HIDDEN_DETAIL", "MAX_DETAIL_CHARS", "evidence_digest"]
 
 HIDDEN_DETAIL = "the hidden oracle failed (its output is never shown)"
 MAX_DETAIL_CHARS = 400
+MAX_PROMPT_CHARS = 4000
 MAX_TEST_LINES = 12
 MAX_FAILURES_PER_TASK = 12
 _HIDDEN_KINDS = frozenset({ErrorKind.ORACLE_FAILED, ErrorKind.ORACLE_UNAVAILABLE})
@@ -34,12 +35,18 @@ def _median(values: Sequence[float | None]) -> float | None:
     return statistics.median(known) if known else None
 
 
-def _fmt(value: float | None, spec: str) -> str:
-    return "n/a" if value is None else format(value, spec)
+def _fmt(value: float | None, spec: str, *, prefix: str = "", suffix: str = "") -> str:
+    """``value`` formatted with its unit, or ``n/a`` (no unit) when unknown."""
+    return "n/a" if value is None else f"{prefix}{value:{spec}}{suffix}"
 
 
 def _clean(text: str, secrets: Sequence[str], limit: int = MAX_DETAIL_CHARS) -> str:
     return escape_controls(redact_text(text, secrets))[:limit]
+
+
+def _prompt_lines(prompt: str, secrets: Sequence[str]) -> list[str]:
+    """The task's prompt, redacted, its first MAX_PROMPT_CHARS characters, line by line."""
+    return redact_text(prompt, secrets)[:MAX_PROMPT_CHARS].splitlines()
 
 
 def _detail(row: Row, secrets: Sequence[str]) -> str:
@@ -73,9 +80,9 @@ def _arm_line(arm: str, rows: Sequence[Row]) -> str:
     return (
         f"- {arm}: resolved {sum(r.resolved for r in rows)}/{len(rows)}"
         f" ({', '.join(f'{k}×{n}' for k, n in sorted(kinds.items())) or 'no errors'}),"
-        f" median cost ${_fmt(_median([r.cost_usd for r in scored]), '.4f')},"
+        f" median cost {_fmt(_median([r.cost_usd for r in scored]), '.4f', prefix='$')},"
         f" turns {_fmt(_median([r.num_turns for r in scored]), '.0f')},"
-        f" wall {_fmt(_median([r.duration_s for r in scored]), '.1f')} s{review}"
+        f" wall {_fmt(_median([r.duration_s for r in scored]), '.1f', suffix=' s')}{review}"
     )
 
 
@@ -94,7 +101,7 @@ def evidence_digest(
         for decision in decisions:
             reasons = "; ".join(_clean(str(r), secrets) for r in decision.get("reasons", []))
             lines.append(f"- {decision.get('candidate_arm')} vs {decision.get('incumbent_arm')}:"
-                         f" {decision.get('decision')} — {reasons}")  # fmt: skip
+                         f" {decision.get('decision')}" + (f" — {reasons}" if reasons else ""))  # fmt: skip
         lines.append("")
     tasks = list(dict.fromkeys(row.task for row in rows))
     for task in tasks:
@@ -105,7 +112,7 @@ def evidence_digest(
             lines += [
                 "Prompt:",
                 "",
-                *(f"> {line}" for line in _clean(prompts[task], secrets, 4000).splitlines()),
+                *(f"> {escape_controls(line)}" for line in _prompt_lines(prompts[task], secrets)),
                 "",
             ]
         for arm in dict.fromkeys(row.arm for row in of_task):

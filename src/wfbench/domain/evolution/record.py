@@ -94,7 +94,8 @@ class Spend:
         }
 
 
-def _number(raw: Any, field: str) -> float | None:
+def _money(raw: Any, field: str) -> float | None:
+    """A dollar figure: a finite non-negative number, or ``None`` (unknown)."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw) or raw < 0:
@@ -102,10 +103,78 @@ def _number(raw: Any, field: str) -> float | None:
     return float(raw)
 
 
+def _count(raw: Any, field: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise InputError("must be a non-negative integer", field=field)
+    return raw
+
+
 def _source(raw: Any) -> str | None:
     if raw is None or raw in ("wire", "agent"):
         return raw  # type: ignore[no-any-return]
     raise InputError("must be wire, agent or null", field="spend.proposer_source")
+
+
+def _text(raw: Mapping[str, Any], key: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str):
+        raise InputError("must be a string", field=key)
+    return value
+
+
+def _optional_text(raw: Mapping[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError("must be a string or null", field=key)
+    return value
+
+
+def _items(raw: Mapping[str, Any], key: str, kind: type) -> tuple[Any, ...]:
+    """A list field whose every item is a ``kind`` (absent: empty)."""
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, kind) for item in value):
+        raise InputError(f"must be a list of {'strings' if kind is str else 'objects'}", field=key)
+    return tuple(value)
+
+
+def _read_record(raw: Any) -> GenerationRecord:
+    """:meth:`GenerationRecord.from_mapping` without the line (every refusal names its field)."""
+    if not isinstance(raw, Mapping) or raw.get("schema") != EVOLUTION_SCHEMA:
+        raise InputError("is not an evolution record (schema 1)")
+    generation = _count(raw.get("generation"), "generation")
+    try:
+        outcome = GenerationOutcome(str(raw.get("outcome")))
+    except ValueError:
+        raise InputError("is not a known outcome", field="outcome") from None
+    spend = raw.get("spend")
+    if not isinstance(spend, Mapping):
+        raise InputError("must be an object", field="spend")
+    money = Spend(
+        _money(spend.get("proposer_usd"), "spend.proposer_usd"),
+        _money(spend.get("sweep_usd"), "spend.sweep_usd"),
+        _count(spend.get("unmeasured_cells", 0), "spend.unmeasured_cells"),
+        _source(spend.get("proposer_source")),
+    )
+    applied = raw.get("applied")
+    if applied is not None and not isinstance(applied, Mapping):
+        raise InputError("must be an object or null", field="applied")
+    return GenerationRecord(
+        generation=generation,
+        outcome=outcome,
+        started_at=_text(raw, "started_at"),
+        finished_at=_text(raw, "finished_at"),
+        sweep_dir=_optional_text(raw, "sweep_dir"),
+        spend=money,
+        incumbent_digest=_optional_text(raw, "incumbent_digest"),
+        candidate_overlay=_optional_text(raw, "candidate_overlay"),
+        candidate_overlay_digest=_optional_text(raw, "candidate_overlay_digest"),
+        proposer_model=_optional_text(raw, "proposer_model"),
+        required_candidate_arms=_items(raw, "required_candidate_arms", str),
+        decisions=tuple(dict(d) for d in _items(raw, "decisions", Mapping)),
+        reasons=_items(raw, "reasons", str),
+        promotion=_optional_text(raw, "promotion"),
+        applied=None if applied is None else dict(applied),
+    )
 
 
 @attrs.frozen
@@ -162,74 +231,12 @@ class GenerationRecord:
         """Read one line back (what the loop needs to continue: numbers, outcome, spend, overlay).
 
         Raises:
-            InputError: not a record this version wrote (naming the line and field).
+            InputError: not a record this version wrote (naming the line and the field).
         """
-        where = f"line {line}" if line else ""
-        if not isinstance(raw, Mapping) or raw.get("schema") != EVOLUTION_SCHEMA:
-            raise InputError("is not an evolution record (schema 1)", locator=where)
-        generation = raw.get("generation")
-        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
-            raise InputError("must be a non-negative integer", locator=where, field="generation")
         try:
-            outcome = GenerationOutcome(str(raw.get("outcome")))
-        except ValueError:
-            raise InputError("is not a known outcome", locator=where, field="outcome") from None
-        spend = raw.get("spend")
-        if not isinstance(spend, Mapping):
-            raise InputError("must be an object", locator=where, field="spend")
-        unmeasured = spend.get("unmeasured_cells", 0)
-        if isinstance(unmeasured, bool) or not isinstance(unmeasured, int) or unmeasured < 0:
-            raise InputError("must be a non-negative integer", locator=where, field="spend.unmeasured_cells")
-        try:
-            money = Spend(
-                _number(spend.get("proposer_usd"), "spend"),
-                _number(spend.get("sweep_usd"), "spend"),
-                unmeasured,
-                _source(spend.get("proposer_source")),
-            )
+            return _read_record(raw)
         except InputError as exc:
-            raise exc.located(locator=where) from None
-        started, finished = raw.get("started_at"), raw.get("finished_at")
-        optional: dict[str, str | None] = {}
-        for key in ("sweep_dir", "incumbent_digest", "candidate_overlay", "candidate_overlay_digest",
-                    "proposer_model", "promotion"):  # fmt: skip
-            value = raw.get(key)
-            if value is not None and not isinstance(value, str):
-                raise InputError("must be a string or null", locator=where, field=key)
-            optional[key] = value
-        if not isinstance(started, str) or not isinstance(finished, str):
-            raise InputError("must be ISO-8601 strings", locator=where, field="started_at")
-        arms = raw.get("required_candidate_arms", [])
-        decisions = raw.get("decisions", [])
-        reasons = raw.get("reasons", [])
-        applied = raw.get("applied")
-        if (
-            not isinstance(arms, list)
-            or not all(isinstance(a, str) for a in arms)
-            or not isinstance(decisions, list)
-            or not all(isinstance(d, Mapping) for d in decisions)
-            or not isinstance(reasons, list)
-            or not all(isinstance(r, str) for r in reasons)
-            or not (applied is None or isinstance(applied, Mapping))
-        ):
-            raise InputError("has a malformed list or object", locator=where)
-        return cls(
-            generation=generation,
-            outcome=outcome,
-            spend=money,
-            required_candidate_arms=tuple(arms),
-            decisions=tuple(dict(d) for d in decisions),
-            reasons=tuple(reasons),
-            applied=None if applied is None else dict(applied),
-            started_at=started,
-            finished_at=finished,
-            sweep_dir=optional["sweep_dir"],
-            incumbent_digest=optional["incumbent_digest"],
-            candidate_overlay=optional["candidate_overlay"],
-            candidate_overlay_digest=optional["candidate_overlay_digest"],
-            proposer_model=optional["proposer_model"],
-            promotion=optional["promotion"],
-        )
+            raise exc.located(locator=f"line {line}" if line else "") from None
 
 
 _DECIDED = frozenset(
