@@ -55,6 +55,10 @@ def test_a_mirror_is_normalised_before_it_is_used() -> None:
     assert destinations([(PLAN, b"p")], ["m/skills/"]) == ((PLAN, b"p"), ("m/skills/plan/SKILL.md", b"p"))
     assert skill_roots(["plan"], ["m/skills/"]) == (".claude/skills/plan", "m/skills/plan")
     assert skill_roots(["plan"]) == (".claude/skills/plan",)
+    assert destinations([(".claude/skills/X/X", b"x")], ["XmX/"]) == (
+        (".claude/skills/X/X", b"x"),
+        ("XmX/X/X", b"x"),
+    )
 
 
 @pytest.mark.parametrize(

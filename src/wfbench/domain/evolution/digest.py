@@ -35,9 +35,9 @@ def _median(values: Sequence[float | None]) -> float | None:
     return statistics.median(known) if known else None
 
 
-def _fmt(value: float | None, spec: str, *, prefix: str = "", suffix: str = "") -> str:
-    """``value`` formatted with its unit, or ``n/a`` (no unit) when unknown."""
-    return "n/a" if value is None else f"{prefix}{value:{spec}}{suffix}"
+def _fmt(value: float | None, digits: int, *, prefix: str = "", suffix: str = "") -> str:
+    """``value`` with ``digits`` decimals and its unit, or ``n/a`` (no unit) when unknown."""
+    return "n/a" if value is None else f"{prefix}{value:.{digits}f}{suffix}"
 
 
 def _clean(text: str, secrets: Sequence[str], limit: int = MAX_DETAIL_CHARS) -> str:
@@ -76,13 +76,13 @@ def _arm_line(arm: str, rows: Sequence[Row]) -> str:
         if row.error_kind is not None:
             kinds[row.error_kind.value] = kinds.get(row.error_kind.value, 0) + 1
     f1 = _median([_score(row) for row in scored])
-    review = f", review weighted F1 {_fmt(f1, '.2f')}" if f1 is not None else ""
+    review = f", review weighted F1 {_fmt(f1, 2)}" if f1 is not None else ""
     return (
         f"- {arm}: resolved {sum(r.resolved for r in rows)}/{len(rows)}"
         f" ({', '.join(f'{k}×{n}' for k, n in sorted(kinds.items())) or 'no errors'}),"
-        f" median cost {_fmt(_median([r.cost_usd for r in scored]), '.4f', prefix='$')},"
-        f" turns {_fmt(_median([r.num_turns for r in scored]), '.0f')},"
-        f" wall {_fmt(_median([r.duration_s for r in scored]), '.1f', suffix=' s')}{review}"
+        f" median cost {_fmt(_median([r.cost_usd for r in scored]), 4, prefix='$')},"
+        f" turns {_fmt(_median([r.num_turns for r in scored]), 0)},"
+        f" wall {_fmt(_median([r.duration_s for r in scored]), 1, suffix=' s')}{review}"
     )
 
 

@@ -61,22 +61,18 @@ def sha256_bytes(data: bytes) -> str:
 
 def _relative(path: str, what: str) -> str:
     """A normalised relative POSIX path (no ``..``, no empty or ``.`` segment), or InputError."""
-    parts = path.strip("/").split("/") if path else []
-    if (
-        not parts
-        or path.startswith("/")
-        or any(part in ("", ".", "..") or not _SEGMENT.fullmatch(part) for part in parts)
-    ):
+    parts = path.strip("/").split("/")  # "" splits into one empty part, which the segment rule refuses
+    if path.startswith("/") or any(part in (".", "..") or not _SEGMENT.fullmatch(part) for part in parts):
         raise InputError(f"must be a relative path inside the repository: {path!r}", field=what)
     return "/".join(parts)
 
 
-def _skill_and_rest(overlay_path: str) -> tuple[str, str]:
+def _in_skill(overlay_path: str) -> str:
+    """``<skill>/<rest>`` of ``.claude/skills/<skill>/<rest>`` (a normalised path), or InputError."""
     prefix = CANONICAL_SKILLS_DIR + "/"
     if not overlay_path.startswith(prefix) or overlay_path.count("/") < 3:
         raise InputError(f"is not under {CANONICAL_SKILLS_DIR}/<skill>/: {overlay_path}", field="overlay")
-    skill, _, rest = overlay_path[len(prefix) :].partition("/")
-    return skill, rest
+    return overlay_path[len(prefix) :]
 
 
 def destinations(
@@ -107,9 +103,9 @@ def destinations(
             out[rel] = data
             expected += 1
             continue
-        skill, rest = _skill_and_rest(rel)
+        in_skill = _in_skill(rel)
         for root in roots:
-            out[f"{root}/{skill}/{rest}"] = data
+            out[f"{root}/{in_skill}"] = data
         expected += len(roots)
     if len(out) != expected:
         raise InputError("two overlay files map to the same destination", field="overlay")
