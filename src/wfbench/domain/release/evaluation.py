@@ -297,9 +297,9 @@ def validate_evaluation(
         failed.append("rebuilding it from its rows does not give a complete evaluation")
     else:
         try:
-            same = canonical(rebuilt) == canonical(raw)
+            differs = canonical(rebuilt) != canonical(raw)
         except (TypeError, ValueError):
-            same = False
-        if not same:
+            differs = True
+        if differs:
             failed.append("rebuilding it from its rows gives a different evaluation")
     return tuple(failed)

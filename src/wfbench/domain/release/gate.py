@@ -82,17 +82,18 @@ def dependency_problems(tasks: Sequence[str], sides: Sequence[Mapping[str, Any]]
 
 
 def _dependency_problem(task: str, sides: Sequence[Mapping[str, Any]]) -> str | None:
-    digests = set()
-    for side in sides:
-        for row in side["per_run"]:
-            if row.get("task") == task:
-                value = row.get("sandbox_dependency_content_digest")
-                digests.add(value if isinstance(value, str) else repr(value))
+    digests = [
+        row.get("sandbox_dependency_content_digest")
+        for side in sides
+        for row in side["per_run"]
+        if row.get("task") == task
+    ]
     if not digests:  # no arm of the evaluations runs on this task's kind: nothing was graded
         return None
-    if len(digests) != 1 or not _HEX64.fullmatch(next(iter(digests))):
-        return f"{task}: candidate and stable were not graded against identical task dependencies"
-    return None
+    first = digests[0]
+    if isinstance(first, str) and _HEX64.fullmatch(first) and all(digest == first for digest in digests):
+        return None
+    return f"{task}: candidate and stable were not graded against identical task dependencies"
 
 
 def _solved(side: Mapping[str, Any], task: str, arm: str) -> int:
@@ -101,6 +102,13 @@ def _solved(side: Mapping[str, Any], task: str, arm: str) -> int:
         for row in side["per_run"]
         if row.get("task") == task and row.get("arm") == arm and row.get("resolved") is True
     )
+
+
+def _refused(
+    problems: tuple[str, ...], diagnostics: Mapping[str, tuple[str, ...]] | None = None
+) -> ReleaseGate:
+    """A gate that failed before the per-task rule: no tasks, no measurements."""
+    return ReleaseGate(False, problems, {}, {}, dict(diagnostics or {}))
 
 
 def compare_evaluations(
@@ -117,7 +125,6 @@ def compare_evaluations(
 
     ``gated_arms`` are the arms the per-task rule applies to (None: every arm but the control).
     """
-    problems: list[str] = []
     diagnostics: dict[str, tuple[str, ...]] = {}
     for name, side, runtime in (
         ("candidate", candidate, candidate_runtime),
@@ -125,28 +132,26 @@ def compare_evaluations(
     ):
         failed = validate_evaluation(side, pins=pins, now=now, runtime_digest=runtime)
         if failed:
-            problems.append(f"{name}: {INVALID}")
             diagnostics[name] = failed
-    if problems:
-        return ReleaseGate(False, tuple(problems), {}, {}, diagnostics)
-    problems += [
+    if diagnostics:
+        return _refused(tuple(f"{name}: {INVALID}" for name in diagnostics), diagnostics)
+    mismatched = tuple(
         f"candidate and stable use different {field}"
         for field in SAME_FIELDS
         if candidate[field] != stable[field]
-    ]
-    if problems:
-        return ReleaseGate(False, tuple(problems), {}, {})
-    problems += [
-        p for task in sorted(pins) if (p := _dependency_problem(task, (candidate, stable))) is not None
-    ]
-    if problems:
-        return ReleaseGate(False, tuple(problems), {}, {})
+    )
+    if mismatched:
+        return _refused(mismatched)
+    dependencies = dependency_problems(list(pins), (candidate, stable))
+    if dependencies:
+        return _refused(tuple(dependencies))
     control = candidate.get("control")
     arms = tuple(gated_arms) if gated_arms else tuple(a for a in candidate["arms"] if a != control)
     unknown = [arm for arm in arms if arm not in candidate["arms"]]
     if unknown:
-        return ReleaseGate(False, (f"gated arm {unknown[0]} is not an arm of the evaluations",), {}, {})
+        return _refused((f"gated arm {unknown[0]} is not an arm of the evaluations",))
     runs = candidate["runs"]
+    problems: list[str] = []
     tasks: dict[str, dict[str, dict[str, int]]] = {}
     for task in sorted(pins):
         for arm in arms:
