@@ -193,7 +193,8 @@ def test_runs_that_are_not_a_count_expect_no_cell() -> None:
 def test_a_row_with_a_bad_run_is_kept_before_the_runs_of_its_cell() -> None:
     """Rows are ordered by task, arm and run; a run that is not a count sorts first in its (task, arm)."""
     per_run = rows("rc")
-    per_run[0] = {**per_run[0], "run": "first"}  # task-1, run 0, baseline_nomcp
+    bad = {**per_run.pop(0), "run": "first"}  # task-1, run 0, baseline_nomcp, given last
+    per_run.append(bad)
 
     kept = evaluation("rc", per_run)["per_run"]
 
