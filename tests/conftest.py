@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -53,3 +55,19 @@ def codex_binary() -> str | None:
         if path and os.access(path, os.X_OK):
             return path
     return None
+
+
+@pytest.fixture
+def sigint_handled() -> Iterator[None]:
+    """Python's own SIGINT handler for the test: ``interrupt_main`` does nothing while SIGINT is ignored.
+
+    A job started in the background by a non-interactive shell inherits SIGINT ignored, and then
+    a simulated Ctrl-C (``_thread.interrupt_main``, what ``ray.cancel`` delivers in a task
+    thread) never reaches the main thread. A terminal's foreground job, or a Ray worker, has the
+    handler; the test process may not.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -3,29 +3,10 @@
 from __future__ import annotations
 
 import _thread
-import signal
 import threading
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from wfbench.cli.ray_node import wait_for_cell
-
-
-@pytest.fixture
-def sigint_handled() -> Iterator[None]:
-    """Python's own SIGINT handler for the test: ``interrupt_main`` does nothing while SIGINT is ignored.
-
-    A job started in the background by a non-interactive shell inherits SIGINT ignored, and then
-    the simulated interrupt (what ``ray.cancel`` delivers in a task thread) never reaches the main
-    thread. A Ray worker has the handler; the test process may not.
-    """
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _cell(box: dict[str, object], token: threading.Event, *, stop_after: float) -> threading.Thread:

@@ -133,7 +133,11 @@ class LoopbackCluster:
         raise RuntimeError("nsenter forked no child")
 
     def processes(self) -> list[tuple[int, str]]:
-        """Every process in the namespace but its holder: (host pid, command line)."""
+        """Every live process in the namespace but its holder: (host pid, command line).
+
+        A zombie is not listed: it has ended (no memory, no files, no cmdline), only its exit
+        status waits for its parent, and a parent that is still alive is listed itself.
+        """
         assert self.init_pid is not None
         mine = os.readlink(f"/proc/{self.init_pid}/ns/pid")
         found = []
@@ -142,6 +146,8 @@ class LoopbackCluster:
                 continue
             with contextlib.suppress(OSError):
                 if os.readlink(f"/proc/{entry}/ns/pid") != mine:
+                    continue
+                if Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
                     continue
                 raw = Path(f"/proc/{entry}/cmdline").read_bytes()
                 found.append((int(entry), raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()))

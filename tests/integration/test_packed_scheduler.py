@@ -211,7 +211,7 @@ def test_a_cancellation_before_the_sweep_runs_no_cell() -> None:
     assert recorder.started == []
 
 
-def test_a_keyboard_interrupt_stops_the_running_cells_and_propagates() -> None:
+def test_a_keyboard_interrupt_stops_the_running_cells_and_propagates(sigint_handled: None) -> None:
     """Without a signal handler, Ctrl-C halts every running cell and is handed back to the caller."""
     cells = canonical_order(["t"], ["a"], 8)
     recorder = Recorder()

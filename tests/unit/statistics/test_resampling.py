@@ -107,6 +107,70 @@ def test_integers_are_summed_exactly_by_the_plain_loop(monkeypatch: pytest.Monke
     assert bootstrap_means(values, seed=1, resamples=5) == _plain_means(values, 1, 5)
 
 
+class _Spy:
+    """Stands in for ``_vectorized_means``: records each call, answers ``answer`` (None: no numpy)."""
+
+    def __init__(self, answer: str = "zeros") -> None:
+        self.calls: list[tuple[int, int, int]] = []
+        self.answer = answer
+
+    def __call__(self, pool: list[float], seed: int, resamples: int) -> list[float] | None:
+        self.calls.append((len(pool), seed, resamples))
+        return None if self.answer == "none" else [0.0] * resamples
+
+
+@pytest.mark.parametrize(
+    ("count", "resamples", "vectorized"),
+    [(4096, 1024, True), (4096, 1023, False), (1024, 4096, True), (1 << 22, 1, True)],
+)
+def test_numpy_takes_a_bootstrap_from_four_million_draws_on(
+    count: int, resamples: int, vectorized: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectorized path is taken from ``count × resamples ≥ 2**22`` draws on (below, importing
+    numpy costs more than the plain loop), and it receives the pool, the seed and the resamples."""
+    spy = _Spy()
+    monkeypatch.setattr(resampling, "_vectorized_means", spy)
+    pool = [float(index % 5) for index in range(count)]
+
+    means = resampling._resample_means(pool, 11, resamples)
+
+    assert spy.calls == ([(count, 11, resamples)] if vectorized else [])
+    assert len(means) == resamples
+    if vectorized:
+        assert means == [0.0] * resamples  # the vectorized answer is the one returned
+
+
+@pytest.mark.parametrize("pool", [[1, 2, 3] * 2000, [0.5] * 5999 + [1], [True] * 6000])
+def test_only_an_all_float_pool_is_vectorized(pool: list[float], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Integers (and bools) are summed exactly by the plain loop, however large the bootstrap."""
+    spy = _Spy()
+    monkeypatch.setattr(resampling, "_vectorized_means", spy)
+    monkeypatch.setattr(resampling, "_VECTOR_MIN_DRAWS", 1)
+
+    resampling._resample_means(pool, 3, 2)
+
+    assert spy.calls == []
+
+
+def test_without_numpy_a_large_bootstrap_is_the_plain_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    spy = _Spy(answer="none")
+    monkeypatch.setattr(resampling, "_vectorized_means", spy)
+    monkeypatch.setattr(resampling, "_VECTOR_MIN_DRAWS", 1)
+    pool = sorted(random.Random(5).uniform(-1, 1) for _ in range(50))
+
+    means = resampling._resample_means(pool, 8, 7)
+
+    assert spy.calls == [(50, 8, 7)]
+    assert [mean.hex() for mean in means] == [mean.hex() for mean in _plain_loop(pool, 8, 7)]
+
+
+def test_the_vectorized_path_is_none_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy is optional: where it cannot be imported, the vectorized path says so (None)."""
+    monkeypatch.setitem(__import__("sys").modules, "numpy", None)  # import numpy raises ImportError
+
+    assert resampling._vectorized_means([0.5, 1.5], 1, 3) is None
+
+
 def test_another_seed_gives_other_means() -> None:
     assert bootstrap_means(VALUES, seed=8, resamples=50) != bootstrap_means(VALUES, seed=7, resamples=50)
 

@@ -37,7 +37,6 @@ import importlib
 import math
 import random
 from collections.abc import Sequence
-from itertools import repeat
 from typing import Any
 
 from wfbench.domain.statistics.distributions import normal_cdf, normal_ppf, t_cdf, t_ppf
@@ -104,8 +103,8 @@ def _resample_means(pool: list[float], seed: int, resamples: int) -> list[float]
     floor = math.floor
     means: list[float] = []
     keep = means.append
-    for _ in repeat(None, resamples):
-        keep(sum([pool[floor(draw() * width)] for _ in repeat(None, count)]) / count)
+    for _ in range(resamples):
+        keep(sum([pool[floor(draw() * width)] for _ in range(count)]) / count)
     return means
 
 
@@ -140,8 +139,8 @@ def _vectorized_means(pool: list[float], seed: int, resamples: int) -> list[floa
     width = float(count)
     per_chunk = max(1, _CHUNK_DRAWS // count)
     means: list[float] = []
-    while len(means) < resamples:
-        rows = min(per_chunk, resamples - len(means))
+    for start in range(0, resamples, per_chunk):
+        rows = min(per_chunk, resamples - start)
         draws = generator.random_sample(rows * count)
         picks = values[(draws * width).astype(numpy.intp)].reshape(rows, count)
         means.extend((numpy.cumsum(picks, axis=1)[:, -1] / count).tolist())
