@@ -89,6 +89,9 @@ REVIEW_FLAG_METRICS = ("review_verdict_correct", "review_clean_control", "review
 
 _MIN_REDUCED = frozenset({"review_blocker_recall"})
 
+#: Every review metric: what a scored row carrying none of them leaves unknown.
+_REVIEW_METRICS = frozenset((*REVIEW_NUMERIC_METRICS, *REVIEW_FLAG_METRICS))
+
 #: The metrics :func:`savings` compares.
 SAVINGS_FIELDS = (*USAGE_FIELDS, "cost_usd", "duration_s", "num_turns")
 
@@ -240,12 +243,12 @@ class GroupTally:
     Counters, the smallest task class, a health tally, and per valid row the median fields
     (:class:`~wfbench.domain.results.columns.Columns`), its run number, whether it resolved and
     was scored, and its weighted F1 (what the paired statistics read, :meth:`admissible`); per
-    scored row of a review arm the numeric review metrics and, per boolean metric, how many were
-    not booleans and how many false. Rows themselves are not kept.
+    scored row of a review arm the numeric review metrics, which boolean metrics some scored row
+    did not give as a boolean and which it gave false. Rows themselves are not kept.
     """
 
     __slots__ = (
-        "_flags", "_medians", "_review", "_review_gaps", "_run_flags", "_run_numbers", "_weighted_f1",
+        "_false", "_medians", "_review", "_run_flags", "_run_numbers", "_unknown", "_weighted_f1",
         "has_review", "health", "kinds", "resolved", "resolved_fresh", "resolved_valid", "runs", "scored",
         "task_class", "transcripts_missing", "valid",
     )  # fmt: skip
@@ -259,10 +262,12 @@ class GroupTally:
         self.has_review = False
         self._medians = Columns(len(_PACKED_FIELDS))
         self._review: Columns | None = None
-        #: Per boolean review metric: [values that were not booleans, values that were false].
-        self._flags = [[0, 0] for _ in REVIEW_FLAG_METRICS]
-        #: Scored rows without any review metric (every review metric is then unknown).
-        self._review_gaps = 0
+        #: Review metrics unknown over the scored rows: a boolean one some row did not give as a
+        #: boolean, and every one once a scored row carries no review metric at all. (A numeric
+        #: metric a row left out is marked unknown by its column.)
+        self._unknown: frozenset[str] = frozenset()
+        #: Boolean review metrics some scored row gave as false.
+        self._false: frozenset[str] = frozenset()
         #: Per valid row: its run number; resolved (bit 0) and scored (bit 1); its weighted F1.
         self._run_numbers: list[int] = []
         self._run_flags = bytearray()
@@ -293,17 +298,17 @@ class GroupTally:
             return
         self.scored += 1
         if not review:
-            self._review_gaps += 1
+            self._unknown = _REVIEW_METRICS
             return
         if self._review is None:
             self._review = Columns(len(REVIEW_NUMERIC_METRICS))
         self._review.append([review.get(name) for name in REVIEW_NUMERIC_METRICS])
-        for counts, name in zip(self._flags, REVIEW_FLAG_METRICS, strict=True):
+        for name in REVIEW_FLAG_METRICS:
             value = review.get(name)
-            if not isinstance(value, bool):
-                counts[0] += 1
-            elif not value:
-                counts[1] += 1
+            if value is False:
+                self._false |= {name}
+            elif value is not True:
+                self._unknown |= {name}
 
     def _note_run(self, row: Row, scored: bool) -> None:
         self._run_numbers.append(row.run)
@@ -347,14 +352,13 @@ class GroupTally:
         """Review metrics over scored rows; empty unless some valid row carries a weighted F1."""
         if not self.has_review:
             return {}
-        columns = None if self._review_gaps else self._review
+        columns, unknown = self._review, self._unknown
         out: dict[str, ReviewValue] = {}
         for index, name in enumerate(REVIEW_NUMERIC_METRICS):
-            values = None if columns is None else columns.values(index)
+            values = None if columns is None or name in unknown else columns.values(index)
             out[name] = None if not values else float((min if name in _MIN_REDUCED else _median)(values))
-        for (not_bool, false), name in zip(self._flags, REVIEW_FLAG_METRICS, strict=True):
-            known = self.scored > 0 and not_bool == 0 and not self._review_gaps
-            out[name] = (false == 0) if known else None
+        for name in REVIEW_FLAG_METRICS:
+            out[name] = None if not self.scored or name in unknown else name not in self._false
         return out
 
     def build(self, task: str, arm: str) -> Aggregate:
