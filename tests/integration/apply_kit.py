@@ -48,10 +48,43 @@ from wfbench.cli.main import main
 main(sys.argv[2:])
 """
 
+#: Run by the git crash trials: the real CLI, SIGKILLed right after the N-th git command it runs
+#: from the transaction's commit point on (0: never), i.e. inside the apply's git commit; each
+#: command's name is printed (flushed) first. git itself always finishes: what is cut is wfbench.
+KILL_AFTER_GIT = """
+import os, signal, sys
+from wfbench.adapters import git_skill_target as target, skill_transaction as transaction
+kill_after, armed, seen = int(sys.argv[1]), [], []
+def name_of(args):
+    rest = list(args)
+    while rest and rest[0] == "-c":
+        rest = rest[2:]
+    return rest[0] if rest else "?"
+def watched(real):
+    def call(args, *more, **options):
+        out = real(args, *more, **options)
+        if armed:
+            seen.append(name_of(args))
+            print("GIT " + seen[-1], flush=True)
+            if len(seen) == kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return out
+    return call
+target.checked_git, target.run_git = watched(target.checked_git), watched(target.run_git)
+step = transaction.SkillTransaction._step
+def arming(self, name):
+    if name == "committed":
+        armed.append(name)
+    step(self, name)
+transaction.SkillTransaction._step = arming
+from wfbench.cli.main import main
+main(sys.argv[2:])
+"""
 
-def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` (a fixed identity); its stdout."""
-    env = {
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """Run git in ``repo`` (a fixed identity, plus ``env``); its stdout."""
+    full = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(repo),
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -59,9 +92,10 @@ def git(repo: Path, *args: str) -> str:
         "GIT_AUTHOR_EMAIL": "t@t",
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@t",
+        **(env or {}),
     }
     done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=full, check=True
     )
     return done.stdout
 
@@ -140,6 +174,22 @@ def killed_apply(argv: list[str], kill_at: int, timeout: float = 120) -> subproc
     )
 
 
+def killed_in_git(argv: list[str], kill_after: int, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The real CLI run with a SIGKILL after the ``kill_after``-th git command of its commit (0: never)."""
+    return subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_GIT, str(kill_after), *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def git_calls_of(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The git commands a (killed) run printed from its commit point on."""
+    return [line[4:] for line in done.stdout.splitlines() if line.startswith("GIT ")]
+
+
 def steps_of(done: subprocess.CompletedProcess[str]) -> list[str]:
     """The step names a (killed) run printed."""
     return [line[5:] for line in done.stdout.splitlines() if line.startswith("STEP ")]
@@ -172,7 +222,9 @@ __all__ = [
     "build_mirrored_sweep",
     "digests",
     "git",
+    "git_calls_of",
     "killed_apply",
+    "killed_in_git",
     "load",
     "steps_of",
 ]

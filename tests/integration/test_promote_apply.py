@@ -28,7 +28,9 @@ from tests.integration.apply_kit import (
     build_mirrored_sweep,
     digests,
     git,
+    git_calls_of,
     killed_apply,
+    killed_in_git,
     load,
     steps_of,
 )
@@ -413,6 +415,136 @@ def test_an_apply_on_a_branch_killed_after_the_commit_point_is_committed_by_the_
         assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS), step
         assert _changed(repo) == set(), step
         assert _state_files(repo) == ["lock"], step
+
+
+BRANCH = "skills/promote-1"
+
+
+def _committed_once_on_the_branch(sweep: MirroredSweep, repo: Path, base: str, step: str) -> None:
+    """The end state of an unkilled ``apply --branch``: one commit of this evidence on the new branch."""
+    evidence_sha = __import__("hashlib").sha256(sweep.evidence.read_bytes()).hexdigest()
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == BRANCH, step
+    assert git(repo, "rev-parse", "HEAD~1").strip() == base, step
+    assert f"Evidence: sha256:{evidence_sha}" in git(repo, "log", "-1", "--format=%B"), step
+    assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS), step
+    assert digests(repo, DESTINATIONS) == sweep.overlay_digests(), step
+    assert _changed(repo) == set(), step
+    assert _state_files(repo) == ["lock"], step
+
+
+def test_an_apply_on_a_branch_killed_inside_its_git_commit_is_finished_by_the_next_apply(
+    sweep: MirroredSweep, tmp_path: Path
+) -> None:
+    """SIGKILL after each git command of the commit (the branch made, HEAD not moved…): apply again.
+
+    Among the windows: the commit object written but no ref, and the branch created at it but
+    ``HEAD`` still on the base branch (before, the rerun refused "branch already exists"). Every
+    rerun of the same command ends like an unkilled apply: one commit, on the branch, checked out.
+    """
+    probe = killed_in_git(apply_argv(sweep, sweep.copy(tmp_path / "probe"), "--branch", BRANCH), 0)
+    assert probe.returncode == 0, probe.stderr
+    calls = git_calls_of(probe)
+    assert calls[-2:] == ["update-ref", "symbolic-ref"], calls
+    assert "commit-tree" in calls, calls
+    for kill_after in range(1, len(calls) + 1):
+        corpus = sweep.copy(tmp_path / f"g{kill_after}")
+        repo = corpus / "repo"
+        base = git(repo, "rev-parse", "HEAD").strip()
+        killed = killed_in_git(apply_argv(sweep, corpus, "--branch", BRANCH), kill_after)
+        step = f"after git {calls[kill_after - 1]} (#{kill_after})"
+        assert killed.returncode == -signal.SIGKILL, (step, killed.stderr)
+        assert git_calls_of(killed) == calls[:kill_after], step
+
+        again = wfbench(*apply_argv(sweep, corpus, "--branch", BRANCH))
+
+        assert again.returncode == 0, (step, again.stderr)
+        assert again.stdout.startswith("already applied"), (step, again.stdout)
+        assert f"on branch {BRANCH}" in again.stdout, (step, again.stdout)
+        _committed_once_on_the_branch(sweep, repo, base, step)
+
+
+def test_a_branch_at_the_base_commit_is_taken_as_the_killed_apply_s_own_and_committed_on(
+    sweep: MirroredSweep, steps: list[str], tmp_path: Path
+) -> None:
+    """Killed at the commit point, the branch already at HEAD's commit (it holds nothing else): apply again.
+
+    A branch at the commit it would be created from holds no one's commits: the rerun makes the
+    commit on it (compare-and-swap from that commit) and checks it out.
+    """
+    corpus = sweep.copy(tmp_path / "c")
+    repo = corpus / "repo"
+    base = git(repo, "rev-parse", "HEAD").strip()
+    killed = killed_apply(apply_argv(sweep, corpus, "--branch", BRANCH), steps.index("committed") + 1)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    git(repo, "branch", BRANCH)
+
+    again = wfbench(*apply_argv(sweep, corpus, "--branch", BRANCH))
+
+    assert again.returncode == 0, again.stderr
+    assert f"on branch {BRANCH}" in again.stdout, again.stdout
+    _committed_once_on_the_branch(sweep, repo, base, "branch at base")
+
+
+def _foreign_branch(sweep: MirroredSweep, repo: Path, kind: str, scratch: Path) -> None:
+    """A branch named BRANCH that someone else made: their commit, another base, or a near miss."""
+    if kind == "their-commit":
+        home = git(repo, "symbolic-ref", "--short", "HEAD").strip()
+        git(repo, "checkout", "-q", "-b", BRANCH)
+        (repo / "NOTES.md").write_text("someone else's work\n")
+        git(repo, "add", "NOTES.md")
+        git(repo, "commit", "-qm", "someone else's commit")
+        git(repo, "checkout", "-q", home)
+    elif kind == "older-base":
+        git(repo, "branch", BRANCH, "HEAD~1")
+    else:  # this apply's message and tree, on another parent: a near miss, not this apply's commit
+        probe = sweep.copy(scratch / "probe")
+        assert wfbench(*apply_argv(sweep, probe, "--branch", "probe")).returncode == 0
+        message = git(probe / "repo", "log", "-1", "--format=%B")
+        index = {"GIT_INDEX_FILE": str(scratch / "near-miss-index")}
+        git(repo, "read-tree", "HEAD", env=index)
+        git(repo, "add", "--force", *DESTINATIONS, env=index)
+        tree = git(repo, "write-tree", env=index).strip()
+        near = git(repo, "commit-tree", tree, "-p", "HEAD~1", "-m", message.rstrip("\n")).strip()
+        git(repo, "branch", BRANCH, near)
+
+
+@pytest.mark.parametrize("kind", ["their-commit", "older-base", "other-parent"])
+def test_a_foreign_branch_of_the_same_name_is_still_refused_after_a_kill(
+    sweep: MirroredSweep, steps: list[str], tmp_path: Path, kind: str
+) -> None:
+    """Negative control: the kill left the files uncommitted, but BRANCH holds other commits: exit 2.
+
+    Nothing is written: the branch, HEAD, the index and every destination stay as they were.
+    """
+    corpus = sweep.copy(tmp_path / "c")
+    repo = corpus / "repo"
+    killed = killed_apply(apply_argv(sweep, corpus, "--branch", BRANCH), steps.index("committed") + 1)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert wfbench("promote", "recover", "--target", str(repo)).returncode == 0
+    _foreign_branch(sweep, repo, kind, tmp_path)
+    before = {
+        "branch": git(repo, "rev-parse", f"refs/heads/{BRANCH}").strip(),
+        "head": git(repo, "symbolic-ref", "HEAD").strip(),
+        "head_commit": git(repo, "rev-parse", "HEAD").strip(),
+        "index": git(repo, "ls-files", "-s"),
+        "files": digests(repo, DESTINATIONS),
+        "refs": git(repo, "for-each-ref"),
+    }
+
+    again = wfbench(*apply_argv(sweep, corpus, "--branch", BRANCH))
+
+    assert again.returncode == 2, (again.stdout, again.stderr)
+    assert again.stderr.strip().splitlines() == [
+        f"wfbench: error: --branch: branch {BRANCH} already exists and holds commits this apply did not make"
+    ], again.stderr
+    assert {
+        "branch": git(repo, "rev-parse", f"refs/heads/{BRANCH}").strip(),
+        "head": git(repo, "symbolic-ref", "HEAD").strip(),
+        "head_commit": git(repo, "rev-parse", "HEAD").strip(),
+        "index": git(repo, "ls-files", "-s"),
+        "files": digests(repo, DESTINATIONS),
+        "refs": git(repo, "for-each-ref"),
+    } == before
 
 
 def test_a_kill_during_recovery_is_recovered_again(

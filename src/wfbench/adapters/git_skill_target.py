@@ -135,11 +135,41 @@ class GitSkillTarget:
     def commit_written(self, commit: CommitSpec, paths: Sequence[str]) -> str:
         """Commit ``paths`` as the working tree holds them (files an apply wrote but never committed).
 
+        This finishes an apply that a crash stopped between its files and git's commit, so an
+        existing ``commit.branch`` is recognised as that apply's own unfinished work, and finished,
+        when it points at
+
+        * ``HEAD``'s commit, the one the branch would be created from (it holds nothing of anyone
+          else's): the commit is made on it, and it is checked out; or
+        * exactly the commit this apply makes (``HEAD`` as its only parent, ``HEAD``'s tree with
+          ``paths`` as the working tree holds them, ``commit.message``): the crash came after the
+          branch was created and before ``HEAD`` moved, so it is only checked out.
+
+        Any other existing branch holds someone else's commits and is refused, with nothing changed.
+
         Raises:
-            InputError: a bad branch name, an existing branch, a detached HEAD without a branch.
+            InputError: a bad branch name, a branch holding other commits, a detached HEAD
+                without a branch.
         """
-        self._check_commit(commit)
-        return self._commit(commit, paths)
+        if commit.branch is None:
+            self._check_commit(commit)
+            return self._commit(commit, paths)
+        self._check_branch_name(commit.branch)
+        tip = self._branch_tip(commit.branch)
+        if tip is None:
+            return self._commit(commit, paths)
+        head = self._git("rev-parse", "--verify", "HEAD^{commit}")
+        if tip == head:
+            return self._commit(commit, paths, branch_from=head)
+        tree, entries = self._tree_with(head, paths)
+        if self._commit_fields(tip) != (tree, (head,), commit.message):
+            raise InputError(
+                f"branch {commit.branch} already exists and holds commits this apply did not make",
+                field="--branch",
+            )
+        self._git("update-index", "--add", "--index-info", stdin="\n".join(entries) + "\n")
+        self._git("symbolic-ref", "HEAD", f"refs/heads/{commit.branch}")
+        return tip
 
     # --- committing ----------------------------------------------------------------------
 
@@ -149,25 +179,42 @@ class GitSkillTarget:
             if not branch.ok:
                 raise InputError("HEAD is detached; name a new branch with --branch", field="--commit")
             return
-        valid = run_git(["check-ref-format", "--branch", commit.branch], cwd=self.root)
-        if not valid.ok:
-            raise InputError(f"{commit.branch!r} is not a valid branch name", field="--branch")
-        exists = run_git(
-            [*_TRUST, "rev-parse", "--verify", "--quiet", f"refs/heads/{commit.branch}"], cwd=self.root
-        )
-        if exists.ok:
+        self._check_branch_name(commit.branch)
+        if self._branch_tip(commit.branch) is not None:
             raise InputError(f"branch {commit.branch} already exists", field="--branch")
 
-    def _commit(self, commit: CommitSpec, paths: Sequence[str]) -> str:
-        """Commit exactly ``paths`` as they are in the working tree; the commit id.
+    def _check_branch_name(self, branch: str) -> None:
+        valid = run_git(["check-ref-format", "--branch", branch], cwd=self.root)
+        if not valid.ok:
+            raise InputError(f"{branch!r} is not a valid branch name", field="--branch")
 
-        The commit is built beside the user's index (a private index from ``HEAD``), then the
-        real index learns the new blobs, then the branch moves (a new one is created and checked
-        out; the current one moves only if it still points where it did). A failure undoes the
-        index and ref changes, and the caller rolls the files back.
+    def _branch_tip(self, branch: str) -> str | None:
+        """The commit ``refs/heads/<branch>`` points at (None: no such branch)."""
+        tip = run_git(
+            [*_TRUST, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}"], cwd=self.root
+        )
+        if tip.ok:
+            return tip.stdout.decode().strip()
+        exists = run_git([*_TRUST, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"], cwd=self.root)
+        if exists.ok:  # a ref that is not a commit (or cannot be read) is nobody's unfinished apply
+            raise InputError(f"branch {branch} already exists", field="--branch")
+        return None
+
+    def _commit_fields(self, commit: str) -> tuple[str, tuple[str, ...], str]:
+        """A commit's tree, parents and message (as ``git cat-file commit`` stores them)."""
+        raw = self._git_bytes("cat-file", "commit", commit).decode("utf-8", "replace")
+        header, _blank, message = raw.partition("\n\n")
+        lines = header.splitlines()
+        tree = next((line[5:] for line in lines if line.startswith("tree ")), "")
+        parents = tuple(line[7:] for line in lines if line.startswith("parent "))
+        return tree, parents, message
+
+    def _tree_with(self, head: str, paths: Sequence[str]) -> tuple[str, list[str]]:
+        """The tree of ``head`` with ``paths`` as the working tree holds them, and their index entries.
+
+        Built in a private index, so the user's index is untouched; the blobs are written.
         """
         git = self._git
-        head = git("rev-parse", "--verify", "HEAD^{commit}")
         entries = []
         for path in paths:
             mode = "100755" if os.stat(os.path.join(self.root, path)).st_mode & 0o111 else "100644"
@@ -177,7 +224,20 @@ class GitSkillTarget:
             private = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
             git("read-tree", head, env=private)
             git("update-index", "--add", "--index-info", env=private, stdin="\n".join(entries) + "\n")
-            tree = git("write-tree", env=private)
+            return git("write-tree", env=private), entries
+
+    def _commit(self, commit: CommitSpec, paths: Sequence[str], *, branch_from: str = "") -> str:
+        """Commit exactly ``paths`` as they are in the working tree; the commit id.
+
+        The commit is built beside the user's index (a private index from ``HEAD``), then the
+        real index learns the new blobs, then the branch moves (a new one is created — or one at
+        ``branch_from``, ``HEAD``'s commit, moved on — and checked out; the current one moves only
+        if it still points where it did). A failure undoes the index and ref changes, and the
+        caller rolls the files back.
+        """
+        git = self._git
+        head = git("rev-parse", "--verify", "HEAD^{commit}")
+        tree, entries = self._tree_with(head, paths)
         made = git(
             *_COMMIT_CONFIG,
             "commit-tree",
@@ -195,11 +255,15 @@ class GitSkillTarget:
                 ref = git("symbolic-ref", "--quiet", "HEAD")
                 git("update-ref", "-m", "wfbench promote apply", ref, made, head)
             else:
-                git("update-ref", "-m", "wfbench promote apply", f"refs/heads/{commit.branch}", made, "")
-                git("symbolic-ref", "HEAD", f"refs/heads/{commit.branch}")
+                ref = f"refs/heads/{commit.branch}"
+                git("update-ref", "-m", "wfbench promote apply", ref, made, branch_from)
+                git("symbolic-ref", "HEAD", ref)
         except BaseException:
             if commit.branch is not None:
-                run_git([*_TRUST, "update-ref", "-d", f"refs/heads/{commit.branch}", made], cwd=self.root)
+                restore = (
+                    ["update-ref", ref, branch_from, made] if branch_from else ["update-ref", "-d", ref, made]
+                )
+                run_git([*_TRUST, *restore], cwd=self.root)
             run_git([*_TRUST, "reset", "--quiet", head, "--", *paths], cwd=self.root)
             raise
         return made
@@ -212,6 +276,14 @@ class GitSkillTarget:
             env=env,
             stdin=None if stdin is None else stdin.encode(),
         )
+
+    def _git_bytes(self, *args: str) -> bytes:
+        """A git command's stdout as it is (not stripped). Raises SandboxError when not ok."""
+        result = run_git([*_TRUST, *args], cwd=self.root)
+        if not result.ok:
+            tail = result.stderr_tail.decode("utf-8", "replace").strip()[-500:]
+            raise SandboxError(f"git {args[0]} failed ({result.state}, exit {result.returncode}): {tail}")
+        return result.stdout
 
 
 def _identity(root: str) -> dict[str, str]:

@@ -294,8 +294,13 @@ class SkillTarget(Protocol):
     def commit_written(self, commit: CommitSpec, paths: Sequence[str]) -> str:
         """Commit ``paths`` as the working tree holds them (an apply's files a crash left uncommitted).
 
+        An existing ``commit.branch`` that points at ``HEAD``'s commit (the one it would be created
+        from) or at exactly the commit this makes (a crash after the branch, before ``HEAD`` moved)
+        is that apply's unfinished work and is finished; any other existing branch is refused.
+
         Raises:
-            InputError: a bad branch name, an existing branch, a detached HEAD without a branch.
+            InputError: a bad branch name, a branch holding other commits, a detached HEAD without
+                a branch.
         """
         ...
 
