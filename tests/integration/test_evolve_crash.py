@@ -7,7 +7,8 @@ trial must end with the ``evolution.jsonl`` and the ``OUT/incumbent`` bytes of a
 run (the records compared without their timestamps and with ``OUT`` written as one placeholder),
 no staging leftover, and one record per generation. The run: the scripted proposer promotes a
 concise plan skill in generation 1 and an exhaustive one is kept out in generation 2
-(``tests/integration/evolve_kit.py``), the incumbent arm alone on one task, ``--max-generations 2``.
+(``tests/integration/evolve_kit.py``), the incumbent arm alone on one task, ``--generations 2``.
+The rerun is the same command: it must finish the killed run's two generations and make no more.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ main(sys.argv[2:])
 
 #: The steps of one uninterrupted run: the baseline, a promoting generation, a keeping one.
 STEPS = [
-    "swept", "journal", "recorded",
+    "run-started", "swept", "journal", "recorded",
     "swept", "journal", "incumbent-staged", "incumbent-swapped", "recorded",
     "swept", "journal", "recorded",
 ]  # fmt: skip
@@ -61,7 +62,7 @@ class State:
 
 def _argv(corpus: Path, out: Path) -> list[str]:
     return [
-        "evolve", str(corpus), "--generations", "2", "--max-generations", "2", "--out", str(out),
+        "evolve", str(corpus), "--generations", "2", "--out", str(out),
         "--arms", "workflow", "--workers", "3",
     ]  # fmt: skip
 
@@ -145,8 +146,10 @@ def test_a_run_killed_after_any_step_then_run_again_ends_as_an_uninterrupted_one
     again = _trial(corpus, tmp_path / "out", kill_at)
 
     assert _state(tmp_path / "out") == reference
-    decided = STEPS[kill_at - 1] not in ("swept", "recorded")
+    decided = STEPS[kill_at - 1] not in ("run-started", "swept", "recorded")
     assert ("finishing it from its journal" in again.stdout) is decided, again.stdout[-2000:]
+    assert "finishing the run that was interrupted" in again.stdout, again.stdout[-2000:]
+    assert not (tmp_path / "out" / "evolution-run.json").exists()
 
 
 def test_a_run_killed_again_while_finishing_a_generation_still_ends_as_an_uninterrupted_one(

@@ -35,6 +35,7 @@ import attrs
 
 from wfbench.app.arms import Arm, check_overlay_arms, load_overlay, overlay_digest, required_candidate_arms
 from wfbench.app.corpus import Corpus, load_corpus
+from wfbench.app.evolution_run import begin_run, end_run
 from wfbench.app.evolution_state import (
     EVOLUTION_FILE,
     INCUMBENT_DIR,
@@ -461,12 +462,22 @@ def _run(
         _finish(config, services, loop, history, pending)
     else:
         loop.settle(history)
+    plan = begin_run(
+        config.out_dir, last_recorded=history[-1].generation if history else 0,
+        generations=config.generations, started_at=_stamp(services.clock),
+    )  # fmt: skip
+    services.on_step("run-started")
+    if plan.resumed:
+        services.note(
+            f"[evolve] finishing the run that was interrupted: --generations {plan.generations} counts"
+            f" from generation {plan.after}, so it ends at generation {plan.last}"
+        )
     if not history and config.reuse_results is None:
         _decided(config, services, loop, history, loop.baseline())
     last_sweep = _last_sweep(config, history)
     next_number = _first_number(config, history)
     stopped: str | None = None
-    for _ in range(config.generations):
+    while next_number <= plan.last:
         stopped = stop_reason(
             history, max_generations=config.max_generations, max_cost_usd=config.max_cost_usd
         )
@@ -481,6 +492,7 @@ def _run(
         stopped = stop_reason(
             history, max_generations=config.max_generations, max_cost_usd=config.max_cost_usd
         )
+    end_run(config.out_dir)
     return EvolveResult(tuple(history), stopped)
 
 

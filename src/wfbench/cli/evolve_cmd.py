@@ -23,7 +23,8 @@ EVOLVE_EPILOG = (
     "requires are swept against their incumbents, reusing the last sweep's comparator rows; on promote the\n"
     "candidate joins OUT/incumbent (the next generation's incumbent) and, with --apply, is applied to the\n"
     "repository through `wfbench promote apply` and committed. Generation 0 measures the incumbent alone.\n"
-    "Running evolve again on OUT continues from its evolution.jsonl.\n\n" + EXIT_CODES_HELP
+    "Running evolve again on OUT continues from its evolution.jsonl; an interrupted run (its\n"
+    "OUT/evolution-run.json) is finished, not restarted: see --generations.\n\n" + EXIT_CODES_HELP
 )
 
 
@@ -37,7 +38,16 @@ def register(app: typer.Typer) -> None:
 def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
     corpus: Annotated[str, typer.Argument(metavar="CORPUS", help="The corpus the skills are measured on.")],
     generations: Annotated[
-        int, typer.Option("--generations", min=1, metavar="N", help="Generations to run now.")
+        int,
+        typer.Option(
+            "--generations",
+            min=1,
+            metavar="N",
+            help="Generations this run makes after the last one OUT holds (the baseline not counted). A run"
+            " killed or cancelled before its end is finished by the same command, which ends where the"
+            " uninterrupted run would have (N counts from where that run began); once a run has ended, the"
+            " same command makes N more.",
+        ),
     ],
     out: Annotated[
         str, typer.Option("--out", metavar="DIR", help="Where evolution.jsonl and each generation go.")

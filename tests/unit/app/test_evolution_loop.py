@@ -315,7 +315,7 @@ def test_a_cancelled_generation_gets_no_record_and_the_next_run_redoes_it(
 
 #: The steps of an uninterrupted two-promote run (with --apply): every point a crash is tried at.
 STEPS = [
-    "swept", "journal", "recorded",
+    "run-started", "swept", "journal", "recorded",
     "swept", "journal", "incumbent-staged", "incumbent-swapped", "journal-applied", "recorded",
     "swept", "journal", "incumbent-staged", "incumbent-aside", "incumbent-swapped", "incumbent-cleaned",
     "journal-applied", "recorded",
@@ -350,7 +350,7 @@ def test_a_crash_after_any_step_then_a_new_run_ends_as_an_uninterrupted_one(
     with pytest.raises(Crash):
         evolve(_config(corpus, tmp_path), fakes.services(apply=True))
     fakes.crash_at = None
-    evolve(_config(corpus, tmp_path, max_generations=2), fakes.services(apply=True))
+    again = evolve(_config(corpus, tmp_path), fakes.services(apply=True))  # the same command
 
     def cleaned(out: Path) -> list[dict[str, Any]]:
         return json.loads(json.dumps(_clean(_lines(out))).replace(str(out), "<OUT>"))
@@ -360,9 +360,11 @@ def test_a_crash_after_any_step_then_a_new_run_ends_as_an_uninterrupted_one(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("incumbent")) == ["incumbent"]
     redone = 1 if STEPS[crash_at - 1] == "swept" else 0
     assert len(fakes.orders) == len(done.orders) + redone
-    assert len(fakes.asked) == len(done.asked) + (redone if crash_at > 3 else 0)
+    assert len(fakes.asked) == len(done.asked) + (redone if crash_at > 4 else 0)
     assert [os.path.relpath(p, tmp_path) for p in fakes.applied] == [os.path.relpath(p, reference)
                                                                     for p in done.applied]  # fmt: skip
+    assert again.stopped is None
+    assert not (tmp_path / "evolution-run.json").exists()
 
 
 def test_a_torn_last_line_is_replaced_from_its_generations_journal(corpus: str, tmp_path: Path) -> None:
@@ -417,3 +419,121 @@ def test_an_incumbent_working_copy_changed_by_hand_is_rebuilt_from_the_records(
     assert fakes.asked[1].incumbent[SKILL] == _skill(1)
     assert _incumbent(tmp_path) == {SKILL: _skill(1)}
     assert not (tmp_path / "incumbent.next").exists()
+
+
+# --- --generations N across a kill ----------------------------------------------------------------
+
+
+def _numbers(out: Path) -> list[int]:
+    return [record["generation"] for record in _lines(out)]
+
+
+@pytest.mark.parametrize("crash_at", ["journal", "recorded"])
+def test_a_run_killed_in_its_last_generation_then_run_again_makes_no_extra_generation(
+    corpus: str, tmp_path: Path, crash_at: str
+) -> None:
+    """Killed after generation 2 of `--generations 2` was journaled (or recorded): the same command
+    finishes it and stops there, like the uninterrupted run (it used to go on to generations 3 and 4)."""
+    fakes = Fakes(["keep_incumbent"] * 4)
+    steps = ["run-started", "swept", "journal", "recorded", "swept", "journal", "recorded"]
+    steps += ["swept", "journal"]
+    steps += ["recorded"] if crash_at == "recorded" else []
+    fakes.crash_at = str(len(steps))
+    with pytest.raises(Crash):
+        evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    assert fakes.steps == steps
+    fakes.crash_at = None
+
+    again = evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+
+    assert _numbers(tmp_path) == [0, 1, 2]
+    assert again.stopped is None
+    assert len(fakes.asked) == 2
+    assert any("finishing the run that was interrupted" in note and "ends at generation 2" in note
+               for note in fakes.notes)  # fmt: skip
+    assert not (tmp_path / "evolution-run.json").exists()
+
+
+def test_the_same_command_after_a_run_that_ended_makes_n_more_generations(
+    corpus: str, tmp_path: Path
+) -> None:
+    """Control: a run that ended is not resumed; `--generations N` again continues with N more."""
+    fakes = Fakes(["keep_incumbent"] * 4)
+
+    evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+
+    assert _numbers(tmp_path) == [0, 1, 2, 3, 4]
+    assert not any("interrupted" in note for note in fakes.notes)
+
+
+def test_a_rerun_with_another_n_ends_where_a_first_run_with_that_n_would(corpus: str, tmp_path: Path) -> None:
+    """Killed after generation 1's line of `--generations 2`, run again with `--generations 3`: up to 3."""
+    fakes = Fakes(["keep_incumbent"] * 5, crash_at="7")  # the 7th step: generation 1's line
+    with pytest.raises(Crash):
+        evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    assert fakes.steps[-1] == "recorded"
+    fakes.crash_at = None
+
+    evolve(_config(corpus, tmp_path, generations=3), fakes.services())
+
+    assert _numbers(tmp_path) == [0, 1, 2, 3]
+
+
+def test_a_run_cancelled_in_its_last_generation_is_finished_by_the_same_command(
+    corpus: str, tmp_path: Path
+) -> None:
+    """Ctrl-C in generation 2 of 2: the same command redoes generation 2 and stops there."""
+    fakes = Fakes(["keep_incumbent"] * 4, cancel_sweep_of=2)
+    cancelled = evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    fakes.cancel_sweep_of = None
+    assert cancelled.cancelled
+    assert (tmp_path / "evolution-run.json").is_file()  # the run has not ended
+
+    again = evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+
+    assert _numbers(tmp_path) == [0, 1, 2]
+    assert [order.label for order in fakes.asked] == ["proposer-gen1", "proposer-gen2", "proposer-gen2"]
+    assert again.stopped is None
+
+
+def test_a_run_a_stop_rule_ended_is_not_resumed(corpus: str, tmp_path: Path) -> None:
+    """Stopped by --max-generations before its N: the run has ended; the next one counts afresh."""
+    fakes = Fakes(["keep_incumbent"] * 4)
+
+    first = evolve(_config(corpus, tmp_path, generations=3, max_generations=1), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+
+    assert first.stopped == "reached --max-generations 1"
+    assert _numbers(tmp_path) == [0, 1, 2]
+
+
+AT_LEAST = "must be an integer ≥"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "is not valid JSON"),
+        ("[]", "must be a JSON object"),
+        ('{"schema": 2, "after_generation": 0, "generations": 1}', "schema: must be 1"),
+        ('{"schema": 1, "after_generation": -1, "generations": 1}', f"after_generation: {AT_LEAST} 0"),
+        ('{"schema": 1, "after_generation": true, "generations": 1}', f"after_generation: {AT_LEAST} 0"),
+        ('{"schema": 1, "after_generation": 0, "generations": 0}', f"generations: {AT_LEAST} 1"),
+        ('{"schema": 1, "after_generation": 5, "generations": 1}', "ends at generation 1"),
+    ],
+)
+def test_a_run_file_that_is_not_one_the_loop_wrote_is_refused_and_nothing_runs(
+    corpus: str, tmp_path: Path, content: str, message: str
+) -> None:
+    fakes = Fakes(["keep_incumbent"] * 3)
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    (tmp_path / "evolution-run.json").write_text(content)
+
+    with pytest.raises(InputError) as caught:
+        evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+
+    assert message in str(caught.value)
+    assert "evolution-run.json" in str(caught.value)
+    assert _numbers(tmp_path) == [0, 1]
+    assert len(fakes.asked) == 1
