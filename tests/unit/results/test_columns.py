@@ -62,3 +62,27 @@ def test_an_empty_column_is_an_empty_list_and_infinity_is_kept_as_a_value() -> N
     columns = Columns(1)
     columns.append([math.inf])
     assert columns.values(0) == [math.inf]
+
+
+def test_a_record_of_plain_numbers_with_one_integer_beyond_2_52_keeps_it_exact() -> None:
+    """A record of only ints and floats is packed in one go only when every integer is exact."""
+    for record in ([2**53 + 1, 0.5], [0.5, 2**53 + 1], [-(2**53) - 1, 2], [2**60 + 1, -(2**60) - 1]):
+        columns = Columns(2)
+        columns.append(record)
+        assert [columns.values(0), columns.values(1)] == [[record[0]], [record[1]]]
+        assert [type(value) for value in record] == [type(columns.values(i)[0]) for i in range(2)]  # type: ignore[index]
+
+
+def test_a_record_with_an_unknown_value_packs_its_numbers_up_to_2_52_as_doubles() -> None:
+    """A null beside floats and integers of up to ±2**52 keeps the group packed (8 bytes a value)."""
+    columns = Columns(4)
+    columns.append([0.5, None, -(2**52), 2**52])
+    columns.append([3, 4, 5, 6])
+
+    assert columns.values(1) is None
+    assert columns.entries(1) == [None, 4.0]
+    for index, expected in ((0, [0.5, 3.0]), (2, [-(2.0**52), 5.0]), (3, [2.0**52, 6.0])):
+        values = columns.values(index)
+        assert values == expected
+        assert values is not None
+        assert {type(value) for value in values} == {float}

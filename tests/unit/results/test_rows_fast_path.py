@@ -13,10 +13,12 @@ import math
 from types import MappingProxyType
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wfbench.domain.errors import InputError
+from wfbench.domain.results import rows as rows_module
 from wfbench.domain.results.rows import ErrorKind, Row
 
 
@@ -139,3 +141,76 @@ def test_a_nan_cost_is_refused_by_the_fast_reader_with_the_general_message() -> 
         "refused",
         ("cost_usd: must be a finite non-negative number or null", "cost_usd"),
     )
+
+
+# --- which rows the fast path takes -------------------------------------------------------------
+# A million-row gate reads its rows at the fast path's speed only if every plain row takes it:
+# with the general path made to fail, each plain value at its bounds must still read (and read as
+# the general path reads it), and each layout's key split is worked out once, in a bounded cache.
+
+_BASE: dict[str, Any] = {"task": "t1", "arm": "baseline", "run": 1}
+_OPTIONAL = ("authored_tests_passed", "oracle_passed", "skill_invoked", "review_evidence_valid")
+_PLAIN_VALUES: list[tuple[str, Any]] = [
+    ("run", 0), ("class", None), ("class", "bugfix"),
+    *[("error_kind", kind.value) for kind in ErrorKind], ("error_kind", None),
+    *[(name, flag) for name in ("ok", "resolved", "transcript_missing", "reused") for flag in (True, False)],
+    *[(name, flag) for name in _OPTIONAL for flag in (True, False, None)],
+    *[(name, count) for name in ("num_turns", "input_tokens", "output_tokens", "diff_files", "diff_deletions")
+      for count in (0, 1, 10**6, None)],
+    *[(name, number) for name in ("cost_usd", "duration_s")
+      for number in (0.0, 0.5, 1e308, 0, 3, 2**53, None)],
+    *[("review_precision", value)
+      for value in (None, True, False, 0.0, 0.25, -1.5, 1e308, 0, -(2**53), 2**53)],
+]  # fmt: skip
+
+
+def _general_path_refused(*_: object, **__: object) -> str:
+    raise AssertionError("a plain row took the general path")
+
+
+@pytest.mark.parametrize(("field", "value"), _PLAIN_VALUES)
+def test_every_plain_value_at_its_bounds_takes_the_fast_path(
+    field: str, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = {**_BASE, field: value}
+    expected = Row.from_mapping(MappingProxyType(raw))
+    monkeypatch.setattr(rows_module, "_text", _general_path_refused)
+
+    row = Row.from_mapping(raw)
+
+    assert row == expected
+    assert [type(v) for v in row.to_mapping().values()] == [type(v) for v in expected.to_mapping().values()]
+
+
+def test_a_row_of_only_the_required_fields_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rows_module, "_text", _general_path_refused)
+
+    assert Row.from_mapping(dict(_BASE)) == Row(task="t1", arm="baseline", run=1)
+
+
+def test_each_key_layout_is_split_once_and_at_most_64_layouts_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cache bounds memory on a file whose every line orders its keys differently."""
+    monkeypatch.setattr(rows_module, "_LAYOUTS", {})
+    splits: list[str] = []
+    original = rows_module._is_review_metric
+
+    def counted(key: str) -> bool:
+        splits.append(key)
+        return original(key)
+
+    monkeypatch.setattr(rows_module, "_is_review_metric", counted)
+    raw = {**_BASE, "review_f1": 0.5, "model": "m"}
+    first = Row.from_mapping(raw)
+    calls = len(splits)
+    assert calls > 0
+    assert Row.from_mapping(dict(raw)) == first
+    assert len(splits) == calls  # the second row of that layout reuses its split
+
+    layouts = [{**_BASE, f"extra_{index}": index, "review_f1": 0.5} for index in range(70)]
+    for raw in layouts:
+        assert Row.from_mapping(raw) == Row.from_mapping(MappingProxyType(raw))
+    assert len(rows_module._LAYOUTS) == 64
+    assert tuple(layouts[62]) in rows_module._LAYOUTS  # the 63rd new layout (64th in all) is kept
+    assert tuple(layouts[63]) not in rows_module._LAYOUTS

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wfbench.domain.statistics import distributions
 from wfbench.domain.statistics.distributions import (
     normal_cdf,
     normal_ppf,
@@ -173,3 +174,69 @@ def test_the_sign_test_over_forty_thousand_tasks_is_exact() -> None:
     """Quadratic before (a fresh ``math.comb`` per term: minutes at 40,000 tasks of one gate)."""
     assert sign_test_p(20_000, 20_000) == 1.0
     assert sign_test_p(19_700, 20_300) == pytest.approx(0.002744, rel=1e-3)  # 2·Φ(−299.5/100): 0.00274
+
+
+def test_the_sign_test_of_nothing_or_of_one_task_is_one() -> None:
+    assert [sign_test_p(0, 0), sign_test_p(1, 0), sign_test_p(0, 1)] == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize(("wins", "losses"), [(-1, 2), (2, -1), (-1, -1)])
+def test_the_sign_test_refuses_a_negative_count_with_its_message(wins: int, losses: int) -> None:
+    with pytest.raises(ValueError, match=r"^counts must be non-negative$"):
+        sign_test_p(wins, losses)
+
+
+@pytest.mark.parametrize(("successes", "trials"), [(3, 2), (-1, 2), (0, -1)])
+def test_wilson_refuses_inconsistent_counts_with_its_message(successes: int, trials: int) -> None:
+    with pytest.raises(ValueError, match=r"^successes must lie between 0 and trials$"):
+        wilson_interval(successes, trials, 0.9)
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, -0.5, 1.5, math.nan])
+def test_wilson_refuses_a_confidence_outside_the_open_unit_interval(confidence: float) -> None:
+    with pytest.raises(ValueError, match=r"^confidence out of range: "):
+        wilson_interval(1, 2, confidence)
+
+
+@pytest.mark.parametrize(("successes", "trials", "confidence"), [(9, 9, 0.95), (2, 2, 0.5), (10, 10, 0.8)])
+def test_wilsons_upper_bound_is_clamped_to_one_where_rounding_would_pass_it(
+    successes: int, trials: int, confidence: float
+) -> None:
+    """Unclamped, these intervals end at 1.0000000000000002."""
+    assert wilson_interval(successes, trials, confidence)[1] == 1.0  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("t", "df", "expected"),
+    [
+        (0.0, 1.0, 1 / math.pi),  # Cauchy
+        (1.0, 1.0, 1 / (2 * math.pi)),
+        (0.0, 2.0, 1 / (2 * math.sqrt(2))),  # (2 + t²)^(-3/2)
+        (2.0, 2.0, 6**-1.5),
+        (1.5, 5.0, 8 / (3 * math.sqrt(5) * math.pi) * 1.45**-3),  # Γ(3)/(√(5π)·Γ(5/2))·(1 + t²/5)^-3
+    ],
+)
+def test_the_t_density_newton_steps_with_is_students(t: float, df: float, expected: float) -> None:
+    assert distributions._t_pdf(t, df) == pytest.approx(expected, rel=1e-13)
+    assert distributions._t_pdf(-t, df) == distributions._t_pdf(t, df)
+
+
+@pytest.mark.parametrize("df", [1.0, 3.0, 30.0, 1000.0])
+def test_the_t_density_is_the_derivative_of_the_distribution_function(df: float) -> None:
+    for t in (0.0, 0.4, 1.7, 4.0):
+        step = 1e-5
+        slope = (t_cdf(t + step, df) - t_cdf(t - step, df)) / (2 * step)
+        assert distributions._t_pdf(t, df) == pytest.approx(slope, rel=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "x"),
+    [(0.25, 0.75, 1.25), (0.25, 0.25, 1.5), (0.25, 2.0, 1.0), (1.0, 2.0, 1.75), (0.5, 0.25, 2.0)],
+)
+def test_the_continued_fraction_never_divides_by_zero(a: float, b: float, x: float) -> None:
+    """Modified Lentz: a partial denominator of exactly 0 (the first one, and later ones of each
+    kind, for these arguments) is replaced by a tiny number instead of dividing by it."""
+    value = distributions._beta_fraction(a, b, x)
+
+    assert isinstance(value, float)
+    assert not math.isnan(value)

@@ -212,8 +212,6 @@ def sign_test_p(wins: int, losses: int) -> float:
     if wins < 0 or losses < 0:
         raise ValueError("counts must be non-negative")
     trials = wins + losses
-    if trials == 0:
-        return 1.0
     smaller = min(wins, losses)
     # C(n, k + 1) = C(n, k) · (n − k) / (k + 1), exact in integers: one pass instead of a fresh
     # ``math.comb`` per term, which was quadratic in the tasks (minutes at 40,000 tasks).
@@ -221,7 +219,7 @@ def sign_test_p(wins: int, losses: int) -> float:
     for k in range(smaller):
         term = term * (trials - k) // (k + 1)
         tail += term
-    return float(min(Fraction(1), Fraction(2 * tail, 2**trials)))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**trials)))  # no trials: min(1, 2·1/1) = 1
 
 
 def wilson_interval(successes: int, trials: int, confidence: float) -> tuple[float, float] | None:
