@@ -217,3 +217,64 @@ def test_a_run_killed_inside_apply_applies_the_generation_once(
     assert _git(target, "log", "--format=%s").count("Promote candidate skill overlay") == 1
     assert _git(target, "show", "HEAD:.claude/skills/plan/SKILL.md") == CONCISE
     assert _git(target, "status", "--porcelain") == ""
+
+
+KILL_AFTER_GIT = """
+import os, signal, sys
+from wfbench.adapters import git_skill_target as target, skill_transaction as transaction
+armed = []
+def name_of(args):
+    rest = list(args)
+    while rest and rest[0] == "-c":
+        rest = rest[2:]
+    return rest[0] if rest else "?"
+real = target.checked_git
+def watched(args, *more, **options):
+    out = real(args, *more, **options)
+    if armed and name_of(args) == sys.argv[1]:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return out
+target.checked_git = watched
+step = transaction.SkillTransaction._step
+def arming(self, name):
+    if name == "committed":
+        armed.append(name)
+    step(self, name)
+transaction.SkillTransaction._step = arming
+from wfbench.cli.main import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("branch", [None, "evolved"])
+def test_a_run_killed_inside_git_s_commit_of_its_apply_commits_once_on_one_branch(
+    corpus: Path, tmp_path: Path, branch: str | None
+) -> None:
+    """--apply killed right after git created the branch at the generation's commit, before HEAD
+    moved to it: the same command commits nothing more and makes no second branch, with the default
+    branch name (named after the run's start, which the finishing run keeps) or a given one."""
+    target, out = tmp_path / "target", tmp_path / "out"
+    subprocess.run(["git", "clone", "-q", str(corpus.parent / "repo"), str(target)], check=True)
+    argv = [*_argv(corpus, out), "--apply", str(target), *(["--branch", branch] if branch else [])]
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_GIT, "update-ref", *argv], capture_output=True,
+                            text=True, timeout=900, check=False)  # fmt: skip
+    assert killed.returncode == -9, killed.stdout[-3000:] + killed.stderr[-3000:]
+    made = _git(target, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    pattern = branch or "wfbench/evolve-"
+    assert [name for name in made if name.startswith(pattern)] != [], made
+    assert not _git(target, "rev-parse", "--abbrev-ref", "HEAD").strip().startswith(pattern)
+
+    again = subprocess.run([*WFBENCH, *argv], capture_output=True, text=True, timeout=900, check=False)
+
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    records = _state(out).records
+    assert [r["outcome"] for r in records] == ["baseline", "promote", "keep_incumbent"]
+    branches = _git(target, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    evolved = [name for name in branches if name.startswith(pattern)]
+    assert len(evolved) == 1, branches
+    assert records[1]["applied"]["branch"] == evolved[0]
+    assert records[1]["applied"]["commit"] == _git(target, "rev-parse", "HEAD").strip()
+    assert _git(target, "rev-parse", "--abbrev-ref", "HEAD").strip() == evolved[0]
+    assert _git(target, "log", "--all", "--format=%s").count("Promote candidate skill overlay") == 1
+    assert _git(target, "show", "HEAD:.claude/skills/plan/SKILL.md") == CONCISE
+    assert _git(target, "status", "--porcelain") == ""

@@ -420,10 +420,13 @@ def test_an_apply_on_a_branch_killed_after_the_commit_point_is_committed_by_the_
 BRANCH = "skills/promote-1"
 
 
-def _committed_once_on_the_branch(sweep: MirroredSweep, repo: Path, base: str, step: str) -> None:
-    """The end state of an unkilled ``apply --branch``: one commit of this evidence on the new branch."""
+def _committed_once_on_the_branch(
+    sweep: MirroredSweep, repo: Path, base: str, step: str, branch: str = BRANCH
+) -> None:
+    """The end state of an unkilled ``apply --branch`` (or ``--commit`` on ``branch``): one commit of
+    this evidence on top of ``base``, on ``branch``, checked out."""
     evidence_sha = __import__("hashlib").sha256(sweep.evidence.read_bytes()).hexdigest()
-    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == BRANCH, step
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == branch, step
     assert git(repo, "rev-parse", "HEAD~1").strip() == base, step
     assert f"Evidence: sha256:{evidence_sha}" in git(repo, "log", "-1", "--format=%B"), step
     assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS), step
@@ -432,35 +435,41 @@ def _committed_once_on_the_branch(sweep: MirroredSweep, repo: Path, base: str, s
     assert _state_files(repo) == ["lock"], step
 
 
+@pytest.mark.parametrize("how", ["--branch", "--commit"])
 def test_an_apply_on_a_branch_killed_inside_its_git_commit_is_finished_by_the_next_apply(
-    sweep: MirroredSweep, tmp_path: Path
+    sweep: MirroredSweep, tmp_path: Path, how: str
 ) -> None:
     """SIGKILL after each git command of the commit (the branch made, HEAD not moved…): apply again.
 
-    Among the windows: the commit object written but no ref, and the branch created at it but
-    ``HEAD`` still on the base branch (before, the rerun refused "branch already exists"). Every
-    rerun of the same command ends like an unkilled apply: one commit, on the branch, checked out.
+    Among the windows: the commit object written but no ref, and (``--branch``) the branch created
+    at it but ``HEAD`` still on the base branch (before, the rerun refused "branch already
+    exists"). Every rerun of the same command ends like an unkilled apply: one commit of this
+    evidence, on the new branch checked out (``--branch``) or on the current one (``--commit``).
     """
-    probe = killed_in_git(apply_argv(sweep, sweep.copy(tmp_path / "probe"), "--branch", BRANCH), 0)
+    extra = ["--branch", BRANCH] if how == "--branch" else ["--commit"]
+    probe = killed_in_git(apply_argv(sweep, sweep.copy(tmp_path / "probe"), *extra), 0)
     assert probe.returncode == 0, probe.stderr
     calls = git_calls_of(probe)
-    assert calls[-2:] == ["update-ref", "symbolic-ref"], calls
+    assert calls[-2:] == (
+        ["update-ref", "symbolic-ref"] if how == "--branch" else ["symbolic-ref", "update-ref"]
+    )
     assert "commit-tree" in calls, calls
     for kill_after in range(1, len(calls) + 1):
         corpus = sweep.copy(tmp_path / f"g{kill_after}")
         repo = corpus / "repo"
         base = git(repo, "rev-parse", "HEAD").strip()
-        killed = killed_in_git(apply_argv(sweep, corpus, "--branch", BRANCH), kill_after)
+        home = git(repo, "symbolic-ref", "--short", "HEAD").strip()
+        killed = killed_in_git(apply_argv(sweep, corpus, *extra), kill_after)
         step = f"after git {calls[kill_after - 1]} (#{kill_after})"
         assert killed.returncode == -signal.SIGKILL, (step, killed.stderr)
         assert git_calls_of(killed) == calls[:kill_after], step
 
-        again = wfbench(*apply_argv(sweep, corpus, "--branch", BRANCH))
+        again = wfbench(*apply_argv(sweep, corpus, *extra))
 
         assert again.returncode == 0, (step, again.stderr)
         assert again.stdout.startswith("already applied"), (step, again.stdout)
-        assert f"on branch {BRANCH}" in again.stdout, (step, again.stdout)
-        _committed_once_on_the_branch(sweep, repo, base, step)
+        assert "committed " in again.stdout, (step, again.stdout)
+        _committed_once_on_the_branch(sweep, repo, base, step, BRANCH if how == "--branch" else home)
 
 
 def test_a_branch_at_the_base_commit_is_taken_as_the_killed_apply_s_own_and_committed_on(

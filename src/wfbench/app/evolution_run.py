@@ -17,6 +17,7 @@ that N would have.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 
@@ -24,7 +25,7 @@ import attrs
 
 from wfbench.domain.errors import InputError
 
-__all__ = ["RUN_FILE", "RunPlan", "begin_run", "end_run"]
+__all__ = ["RUN_FILE", "RunPlan", "begin_run", "end_run", "run_started_at"]
 
 RUN_FILE = "evolution-run.json"
 _SCHEMA = 1
@@ -129,6 +130,25 @@ def begin_run(out_dir: str, *, last_recorded: int, generations: int, started_at:
     plan = RunPlan(after=after, generations=generations, resumed=True)
     _write(out_dir, plan, began or started_at)
     return plan
+
+
+def run_started_at(out_dir: str) -> dt.datetime | None:
+    """When the run under way in ``OUT`` began (kept when a killed run is finished); None: unknown.
+
+    ``evolve --apply``'s default branch is named after it, so the run finishing a killed one
+    commits on the branch the killed one made, never on a second one.
+    """
+    try:
+        found = _read(out_dir)
+    except InputError:
+        return None
+    if found is None or not found[1]:
+        return None
+    try:
+        began = dt.datetime.fromisoformat(found[1])
+    except ValueError:
+        return None
+    return began if began.tzinfo is not None else None
 
 
 def end_run(out_dir: str) -> None:

@@ -132,7 +132,8 @@ def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
         typer.Option(
             "--branch",
             metavar="NAME",
-            help="The new branch --apply commits on (default wfbench/evolve-<UTC>).",
+            help="The new branch --apply commits on (default wfbench/evolve-<UTC the run began>, which a run"
+            " finishing a killed one keeps).",
             show_default=False,
         ),
     ] = None,

@@ -136,13 +136,17 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
     from wfbench.adapters.clock import SystemClock
     from wfbench.adapters.git_skill_target import GitSkillTarget
     from wfbench.adapters.workspace import GitWorkspaces
+    from wfbench.app.evolution_run import run_started_at
     from wfbench.app.promote_apply import ApplyRefused, ApplyRequest, apply_promotion
     from wfbench.cli.promote_cmd import environment_digester
 
-    branch = options.branch or "wfbench/evolve-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     state = {"branched": False}
 
     def apply(promotion: str) -> Mapping[str, Any]:
+        # The default branch is named after the run's start, which a run finishing a killed one keeps:
+        # it commits on the branch the killed run made (perhaps already created), never on a second one.
+        began = run_started_at(os.path.abspath(options.out)) or dt.datetime.now(dt.UTC)
+        branch = options.branch or "wfbench/evolve-" + began.astimezone(dt.UTC).strftime("%Y%m%d-%H%M%S")
         target = GitSkillTarget(options.apply_target or "")
         done = _applied_before(target, promotion)
         if done is not None:  # a killed run applied it, then died before its summary was journaled
