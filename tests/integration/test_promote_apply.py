@@ -505,6 +505,8 @@ def _foreign_branch(sweep: MirroredSweep, repo: Path, kind: str, scratch: Path) 
         git(repo, "checkout", "-q", home)
     elif kind == "older-base":
         git(repo, "branch", BRANCH, "HEAD~1")
+    elif kind == "checked-out":  # at HEAD's commit, but the branch the user is on: not a new one
+        git(repo, "checkout", "-q", "-b", BRANCH)
     else:  # this apply's message and tree, on another parent: a near miss, not this apply's commit
         probe = sweep.copy(scratch / "probe")
         assert wfbench(*apply_argv(sweep, probe, "--branch", "probe")).returncode == 0
@@ -517,7 +519,7 @@ def _foreign_branch(sweep: MirroredSweep, repo: Path, kind: str, scratch: Path) 
         git(repo, "branch", BRANCH, near)
 
 
-@pytest.mark.parametrize("kind", ["their-commit", "older-base", "other-parent"])
+@pytest.mark.parametrize("kind", ["their-commit", "older-base", "other-parent", "checked-out"])
 def test_a_foreign_branch_of_the_same_name_is_still_refused_after_a_kill(
     sweep: MirroredSweep, steps: list[str], tmp_path: Path, kind: str
 ) -> None:
@@ -543,8 +545,9 @@ def test_a_foreign_branch_of_the_same_name_is_still_refused_after_a_kill(
     again = wfbench(*apply_argv(sweep, corpus, "--branch", BRANCH))
 
     assert again.returncode == 2, (again.stdout, again.stderr)
+    why = "is checked out" if kind == "checked-out" else "holds commits this apply did not make"
     assert again.stderr.strip().splitlines() == [
-        f"wfbench: error: --branch: branch {BRANCH} already exists and holds commits this apply did not make"
+        f"wfbench: error: --branch: branch {BRANCH} already exists and {why}"
     ], again.stderr
     assert {
         "branch": git(repo, "rev-parse", f"refs/heads/{BRANCH}").strip(),

@@ -140,7 +140,8 @@ class GitSkillTarget:
         when it points at
 
         * ``HEAD``'s commit, the one the branch would be created from (it holds nothing of anyone
-          else's): the commit is made on it, and it is checked out; or
+          else's), while another branch is checked out: the commit is made on it, and it is
+          checked out; or
         * exactly the commit this apply makes (``HEAD`` as its only parent, ``HEAD``'s tree with
           ``paths`` as the working tree holds them, ``commit.message``): the crash came after the
           branch was created and before ``HEAD`` moved, so it is only checked out.
@@ -160,6 +161,10 @@ class GitSkillTarget:
             return self._commit(commit, paths)
         head = self._git("rev-parse", "--verify", "HEAD^{commit}")
         if tip == head:
+            if self.branch() == commit.branch:  # a new branch was asked for, not the one checked out
+                raise InputError(
+                    f"branch {commit.branch} already exists and is checked out", field="--branch"
+                )
             return self._commit(commit, paths, branch_from=head)
         tree, entries = self._tree_with(head, paths)
         if self._commit_fields(tip) != (tree, (head,), commit.message):
