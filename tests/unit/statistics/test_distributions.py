@@ -230,13 +230,18 @@ def test_the_t_density_is_the_derivative_of_the_distribution_function(df: float)
 
 
 @pytest.mark.parametrize(
-    ("a", "b", "x"),
-    [(0.25, 0.75, 1.25), (0.25, 0.25, 1.5), (0.25, 2.0, 1.0), (1.0, 2.0, 1.75), (0.5, 0.25, 2.0)],
+    ("a", "b", "x"), [(0.25, 1.0, 1.0), (0.25, 4.75, 0.375), (0.25, 2.0, 1.0), (0.5, 2.0, 3.0)]
 )
 def test_the_continued_fraction_never_divides_by_zero(a: float, b: float, x: float) -> None:
-    """Modified Lentz: a partial denominator of exactly 0 (the first one, and later ones of each
-    kind, for these arguments) is replaced by a tiny number instead of dividing by it."""
-    value = distributions._beta_fraction(a, b, x)
+    """Modified Lentz: a partial denominator of exactly 0 is replaced by a tiny number instead of
+    dividing by it. These arguments make, before convergence, the first ``d``, an even-step ``d``,
+    an odd-step ``d`` and an odd-step ``c`` exactly 0."""
+    assert math.isfinite(distributions._beta_fraction(a, b, x))
 
-    assert isinstance(value, float)
-    assert not math.isnan(value)
+
+def test_a_fraction_that_does_not_converge_says_so_instead_of_dividing_by_zero() -> None:
+    """Past x = 1 the fraction need not converge; here a ``d`` and a ``c`` are exactly 0 on the way."""
+    with pytest.raises(
+        ArithmeticError, match="^the incomplete beta function's continued fraction did not converge$"
+    ):
+        distributions._beta_fraction(0.5, 0.25, 2.0)
