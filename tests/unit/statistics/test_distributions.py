@@ -245,3 +245,21 @@ def test_a_fraction_that_does_not_converge_says_so_instead_of_dividing_by_zero()
         ArithmeticError, match="^the incomplete beta function's continued fraction did not converge$"
     ):
         distributions._beta_fraction(0.5, 0.25, 2.0)
+
+
+@pytest.mark.parametrize("df", [0.5, 1.0, 7.0, 1e6])
+def test_t_cdf_is_one_half_at_zero_and_where_t_squared_underflows(df: float) -> None:
+    assert t_cdf(0.0, df) == 0.5
+    assert t_cdf(-0.0, df) == 0.5
+    assert t_cdf(1e-200, df) == 0.5  # t² underflows to 0
+
+
+def test_t_cdf_where_the_beta_argument_underflows_to_zero() -> None:
+    """df / (df + t²) is exactly 0 for df = 1e-20 and t = 1e154: all the mass lies on one side."""
+    assert (t_cdf(1e154, 1e-20), t_cdf(-1e154, 1e-20)) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("p", [1e-12, 7e-14, 1e-20, 1e-50, 1e-300])
+def test_normal_quantiles_far_in_the_tails_invert_the_cdf(p: float) -> None:
+    """Past r = √(−log p) = 5 (p below about 1.4e-11) AS 241 switches to its far-tail polynomials."""
+    assert normal_cdf(normal_ppf(p)) == pytest.approx(p, rel=1e-12, abs=0.0)

@@ -7,9 +7,12 @@ of a saving of 100 %.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from wfbench.domain.statistics.effects import Scale, metric_effect, resolution_effect
+from wfbench.domain.statistics.config import AnalysisConfig
+from wfbench.domain.statistics.effects import Scale, TaskEffect, metric_effect, resolution_effect, summarize
 from wfbench.domain.statistics.samples import ArmRuns, TaskPair
 
 
@@ -55,3 +58,41 @@ def test_a_saving_of_100_percent_or_more_is_refused_in_these_words() -> None:
         with pytest.raises(ValueError, match=r"^a saving must be below 100%$"):
             Scale.LOG_RATIO.from_presented(value)
     assert Scale.LOG_RATIO.from_presented(0.0) == 0.0
+
+
+def _effect(task: str, value: float, runs: int = 3) -> TaskEffect:
+    return TaskEffect(task, value, runs, runs, 0.0, 0.0)
+
+
+def test_a_metric_effect_needs_every_run_of_both_arms_measured() -> None:
+    assert metric_effect(_pair((2.0, 4.0), (1.0, 3.0)), Scale.DIFFERENCE) is not None
+    for incumbent, candidate in (((2.0, None), (1.0, 3.0)), ((2.0, 4.0), (None, 3.0)), ((), (1.0,))):
+        assert metric_effect(_pair(incumbent, candidate), Scale.DIFFERENCE) is None  # type: ignore[arg-type]
+
+
+def test_a_log_ratio_effect_needs_both_means_positive() -> None:
+    assert metric_effect(_pair((2.0, 4.0), (0.0, 0.0)), Scale.LOG_RATIO) is None
+    assert metric_effect(_pair((0.0, 0.0), (1.0, 3.0)), Scale.LOG_RATIO) is None
+    effect = metric_effect(_pair((2.0, 4.0), (1.0, 2.0)), Scale.LOG_RATIO)
+    assert effect is not None
+    assert effect.value == pytest.approx(math.log(2.0))
+
+
+def test_the_runs_per_arm_is_the_most_common_count_and_the_smaller_on_a_tie() -> None:
+    config = AnalysisConfig(resamples=200)
+    most = [_effect("a", 0.1, 2), _effect("b", 0.2, 5), _effect("c", 0.3, 5), _effect("d", 0.0, 5)]
+    assert summarize("cost", Scale.LOG_RATIO, most, config=config, seed=1).runs_per_arm == 5
+    tie = [_effect("a", 0.1, 4), _effect("b", 0.2, 4), _effect("c", 0.3, 3), _effect("d", 0.0, 3)]
+    assert summarize("cost", Scale.LOG_RATIO, tie, config=config, seed=1).runs_per_arm == 3
+    assert summarize("cost", Scale.LOG_RATIO, [], config=config, seed=1).runs_per_arm is None
+
+
+def test_an_estimate_of_negative_zeros_is_reported_as_zero() -> None:
+    """A review metric of −0.0 on both arms gives −0.0 effects; their mean reads 0.0, not −0.0."""
+    effects = [_effect("a", -0.0), _effect("b", -0.0)]
+    summary = summarize("review", Scale.DIFFERENCE, effects, config=AnalysisConfig(resamples=200), seed=1)
+
+    assert summary.estimate == 0.0
+    assert math.copysign(1.0, summary.estimate) == 1.0  # type: ignore[arg-type]
+    assert summary.t_interval == (0.0, 0.0)
+    assert [math.copysign(1.0, bound) for bound in summary.t_interval] == [1.0, 1.0]  # type: ignore[union-attr]

@@ -226,6 +226,7 @@ def summarize(
     losses = sum(1 for v in values if v < 0)
     estimate = se = interval = t_interval = p_value = components = detectable = None
     if n:
+        # Never −0.0: 3.11's fsum gives +0.0 for any zero sum, and ``+ 0.0`` keeps it so.
         estimate = _mean(values) + 0.0
         within = [(e.incumbent_squares, e.incumbent_runs) for e in ordered]
         within += [(e.candidate_squares, e.candidate_runs) for e in ordered]
@@ -234,7 +235,8 @@ def summarize(
     if n >= 2 and components is not None and estimate is not None:
         se = math.sqrt(components.effect_variance / n)
         half = t_ppf(1.0 - tail, n - 1) * se
-        t_interval = (scale.clamp(estimate - half) + 0.0, scale.clamp(estimate + half) + 0.0)
+        # The estimate is never −0.0 and ``half`` ≥ 0, so neither bound is −0.0 either.
+        t_interval = (scale.clamp(estimate - half), scale.clamp(estimate + half))
         means = bootstrap_means(values, seed=seed, resamples=config.resamples)
         interval = percentile_interval(means, expanded_tail(tail, n))
         p_value = bootstrap_p_value(means, n)
