@@ -32,6 +32,8 @@ __all__ = ["VarianceComponents", "mde", "runs_needed", "tasks_needed"]
 #: Search limits of the planning functions (beyond them the answer is "not reachable").
 MAX_TASKS = 1_000_000
 MAX_RUNS = 1_000
+#: The designs :func:`tasks_needed`'s doubling tries: 2, 4, 8, … 2**19, then :data:`MAX_TASKS`.
+_DOUBLINGS: tuple[int, ...] = tuple(min(2**k, MAX_TASKS) for k in range(1, MAX_TASKS.bit_length() + 1))
 
 
 @attrs.frozen
@@ -136,13 +138,14 @@ def tasks_needed(
         value = mde(components, alpha=alpha, power=power, n_tasks=n, runs=runs)
         return value is not None and value <= target
 
-    high = 2
-    while not reaches(high):
-        if high >= MAX_TASKS:
-            return None
-        high = min(high * 2, MAX_TASKS)
+    # A fixed sequence, not a loop that stops itself: a wrong stop rule cannot spin forever.
+    high = next((n for n in _DOUBLINGS if reaches(n)), None)
+    if high is None:
+        return None
     low = high // 2 if high > 2 else 1  # reaches(low) is false (or low is below the minimum)
-    while high - low > 1:
+    for _ in _DOUBLINGS:  # as many halvings as doublings close any bracket; again no self-stopping loop
+        if high - low <= 1:
+            break
         middle = (low + high) // 2
         if reaches(middle):
             high = middle
