@@ -210,10 +210,13 @@ def test_the_real_cli_under_529_truncation_and_a_stall(tmp_path):
     kept = by_task(out)
     assert (kept["control"]["resolved"], kept["control"]["error_kind"]) == (True, None), tell(done)
     assert kept["control"]["input_tokens"] is not None
-    for task_id, phrase in (("f529", "529"), ("truncated", "API Error"), ("stall", "timeout")):
+    # A cut stream: the CLI ends its session on an API error, or (it varies with timing) ends it ok on
+    # the cut reply; the proxy saw the upstream cut it, so both are the provider's session-error.
+    cut = ("API Error", "the model provider cut")
+    for task_id, phrases in (("f529", ("529",)), ("truncated", cut), ("stall", ("timeout",))):
         row = kept[task_id]
         assert (row["ok"], row["resolved"], row["error_kind"]) == (False, False, "session-error"), row
-        assert phrase in row["error_detail"], row["error_detail"]
+        assert any(phrase in row["error_detail"] for phrase in phrases), row["error_detail"]
         assert row["agent_reported_usage"] == dict.fromkeys(USAGE_FIELDS)
         measured = {name: row[name] for name in USAGE_FIELDS}
         assert measured == (USAGE if task_id == "f529" else dict.fromkeys(USAGE_FIELDS)), row

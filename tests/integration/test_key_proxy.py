@@ -7,6 +7,7 @@ credential headers the scripted provider redacts, and can stall or echo the key 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -119,8 +120,14 @@ class Recorder:
         return [line.split(":", 1)[1].strip() for line in lines if line.split(":", 1)[0].lower() == name]
 
     def close(self) -> None:
+        """Stop accepting and wait for the server thread: a thread still blocked in ``accept`` would
+        take a later test's connection once the kernel reuses the listener's descriptor or port."""
         self.release.set()
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes a blocked accept (EINVAL)
         self.listener.close()
+        self.thread.join(timeout=70)
+        assert not self.thread.is_alive(), "the upstream's thread did not stop"
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ the upstream really cut short, and an agent hanging up before the last event, st
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -125,7 +126,13 @@ class PacedUpstream:
             pass
 
     def close(self) -> None:
+        """Stop accepting and wait for the server thread: a thread still blocked in ``accept`` would
+        take a later test's connection once the kernel reuses the listener's descriptor or port."""
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes a blocked accept (EINVAL)
         self.listener.close()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive(), "the paced upstream's thread did not stop"
 
 
 class Agent:
@@ -187,7 +194,7 @@ def test_an_agent_hanging_up_after_the_last_event_leaves_the_reply_metered_whole
     agent.read_until(b"message_stop")
     agent.hang_up()
     meter = lease.meter(settle_s=10)
-    assert (meter.requests, meter.incomplete, meter.usage) == (1, 0, USAGE)
+    assert (meter.requests, meter.incomplete, meter.cut_upstream, meter.usage) == (1, 0, 0, USAGE)
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
@@ -296,7 +303,7 @@ def test_a_reply_the_upstream_really_cut_short_is_still_incomplete(
     agent.hang_up()
     assert agent.received.endswith(reply[-30:])  # the agent got every byte the upstream sent
     meter = lease.meter(settle_s=10)
-    assert (meter.requests, meter.incomplete) == (1, 1)
+    assert (meter.requests, meter.incomplete, meter.cut_upstream) == (1, 1, 1)  # the upstream's cut
     assert meter.usage.input_tokens == 1200  # what arrived before the cut, a lower bound
 
 
@@ -309,5 +316,9 @@ def test_an_agent_hanging_up_before_the_last_event_leaves_the_reply_incomplete(
     agent.read_until(b"message_start")
     agent.hang_up()
     meter = lease.meter(settle_s=10)
-    assert (meter.requests, meter.incomplete) == (1, 1)
+    assert (meter.requests, meter.incomplete, meter.cut_upstream) == (
+        1,
+        1,
+        0,
+    )  # the agent's, not the upstream's
     assert meter.usage.input_tokens == 1200

@@ -154,11 +154,14 @@ class Lease:
             self._inflight -= 1
             self._settled.notify_all()
 
-    def record(self, usage: Usage | None, *, metered: bool, complete: bool = True) -> None:
-        """One forwarded request: its reply's usage (``complete`` False: cut short), or an unmetered one."""
+    def record(
+        self, usage: Usage | None, *, metered: bool, complete: bool = True, by_upstream: bool = False
+    ) -> None:
+        """One forwarded request: its reply's usage (``complete`` False: cut short, ``by_upstream``: by
+        the upstream while the agent read on), or an unmetered one."""
         with self._lock:
             if metered:
-                self._meter = self._meter.plus_reply(usage, complete=complete)
+                self._meter = self._meter.plus_reply(usage, complete=complete, by_upstream=by_upstream)
             else:
                 self._meter = self._meter.plus_unmetered()
         if metered and usage is not None:

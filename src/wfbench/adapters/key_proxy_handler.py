@@ -15,7 +15,8 @@ before the proxy has read the upstream's tail (the terminating chunk). The proxy
 writing and reads that tail alone (at most :data:`TAIL_BYTES`; a stalled tail is cut when the
 cell's lease closes), so a reply the upstream sent whole is metered whole. An agent that hangs
 up before the last event leaves the reply cut (the upstream connection is closed at once; the
-usage so far is a lower bound, counted incomplete), as does an upstream that cut its reply short.
+usage so far is a lower bound, counted incomplete), as does an upstream that cut its reply short
+(counted as the upstream's cut too: a provider fault, not the agent's).
 The reply is recorded in the cell's meter before the agent can see its end (its last event, or
 the last piece of a plain reply, is held until the upstream's body ended), so the agent's next
 request checks the budget against a spend that holds it, and an agent that read its replies
@@ -154,8 +155,12 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.server.track(upstream.sock, add=False)
             upstream.close()
 
-    def _meter(self, usage: UsageReader | None, *, whole: bool) -> None:
-        """Record the reply in the cell's meter, once (``whole``: the upstream's body arrived whole)."""
+    def _meter(self, usage: UsageReader | None, *, whole: bool, agent_read_on: bool = False) -> None:
+        """Record the reply in the cell's meter, once (``whole``: the upstream's body arrived whole).
+
+        ``agent_read_on``: the agent was still reading when the body ended, so a reply that is not
+        complete was cut or garbled by the upstream (a provider fault), not by the agent.
+        """
         if self._metered:
             return
         self._metered = True
@@ -164,7 +169,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             lease.record(None, metered=False)
         else:
             seen, complete = usage.finish(cut=not whole)
-            lease.record(seen, metered=True, complete=complete)
+            lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on)
 
     def _refuse(self, lease: Lease, refusal: Refused, path: str) -> None:
         proxy = self.server.proxy
@@ -331,7 +336,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
                 whole = not response.length  # False: EOF before the promised Content-Length
         except (OSError, http.client.HTTPException):  # reset, timeout, a chunked body cut mid-way
             pass
-        self._meter(usage, whole=whole)
+        self._meter(usage, whole=whole, agent_read_on=not self._agent_gone)
         self._write(held + (scrub.finish() if whole else b""), chunked=chunked)
         return whole
 

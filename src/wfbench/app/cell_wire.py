@@ -5,8 +5,12 @@ session gets the lease's bridge in its sandbox policy, ``ANTHROPIC_BASE_URL`` = 
 loopback URL and ``ANTHROPIC_API_KEY`` = the lease's dummy token. After the session, the wire
 meter's difference over the session is the measurement (``docs/security.md``):
 
+* an ok session a reply of which the upstream cut short (while the agent still read it) becomes
+  a ``session-error``: a provider fault, systemic like the CLI's own API errors, however the agent
+  ended its session on the cut reply;
 * an ok session whose self-reported usage disagrees with the wire becomes ``evidence-unverified``
-  with the detail (:func:`~wfbench.domain.metering.evidence.usage_disagreement`);
+  with the detail (:func:`~wfbench.domain.metering.evidence.usage_disagreement`), as does one a
+  reply of which was cut because the agent hung up early;
 * a session the proxy refused because ``--max-cost`` was reached becomes ``cancelled`` (the
   budget stopped it; ``--resume`` with a larger budget runs the cell again);
 * the row's four usage fields and ``cost_usd`` are the wire's (cost from the pinned model's
@@ -35,6 +39,11 @@ SETTLE_S = 5.0
 BASE_URL_VAR = "ANTHROPIC_BASE_URL"
 KEY_VAR = "ANTHROPIC_API_KEY"
 BUDGET_DETAIL = "stopped by --max-cost: the sweep's metered spend reached its budget"
+
+
+def cut_detail(replies: int) -> str:
+    """The detail of an ok session a reply of which the upstream cut short."""
+    return f"the model provider cut {replies} reply(ies) of the session short (a provider fault)"
 
 
 @attrs.define
@@ -73,6 +82,13 @@ class CellWire:
             return attrs.evolve(record, ok=False, error_kind=ErrorKind.CANCELLED, error_detail=BUDGET_DETAIL)
         if not record.ok or record.error_kind is not None:
             return record
+        if wire.cut_upstream:  # the provider's fault, whatever the agent made of the cut reply
+            return attrs.evolve(
+                record,
+                ok=False,
+                error_kind=ErrorKind.SESSION_ERROR,
+                error_detail=cut_detail(wire.cut_upstream),
+            )
         detail = usage_disagreement(record.usage, wire.usage)
         if wire.incomplete and detail is None:
             detail = f"{wire.incomplete} reply(ies) of the session could not be metered to the end"

@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from wfbench.app.budget import BudgetStop, metered_spend, spend_fields
-from wfbench.app.cell_wire import BUDGET_DETAIL, CellWire
+from wfbench.app.cell_wire import BUDGET_DETAIL, CellWire, cut_detail
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
@@ -100,6 +100,25 @@ def test_a_reply_that_could_not_be_metered_to_the_end_leaves_an_ok_session_unver
     judged = wire2.check(record(Usage(100, None, None, 20)), before)
     assert judged.error_kind is ErrorKind.EVIDENCE_UNVERIFIED
     assert judged.error_detail == "1 reply(ies) of the session could not be metered to the end"
+
+
+def test_a_reply_the_upstream_cut_makes_an_ok_session_a_systemic_session_error() -> None:
+    """A provider fault, however the agent ended its session on it (the Claude CLI may end it ok)."""
+    lease = FakeLease()
+    wire = CellWire(lease, PRICES)
+    before = wire.before()
+    lease.now = lease.now.plus_reply(Usage(100, None, None, 20)).plus_reply(
+        Usage(5, None, None, 1), complete=False, by_upstream=True
+    )
+    judged = wire.check(record(Usage(100, None, None, 20)), before)
+    assert (judged.ok, judged.error_kind, judged.error_detail) == (
+        False,
+        ErrorKind.SESSION_ERROR,
+        "the model provider cut 1 reply(ies) of the session short (a provider fault)",
+    )
+    assert cut_detail(2) == "the model provider cut 2 reply(ies) of the session short (a provider fault)"
+    failed = record(Usage(), ok=False, kind=ErrorKind.SESSION_ERROR, cost=None)
+    assert wire.check(failed, before) is failed  # the session's own error stays
 
 
 def test_a_session_the_budget_stopped_is_cancelled_whatever_it_reported() -> None:

@@ -56,6 +56,17 @@ def test_a_meter_counts_replies_incomplete_ones_and_unmetered_requests() -> None
     assert meter.usage == Usage(17, None, 0, 6)
 
 
+def test_only_an_incomplete_reply_the_upstream_cut_counts_as_the_upstreams_cut() -> None:
+    meter = WireMeter().plus_reply(Usage(1, None, None, 1), by_upstream=True)  # whole: no cut at all
+    meter = meter.plus_reply(None, complete=False)  # the agent hung up early
+    meter = meter.plus_reply(Usage(2, None, None, 0), complete=False, by_upstream=True)
+    assert (meter.requests, meter.incomplete, meter.cut_upstream) == (3, 2, 1)
+    later = meter.plus_reply(None, complete=False, by_upstream=True).plus_reply(None, complete=False)
+    assert later.since(meter) == WireMeter(
+        requests=2, usage=Usage(0, None, None, 0), incomplete=2, cut_upstream=1
+    )
+
+
 def test_a_session_is_metered_by_the_difference_of_two_snapshots() -> None:
     before = WireMeter().plus_reply(Usage(100, None, None, 20))
     refusal = WireRefusal(403, "model", "claude-opus-4 is not the pinned model")

@@ -66,6 +66,9 @@ class WireMeter:
     #: Replies of metered routes whose usage could not be read to the end (cut short, unparsable):
     #: :attr:`usage` holds what they reported before the cut, a lower bound.
     incomplete: int = 0
+    #: Of those, the replies the upstream itself ended or garbled while the agent still read them
+    #: (not an agent that hung up early): a provider fault, whatever the session made of it.
+    cut_upstream: int = 0
     #: Every refusal counted; :attr:`refusals` keeps the first :data:`MAX_REFUSALS_KEPT`.
     refused: int = 0
     refusals: tuple[WireRefusal, ...] = ()
@@ -76,21 +79,26 @@ class WireMeter:
             requests=self.requests - earlier.requests,
             usage=subtract_usage(self.usage, earlier.usage),
             incomplete=self.incomplete - earlier.incomplete,
+            cut_upstream=self.cut_upstream - earlier.cut_upstream,
             refused=self.refused - earlier.refused,
             refusals=self.refusals[len(earlier.refusals) :],
         )
 
-    def plus_reply(self, usage: Usage | None, *, complete: bool = True) -> WireMeter:
+    def plus_reply(
+        self, usage: Usage | None, *, complete: bool = True, by_upstream: bool = False
+    ) -> WireMeter:
         """One forwarded request more, with the usage its reply reported (``None``: none readable).
 
         ``complete`` False: the reply was cut short or unparsable, so ``usage`` (what arrived) is a
-        lower bound and the reply counts in :attr:`incomplete`.
+        lower bound and the reply counts in :attr:`incomplete`; ``by_upstream`` says the upstream
+        did that, not the agent, and it counts in :attr:`cut_upstream` too.
         """
         return attrs.evolve(
             self,
             requests=self.requests + 1,
             usage=self.usage if usage is None else add_usage(self.usage, usage),
             incomplete=self.incomplete + (not complete),
+            cut_upstream=self.cut_upstream + (by_upstream and not complete),
         )
 
     def plus_unmetered(self) -> WireMeter:
