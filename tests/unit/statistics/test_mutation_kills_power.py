@@ -123,3 +123,22 @@ def test_the_searches_answer_whole_numbers() -> None:
         runs = runs_needed(comp, target=target, alpha=ALPHA, power=POWER, n_tasks=40)
         assert tasks is None or type(tasks) is int
         assert runs is None or type(runs) is int
+
+
+@pytest.mark.parametrize(("effects", "inverse_runs"), [((), ()), ((0.1, 0.2), (0.5,)), ((0.1,), (0.5, 0.5))])
+def test_variance_components_refuse_a_task_without_its_inverse_run_count_in_these_words(
+    effects: tuple[float, ...], inverse_runs: tuple[float, ...]
+) -> None:
+    with pytest.raises(ValueError, match=r"^one effect and one inverse run count per task are required$"):
+        VarianceComponents.estimate(effects, [], inverse_runs)
+
+
+def test_the_effect_variance_at_a_run_count_needs_the_within_task_variance() -> None:
+    single = VarianceComponents.estimate([0.1, 0.3], [(0.0, 1), (0.0, 1)], [2.0, 2.0])
+    assert single.sigma2 is None
+    assert single.effect_variance_at(4) is None
+    assert single.effect_variance_at() == single.effect_variance
+
+    measured = VarianceComponents.estimate([0.1, 0.3], [(0.02, 3), (0.04, 3)], [2 / 3, 2 / 3])
+    assert measured.sigma2 == pytest.approx(0.015)
+    assert measured.effect_variance_at(4) == pytest.approx(measured.tau2 + 2 * 0.015 / 4)

@@ -87,10 +87,10 @@ class VarianceComponents:
             if self.sigma2 is None:
                 return self.effect_variance
             return max(self.effect_variance, self.sigma2 * self.inverse_runs)
-        tau2 = self.tau2
-        if tau2 is None or self.sigma2 is None:
+        sigma2 = self.sigma2  # τ² is known exactly when σ² is
+        if sigma2 is None:
             return None
-        return tau2 + 2.0 * self.sigma2 / runs
+        return _tau2(self, sigma2) + 2.0 * sigma2 / runs
 
 
 def _tau2(components: VarianceComponents, sigma2: float) -> float:
