@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import math
 import re
 import xml.etree.ElementTree as ET
 
 import attrs
+import pytest
 
 from tests.unit.promotion.promotion_fixtures import review_runs, runs, same
 from wfbench.app.gating import regate
@@ -324,6 +326,19 @@ def test_ticks_cover_the_data_and_labels_are_spaced():
     assert nice_ticks(0, 24.9)[-1] >= 24.9
     assert nice_ticks(-20, 3)[0] <= -20
     assert place_labels([(0, 0.0), (1, 5.0), (2, 14.0), (3, 30.0)], 14) == [0, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("low", "high"), [(0.0, 5e-324), (0.0, 1e-15), (1e-300, 2e-300), (0.0, 3e-9), (-1e-12, 0.0)]
+)
+def test_ticks_of_a_tiny_range_are_distinct_and_cover_it(low, high):
+    """A cost of 5e-324 (a subnormal) once made the step 0 and ``log10`` raise."""
+    ticks = nice_ticks(low, high)
+    assert len(ticks) >= 2
+    assert len(set(ticks)) == len(ticks)
+    assert ticks[0] <= low
+    assert ticks[-1] >= high
+    assert all(math.isfinite(tick) for tick in ticks)
 
 
 def test_overview_links_resolve_to_cells_tasks_and_arms():

@@ -68,13 +68,19 @@ class Canvas:
         return head + "".join(self._parts) + "</svg>"
 
 
+#: The smallest tick step: ticks are rounded to 10 decimal places.
+_TICK_RESOLUTION = 1e-9
+
+
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values covering [low, high] (at least two)."""
+    """Round tick values covering [low, high] (at least two, distinct after rounding to 10 places)."""
     if not math.isfinite(low) or not math.isfinite(high):
         return [0.0, 1.0]
     if high <= low:
         high = low + 1.0
-    raw = (high - low) / max(1, count)
+    # At least the rounding's resolution: a range of a few subnormals (a cost of 5e-324) would
+    # otherwise give a step of 0 (log10 of 0) or ticks that round to the same value.
+    raw = max((high - low) / max(1, count), _TICK_RESOLUTION)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
     first = math.floor(low / step + 1e-9)
