@@ -23,6 +23,7 @@ import os
 
 import attrs
 
+from wfbench.app.evolution_state import fsync_dir
 from wfbench.domain.errors import InputError
 
 __all__ = ["RUN_FILE", "RunPlan", "begin_run", "end_run", "run_started_at"]
@@ -51,14 +52,6 @@ def _path(out_dir: str) -> str:
     return os.path.join(out_dir, RUN_FILE)
 
 
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _write(out_dir: str, plan: RunPlan, started_at: str) -> None:
     path = _path(out_dir)
     data = {
@@ -72,7 +65,7 @@ def _write(out_dir: str, plan: RunPlan, started_at: str) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(path + ".tmp", path)
-    _fsync_dir(out_dir)
+    fsync_dir(out_dir)
 
 
 def _int_field(raw: dict[str, object], key: str, path: str, *, least: int) -> int:
@@ -157,4 +150,4 @@ def end_run(out_dir: str) -> None:
         os.remove(_path(out_dir))
     except FileNotFoundError:
         return
-    _fsync_dir(out_dir)
+    fsync_dir(out_dir)

@@ -36,6 +36,7 @@ __all__ = [
     "INCUMBENT_DIR",
     "JOURNAL_FILE",
     "append_record",
+    "fsync_dir",
     "generation_dir",
     "incumbent_files",
     "pending_record",
@@ -58,7 +59,8 @@ def generation_dir(out_dir: str, generation: int) -> str:
     return os.path.join(out_dir, f"gen-{generation:03d}")
 
 
-def _fsync_dir(path: str) -> None:
+def fsync_dir(path: str) -> None:
+    """Make a rename or creation in the directory ``path`` durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -150,7 +152,7 @@ def write_journal(out_dir: str, record: GenerationRecord) -> None:
     data = (json.dumps(record.to_mapping(), sort_keys=False, indent=1) + "\n").encode("utf-8")
     _write_durably(path + ".tmp", data)
     os.replace(path + ".tmp", path)
-    _fsync_dir(os.path.dirname(path))
+    fsync_dir(os.path.dirname(path))
 
 
 def pending_record(out_dir: str, generation: int) -> GenerationRecord | None:
@@ -227,7 +229,7 @@ def sync_tree(root: str) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        _fsync_dir(dirpath)
+        fsync_dir(dirpath)
 
 
 def _write_tree(root: str, files: Mapping[str, bytes]) -> None:
@@ -237,7 +239,7 @@ def _write_tree(root: str, files: Mapping[str, bytes]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         _write_durably(path, data)
     for dirpath, _dirs, _names in os.walk(root, topdown=False):
-        _fsync_dir(dirpath)
+        fsync_dir(dirpath)
 
 
 def settle_incumbent(out_dir: str, files: Mapping[str, bytes], on_step: Step) -> bool:
@@ -259,11 +261,11 @@ def settle_incumbent(out_dir: str, files: Mapping[str, bytes], on_step: Step) ->
         on_step("incumbent-staged")
     if os.path.lexists(root):
         os.replace(root, old)
-        _fsync_dir(out_dir)
+        fsync_dir(out_dir)
         on_step("incumbent-aside")
     if files:
         os.replace(staged, root)
-        _fsync_dir(out_dir)
+        fsync_dir(out_dir)
         on_step("incumbent-swapped")
     if os.path.lexists(old):
         shutil.rmtree(old)
