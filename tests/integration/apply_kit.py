@@ -49,12 +49,13 @@ main(sys.argv[2:])
 """
 
 #: Run by the git crash trials: the real CLI, SIGKILLed right after the N-th git command it runs
-#: from the transaction's commit point on (0: never), i.e. inside the apply's git commit; each
-#: command's name is printed (flushed) first. git itself always finishes: what is cut is wfbench.
+#: from the transaction's commit point on (0: never), or after the first one named ``argv[1]``
+#: (``update-ref``), i.e. inside the apply's git commit; each command's name is printed (flushed)
+#: first. git itself always finishes: what is cut is wfbench.
 KILL_AFTER_GIT = """
 import os, signal, sys
 from wfbench.adapters import git_skill_target as target, skill_transaction as transaction
-kill_after, armed, seen = int(sys.argv[1]), [], []
+when, armed, seen = sys.argv[1], [], []
 def name_of(args):
     rest = list(args)
     while rest and rest[0] == "-c":
@@ -66,7 +67,7 @@ def watched(real):
         if armed:
             seen.append(name_of(args))
             print("GIT " + seen[-1], flush=True)
-            if len(seen) == kill_after:
+            if seen[-1] == when if not when.isdigit() else len(seen) == int(when):
                 os.kill(os.getpid(), signal.SIGKILL)
         return out
     return call
@@ -165,19 +166,20 @@ def apply_argv(sweep: MirroredSweep, corpus: Path, *extra: str, evidence: Path |
 
 def killed_apply(argv: list[str], kill_at: int, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """The real CLI run with a SIGKILL after its ``kill_at``-th durable step (0: never)."""
-    return subprocess.run(
-        [sys.executable, "-c", KILL_AT_STEP, str(kill_at), *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return _run_killer(KILL_AT_STEP, str(kill_at), argv, timeout)
 
 
-def killed_in_git(argv: list[str], kill_after: int, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The real CLI run with a SIGKILL after the ``kill_after``-th git command of its commit (0: never)."""
+def killed_in_git(
+    argv: list[str], kill_after: int | str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI run with a SIGKILL after the ``kill_after``-th git command of its commit (0: never),
+    or after its first git command of that name."""
+    return _run_killer(KILL_AFTER_GIT, str(kill_after), argv, timeout)
+
+
+def _run_killer(script: str, when: str, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", KILL_AFTER_GIT, str(kill_after), *argv],
+        [sys.executable, "-c", script, when, *argv],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -23,6 +23,7 @@ import attrs
 import pytest
 import yaml
 
+from tests.integration.apply_kit import killed_in_git
 from tests.integration.demo_run import WFBENCH, bwrap_or_skip
 from tests.integration.evolve_kit import CONCISE, write_evolve_corpus
 
@@ -219,33 +220,6 @@ def test_a_run_killed_inside_apply_applies_the_generation_once(
     assert _git(target, "status", "--porcelain") == ""
 
 
-KILL_AFTER_GIT = """
-import os, signal, sys
-from wfbench.adapters import git_skill_target as target, skill_transaction as transaction
-armed = []
-def name_of(args):
-    rest = list(args)
-    while rest and rest[0] == "-c":
-        rest = rest[2:]
-    return rest[0] if rest else "?"
-real = target.checked_git
-def watched(args, *more, **options):
-    out = real(args, *more, **options)
-    if armed and name_of(args) == sys.argv[1]:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return out
-target.checked_git = watched
-step = transaction.SkillTransaction._step
-def arming(self, name):
-    if name == "committed":
-        armed.append(name)
-    step(self, name)
-transaction.SkillTransaction._step = arming
-from wfbench.cli.main import main
-main(sys.argv[2:])
-"""
-
-
 @pytest.mark.parametrize("branch", [None, "evolved"])
 def test_a_run_killed_inside_git_s_commit_of_its_apply_commits_once_on_one_branch(
     corpus: Path, tmp_path: Path, branch: str | None
@@ -256,8 +230,7 @@ def test_a_run_killed_inside_git_s_commit_of_its_apply_commits_once_on_one_branc
     target, out = tmp_path / "target", tmp_path / "out"
     subprocess.run(["git", "clone", "-q", str(corpus.parent / "repo"), str(target)], check=True)
     argv = [*_argv(corpus, out), "--apply", str(target), *(["--branch", branch] if branch else [])]
-    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_GIT, "update-ref", *argv], capture_output=True,
-                            text=True, timeout=900, check=False)  # fmt: skip
+    killed = killed_in_git(argv, "update-ref", timeout=900)
     assert killed.returncode == -9, killed.stdout[-3000:] + killed.stderr[-3000:]
     made = _git(target, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
     pattern = branch or "wfbench/evolve-"

@@ -494,6 +494,18 @@ def test_a_branch_at_the_base_commit_is_taken_as_the_killed_apply_s_own_and_comm
     _committed_once_on_the_branch(sweep, repo, base, "branch at base")
 
 
+def _branch_state(repo: Path) -> dict[str, object]:
+    """What a refused rerun must leave as it was: the branch, HEAD, the index, the files, every ref."""
+    return {
+        "branch": git(repo, "rev-parse", f"refs/heads/{BRANCH}").strip(),
+        "head": git(repo, "symbolic-ref", "HEAD").strip(),
+        "head_commit": git(repo, "rev-parse", "HEAD").strip(),
+        "index": git(repo, "ls-files", "-s"),
+        "files": digests(repo, DESTINATIONS),
+        "refs": git(repo, "for-each-ref"),
+    }
+
+
 def _foreign_branch(sweep: MirroredSweep, repo: Path, kind: str, scratch: Path) -> None:
     """A branch named BRANCH that someone else made: their commit, another base, or a near miss."""
     if kind == "their-commit":
@@ -533,14 +545,7 @@ def test_a_foreign_branch_of_the_same_name_is_still_refused_after_a_kill(
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert wfbench("promote", "recover", "--target", str(repo)).returncode == 0
     _foreign_branch(sweep, repo, kind, tmp_path)
-    before = {
-        "branch": git(repo, "rev-parse", f"refs/heads/{BRANCH}").strip(),
-        "head": git(repo, "symbolic-ref", "HEAD").strip(),
-        "head_commit": git(repo, "rev-parse", "HEAD").strip(),
-        "index": git(repo, "ls-files", "-s"),
-        "files": digests(repo, DESTINATIONS),
-        "refs": git(repo, "for-each-ref"),
-    }
+    before = _branch_state(repo)
 
     again = wfbench(*apply_argv(sweep, corpus, "--branch", BRANCH))
 
@@ -549,14 +554,7 @@ def test_a_foreign_branch_of_the_same_name_is_still_refused_after_a_kill(
     assert again.stderr.strip().splitlines() == [
         f"wfbench: error: --branch: branch {BRANCH} already exists and {why}"
     ], again.stderr
-    assert {
-        "branch": git(repo, "rev-parse", f"refs/heads/{BRANCH}").strip(),
-        "head": git(repo, "symbolic-ref", "HEAD").strip(),
-        "head_commit": git(repo, "rev-parse", "HEAD").strip(),
-        "index": git(repo, "ls-files", "-s"),
-        "files": digests(repo, DESTINATIONS),
-        "refs": git(repo, "for-each-ref"),
-    } == before
+    assert _branch_state(repo) == before
 
 
 def test_a_kill_during_recovery_is_recovered_again(
