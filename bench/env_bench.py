@@ -35,7 +35,7 @@ from tests.integration.sweep_kit import MODEL, git
 from wfbench.adapters.envbuild import CachedEnvironments
 from wfbench.adapters.sandbox_bwrap import BwrapSandbox
 from wfbench.adapters.workspace import GitWorkspaces
-from wfbench.app.environment_spec import parse_environment
+from wfbench.app.corpus.environment_spec import parse_environment
 from wfbench.cli.bootstrap import harness_command_env
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 

@@ -47,10 +47,10 @@ def main() -> int:
 
     from wfbench.adapters.jsonl_store import JsonlResultStore
     from wfbench.adapters.streamed_files import write_texts_atomic
-    from wfbench.app import concurrency
     from wfbench.app.report.model import ReportInputs, aggregates_only
     from wfbench.app.report.render import read_for_report, report_parts
     from wfbench.app.report.verdicts import detectability_of
+    from wfbench.app.sweep import concurrency
     from wfbench.cli.gate_cmd import _policy, _regate, default_pairs, evidence_time, results_path
 
     checkpoint("imports")

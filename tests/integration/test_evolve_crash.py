@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.bwrap]
 KILL_AT_STEP = """
 import os, signal, sys
 import attrs
-from wfbench.app import evolution
+from wfbench.app.evolve import evolution
 kill_at, seen = int(sys.argv[1]), []
 def step(name):
     seen.append(name)

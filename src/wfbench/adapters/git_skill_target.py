@@ -96,7 +96,7 @@ class GitSkillTarget:
         """``HEAD``'s id and listed files when it is the commit of an apply of this evidence, else None.
 
         An apply's commit message names the evidence's sha256 and lists the files it wrote
-        (:func:`wfbench.app.promote_apply.commit_message`).
+        (:func:`wfbench.app.promotion.apply.commit_message`).
         """
         log = run_git([*_TRUST, "log", "-1", "--format=%H%n%B"], cwd=self.root)
         if not log.ok:

@@ -12,8 +12,8 @@ import hashlib
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from wfbench.app.arms import AgentChoice, Arm
-from wfbench.app.cell_checks import ArmRuntime
+from wfbench.app.cell.checks import ArmRuntime
+from wfbench.app.corpus.arms import AgentChoice, Arm
 from wfbench.cli import bootstrap as boot
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import ModelCLI

@@ -1,6 +1,6 @@
 """``wfbench evolve CORPUS --generations N``: a proposer agent writes candidate skills, each gated.
 
-The options only; :mod:`wfbench.cli.evolve_flow` wires the loop (:mod:`wfbench.app.evolution`).
+The options only; :mod:`wfbench.cli.evolve_flow` wires the loop (:mod:`wfbench.app.evolve.evolution`).
 """
 
 from __future__ import annotations

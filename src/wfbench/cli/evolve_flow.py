@@ -82,8 +82,8 @@ def _script(options: EvolveOptions, corpus: Any) -> str | None:
 @contextlib.contextmanager
 def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading.Event) -> Iterator[Any]:
     """A ``propose(order)`` callable that runs the proposer session in the sandbox."""
-    from wfbench.app.cell_checks import CellServices, RunSettings
-    from wfbench.app.proposer import run_proposer
+    from wfbench.app.cell.checks import CellServices, RunSettings
+    from wfbench.app.evolve.proposer import run_proposer
     from wfbench.cli.bootstrap import harness_command_env
 
     services = boot.bootstrap(sandbox=options.sandbox, agent=options.agent)
@@ -118,7 +118,7 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading
 def _committed_skills(corpus: Any) -> Any:
     """Read the committed skill files of the corpus's first task (its bound commit)."""
     from wfbench.adapters.workspace import GitWorkspaces
-    from wfbench.app.skill_bindings import read_tree_files
+    from wfbench.app.corpus.skill_bindings import read_tree_files
 
     def committed(roots: Sequence[str]) -> Mapping[str, bytes]:
         workspaces = GitWorkspaces()
@@ -136,8 +136,8 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
     from wfbench.adapters.clock import SystemClock
     from wfbench.adapters.git_skill_target import GitSkillTarget
     from wfbench.adapters.workspace import GitWorkspaces
-    from wfbench.app.evolution_run import run_started_at
-    from wfbench.app.promote_apply import ApplyRefused, ApplyRequest, apply_promotion
+    from wfbench.app.evolve.run import run_started_at
+    from wfbench.app.promotion.apply import ApplyRefused, ApplyRequest, apply_promotion
     from wfbench.cli.promote_cmd import environment_digester
 
     state = {"branched": False}
@@ -218,8 +218,8 @@ def run_evolve(options: EvolveOptions) -> int:
     """Run the loop; the exit code (0: it ran, 130: cancelled; bad input is raised as InputError)."""
     from wfbench.adapters.clock import SystemClock
     from wfbench.adapters.jsonl_store import JsonlResultStore
-    from wfbench.app.corpus import load_corpus
-    from wfbench.app.evolution import EvolveConfig, EvolveServices, evolve
+    from wfbench.app.corpus.corpus import load_corpus
+    from wfbench.app.evolve.evolution import EvolveConfig, EvolveServices, evolve
     from wfbench.domain.errors import InputError
     from wfbench.domain.sweep.manifest import check_model_name
 

@@ -28,7 +28,7 @@ from wfbench.cli.exit_codes import DECISION, EXIT_CODES_HELP, OK
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
-    from wfbench.app.gating import GateInput, GateResult
+    from wfbench.app.gating.gating import GateInput, GateResult
     from wfbench.app.report.model import SweepModel
     from wfbench.domain.promotion.decision import Decision
     from wfbench.domain.promotion.policy import PromotionPolicy
@@ -230,7 +230,7 @@ def _policy(
 def _stream(target: Path) -> tuple[Path, GateInput]:
     """The results file of ``target``, read once, line by line, into the gate's input."""
     from wfbench.adapters.jsonl_store import JsonlResultStore
-    from wfbench.app.gating import gate_input
+    from wfbench.app.gating.gating import gate_input
 
     source = results_path(target)
     return source, gate_input(JsonlResultStore(source).iter_rows())
@@ -239,7 +239,7 @@ def _stream(target: Path) -> tuple[Path, GateInput]:
 def _regate(
     read: GateInput, policy: PromotionPolicy, pairs: dict[str, str] | None, *, now: dt.datetime
 ) -> GateResult:
-    from wfbench.app.gating import regate
+    from wfbench.app.gating.gating import regate
     from wfbench.domain.promotion.policy import CANDIDATE_ARMS
 
     return regate(read, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
@@ -254,10 +254,10 @@ def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] |
     """
     from wfbench.adapters.jsonl_store import JsonlResultStore
     from wfbench.adapters.sweep_dir import SweepDirectory
-    from wfbench.app import concurrency
     from wfbench.app.report.model import ReportInputs, aggregates_only
     from wfbench.app.report.render import read_for_report
     from wfbench.app.report.verdicts import detectability_of
+    from wfbench.app.sweep import concurrency
 
     read, builder = read_for_report(JsonlResultStore(source).iter_rows())
     result = _regate(read, policy, pairs, now=evidence_time(source, read))
@@ -355,7 +355,7 @@ def _sweep_generated_at(path: Path) -> dt.datetime | None:
 
 
 def _aware(value: object) -> dt.datetime | None:
-    from wfbench.app.gating import aware_time
+    from wfbench.app.gating.gating import aware_time
 
     return aware_time(value)
 

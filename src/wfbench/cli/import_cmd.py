@@ -36,8 +36,8 @@ def import_swebench(
     """
     import yaml
 
-    from wfbench.app.environment_spec import parse_environment
-    from wfbench.app.swebench import import_instances, read_instances
+    from wfbench.app.corpus.environment_spec import parse_environment
+    from wfbench.app.corpus.swebench import import_instances, read_instances
     from wfbench.domain.errors import InputError
 
     spec = None

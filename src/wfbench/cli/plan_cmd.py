@@ -20,7 +20,7 @@ from wfbench.cli.gate_cmd import Metric, parse_pairs, results_path
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
-    from wfbench.app.planning import PairPlan
+    from wfbench.app.gating.planning import PairPlan
     from wfbench.domain.statistics.planning import Plan, PlanCell
 
 PLAN_EPILOG = (
@@ -198,7 +198,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design."""
         from wfbench.adapters.jsonl_store import JsonlResultStore
-        from wfbench.app.planning import PlanRequest, parse_effect, plan_pairs
+        from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
         from wfbench.domain.promotion.policy import CANDIDATE_ARMS
         from wfbench.domain.statistics.config import AnalysisConfig
 

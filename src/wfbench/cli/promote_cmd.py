@@ -155,8 +155,8 @@ def register(app: typer.Typer) -> None:
         from wfbench.adapters.clock import SystemClock
         from wfbench.adapters.git_skill_target import GitSkillTarget
         from wfbench.adapters.workspace import GitWorkspaces
-        from wfbench.app.promote_apply import ApplyRefused, ApplyRequest, apply_promotion
-        from wfbench.app.selection import parse_patterns
+        from wfbench.app.corpus.selection import parse_patterns
+        from wfbench.app.promotion.apply import ApplyRefused, ApplyRequest, apply_promotion
         from wfbench.domain.errors import InputError
         from wfbench.domain.promotion.policy import DEFAULT_POLICY
 

@@ -2,7 +2,7 @@
 
 A Ray task calls :func:`run_order` on a node that offers ``wfbench_slot``. It builds the node's
 own adapters (sandbox, agents, workspaces, environments) the way ``wfbench run`` does on one
-machine, and calls the same :func:`wfbench.app.cell.run_cell` (``docs/distributed.md``):
+machine, and calls the same :func:`wfbench.app.cell.cell.run_cell` (``docs/distributed.md``):
 
 * the task snapshot arrives as a git bundle, fetched from the object store only when this node
   has not rebuilt that commit yet (:mod:`wfbench.adapters.snapshot_bundle`);
@@ -35,9 +35,9 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.arms import AgentChoice, Arm, Overlay
-from wfbench.app.cell import CellPlan, run_cell
-from wfbench.app.cell_checks import CellServices, RunSettings
+from wfbench.app.cell.cell import CellPlan, run_cell
+from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.corpus.arms import AgentChoice, Arm, Overlay
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.nodes import NodeProbe

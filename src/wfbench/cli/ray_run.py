@@ -22,8 +22,8 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.cell import CellPlan
-from wfbench.app.cell_checks import RunSettings
+from wfbench.app.cell.cell import CellPlan
+from wfbench.app.cell.checks import RunSettings
 from wfbench.cli.ray_node import NodeOrder, NodeResult, NodeRuntime, expected_agents, probe_node, run_order
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import Row

@@ -73,9 +73,9 @@ def _pins_and_kinds(
     corpus: Path, include_expensive: bool, tasks: list[str] | None
 ) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
     from wfbench.adapters.workspace import GitWorkspaces
-    from wfbench.app.corpus import load_corpus
-    from wfbench.app.release import release_pins
-    from wfbench.app.selection import parse_patterns
+    from wfbench.app.corpus.corpus import load_corpus
+    from wfbench.app.corpus.selection import parse_patterns
+    from wfbench.app.promotion.release import release_pins
 
     loaded = load_corpus(str(corpus))
     only = parse_patterns(tasks or [])
@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
         """Gate the candidate runtime against stable per task; write the evidence; exit 0 or 1."""
         from wfbench.adapters.clock import SystemClock
         from wfbench.adapters.jsonl_store import write_json_atomic, write_text_atomic
-        from wfbench.app.release import GATE_JSON, GATE_MD, load_side, run_release_gate
+        from wfbench.app.promotion.release import GATE_JSON, GATE_MD, load_side, run_release_gate
 
         pins, kinds = _pins_and_kinds(corpus, include_expensive, tasks)
         sides = [
@@ -181,7 +181,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Summarise SWEEP_DIR as a release evaluation (its rows, the pins, each row's trust)."""
         from wfbench.adapters.jsonl_store import write_json_atomic
-        from wfbench.app.release import EVALUATION_NAME, load_side
+        from wfbench.app.promotion.release import EVALUATION_NAME, load_side
         from wfbench.domain.errors import InputError
 
         pins, kinds = _pins_and_kinds(corpus, include_expensive, tasks)

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         labels: Annotated[Path, typer.Argument(metavar="LABELS", help="The hidden review-labels.json.")],
     ) -> None:
         """Print the score of ARTIFACT against LABELS as JSON; a malformed artifact exits 2."""
-        from wfbench.app.review_scoring import score_review_files
+        from wfbench.app.gating.review_scoring import score_review_files
 
         result = score_review_files(artifact, labels)
         typer.echo(json.dumps(result.to_mapping(), indent=2))

@@ -17,7 +17,7 @@ from wfbench.cli import limit_options as lim
 from wfbench.cli import sweep_options as opt
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
 
-#: The preset arms (``wfbench.app.arms.preset_arms``; pinned equal by a test).
+#: The preset arms (``wfbench.app.corpus.arms.preset_arms``; pinned equal by a test).
 PRESET_ARMS = (
     "workflow", "workflow_direct", "review", "baseline", "baseline_nomcp",
     "candidate_workflow", "candidate_workflow_direct", "candidate_review",

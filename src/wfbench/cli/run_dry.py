@@ -29,8 +29,8 @@ def dry_run(request: Any, *, out_dir: str, resuming: bool) -> int:
 
 def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> list[str]:
     from wfbench.adapters.workspace import GitWorkspaces
-    from wfbench.app.binding import bind_tasks, prepare_snapshots
-    from wfbench.app.sweep import plan_cells, selected_tasks
+    from wfbench.app.corpus.binding import bind_tasks, prepare_snapshots
+    from wfbench.app.sweep.sweep import plan_cells, selected_tasks
     from wfbench.cli.run_setup import resolve_setup
 
     corpus_path = request.corpus or _demo_corpus(out_dir, scratch)
@@ -106,8 +106,8 @@ def _reuse(
     if request.reuse_results is None:
         return set(), ()
     from wfbench.adapters.prior_results import PriorResultsDir
-    from wfbench.app.cell_checks import RunSettings
-    from wfbench.app.reuse_plan import select_reuse
+    from wfbench.app.cell.checks import RunSettings
+    from wfbench.app.sweep.reuse_plan import select_reuse
     from wfbench.cli import bootstrap as boot
 
     prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
@@ -124,7 +124,7 @@ def _reuse(
 
 
 def _spend_lines(todo: Sequence[Any], prior: Sequence[Any]) -> list[str]:
-    from wfbench.app.spend import estimate
+    from wfbench.app.sweep.spend import estimate
 
     estimates = estimate([(cell.task, cell.arm) for cell in todo], prior)
     known = [value for value in estimates if value is not None]

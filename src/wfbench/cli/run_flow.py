@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.cell_checks import DEFAULT_DISK_BUDGET
+from wfbench.app.cell.checks import DEFAULT_DISK_BUDGET
 from wfbench.cli import bootstrap as boot
 from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
 from wfbench.domain.errors import InputError
@@ -317,8 +317,8 @@ class _SweepContext:
 
 def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
     from wfbench.adapters.jsonl_store import JsonlResultStore
-    from wfbench.app.cell_checks import CellServices, RunSettings
-    from wfbench.app.sweep import SweepConfig, SweepServices, run_sweep
+    from wfbench.app.cell.checks import CellServices, RunSettings
+    from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
 
     out_dir = context.out_dir
     cancel = context.cancel
@@ -392,7 +392,7 @@ def _incumbent_overlay(request: RunRequest, setup: Any) -> Any:
     """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
     if request.incumbent_overlay is None:
         return None
-    from wfbench.app.arms import load_overlay
+    from wfbench.app.corpus.arms import load_overlay
 
     return load_overlay(request.incumbent_overlay, setup.arms)
 
@@ -453,7 +453,7 @@ def _manifest_starter(
 
 def _evolve_fields(request: RunRequest, setup: Any) -> dict[str, Any]:
     """What ``wfbench evolve`` adds to a generation's manifest: the incumbent overlay, the proposer."""
-    from wfbench.app.arms import overlay_digest
+    from wfbench.app.corpus.arms import overlay_digest
 
     incumbent = _incumbent_overlay(request, setup)
     return {
@@ -470,8 +470,8 @@ def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any, gateway:
 
     ``$WFBENCH_HEARTBEAT_S`` sets the heartbeat interval off a TTY (default 60 s; tests shorten it).
     """
-    from wfbench.app.events import Fanout
-    from wfbench.app.progress import HEARTBEAT_S, JsonProgress, LiveProgress, LogObserver, PlainProgress
+    from wfbench.app.cell.events import Fanout
+    from wfbench.app.sweep.progress import HEARTBEAT_S, JsonProgress, LiveProgress, LogObserver, PlainProgress
 
     heartbeat = _heartbeat_s(os.environ.get(HEARTBEAT_ENV), HEARTBEAT_S)
     metered = None if gateway is None else gateway.spend
@@ -487,7 +487,7 @@ def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any, gateway:
 
 def _note_to(observer: Any) -> Callable[[str], None]:
     """A one-argument note callback (the Ray executor's) for ``observer``: a ``[tag]`` line is a warning."""
-    from wfbench.app.events import Note
+    from wfbench.app.cell.events import Note
 
     def note(text: str) -> None:
         observer.notify(Note(text, "warning" if text.startswith("[") else "info"))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from wfbench.app.arms import Arm
-from wfbench.app.corpus import Corpus
+from wfbench.app.corpus.arms import Arm
+from wfbench.app.corpus.corpus import Corpus
 from wfbench.domain.errors import InputError
 from wfbench.domain.metering.prices import prices_for
 

@@ -13,8 +13,15 @@ from collections.abc import Sequence
 
 import attrs
 
-from wfbench.app.arms import Arm, Overlay, check_overlay_arms, load_overlay, overlay_digest, resolve_arms
-from wfbench.app.corpus import Corpus, load_corpus
+from wfbench.app.corpus.arms import (
+    Arm,
+    Overlay,
+    check_overlay_arms,
+    load_overlay,
+    overlay_digest,
+    resolve_arms,
+)
+from wfbench.app.corpus.corpus import Corpus, load_corpus
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
 from wfbench.domain.sweep.manifest import check_model_name

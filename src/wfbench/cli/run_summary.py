@@ -16,9 +16,12 @@ CANCELLED_NAME = "results.cancelled.jsonl"
 
 
 def directory_spend(out_dir: str) -> Any:
-    """The :class:`~wfbench.app.spend.Spend` of every row the sweep directory holds (set-aside rows too)."""
+    """The :class:`~wfbench.app.sweep.spend.Spend` of every row the sweep directory holds.
+
+    Set-aside rows too.
+    """
     from wfbench.adapters.jsonl_store import JsonlResultStore
-    from wfbench.app.spend import spend_of
+    from wfbench.app.sweep.spend import spend_of
 
     rows: list[Any] = []
     for name in ("results.jsonl", CANCELLED_NAME):
@@ -59,7 +62,7 @@ def _metered_text(metered: Any) -> str:
 
 def summary_event(out_dir: str, result: Any) -> dict[str, Any]:
     """The summary as one ``--json`` event."""
-    from wfbench.app.budget import spend_fields
+    from wfbench.app.sweep.budget import spend_fields
 
     spend = directory_spend(out_dir)
     html = os.path.join(out_dir, "report.html")

@@ -44,10 +44,10 @@ def tasks_check(
     """Validate a corpus (fields, arms, repositories, refs, oracle files) without running it."""
     from wfbench.adapters.provider_script import ProviderScript
     from wfbench.adapters.workspace import GitWorkspaces
-    from wfbench.app.binding import bind_tasks
-    from wfbench.app.corpus import load_corpus
-    from wfbench.app.selection import parse_patterns
-    from wfbench.app.sweep import selected_tasks
+    from wfbench.app.corpus.binding import bind_tasks
+    from wfbench.app.corpus.corpus import load_corpus
+    from wfbench.app.corpus.selection import parse_patterns
+    from wfbench.app.sweep.sweep import selected_tasks
 
     loaded = load_corpus(corpus)
     if loaded.provider_script is not None:  # `run` loads it before any session; so does the check

@@ -22,9 +22,9 @@ from typing import Protocol
 
 import attrs
 
-from wfbench.app.arms import Arm, TaskKind
-from wfbench.app.binding import BoundTask, sha256_text
-from wfbench.app.cell_checks import RunSettings, overlaid_skill_digest
+from wfbench.app.cell.checks import RunSettings, overlaid_skill_digest
+from wfbench.app.corpus.arms import Arm, TaskKind
+from wfbench.app.corpus.binding import BoundTask, sha256_text
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep import layout

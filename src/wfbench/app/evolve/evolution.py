@@ -3,7 +3,7 @@
 Generation 0 measures the incumbent on its own (unless ``--reuse-results`` supplies a prior
 sweep). Each later generation:
 
-1. **proposes**: the proposer session (:mod:`wfbench.app.proposer`) reads the last sweep's
+1. **proposes**: the proposer session (:mod:`wfbench.app.evolve.proposer`) reads the last sweep's
    redacted evidence digest and writes a candidate overlay on a copy of the incumbent skills;
 2. **validates** it like any ``--candidate-overlay`` (Markdown under the skills it may evolve,
    the size limits) and derives the candidate arms it must be judged in;
@@ -20,7 +20,7 @@ Each generation is one line of ``evolution.jsonl`` (:class:`GenerationRecord`). 
 enough evidence. It continues where an earlier run stopped: the history, the incumbent and the
 last sweep are read back from the output directory. A decided generation is journaled before any
 of its effects, and the incumbent is rebuilt from the records, so a run killed at any point
-either redoes its generation (undecided) or finishes it (:mod:`wfbench.app.evolution_state`).
+either redoes its generation (undecided) or finishes it (:mod:`wfbench.app.evolve.state`).
 """
 
 from __future__ import annotations
@@ -33,10 +33,17 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.arms import Arm, check_overlay_arms, load_overlay, overlay_digest, required_candidate_arms
-from wfbench.app.corpus import Corpus, load_corpus
-from wfbench.app.evolution_run import begin_run, end_run
-from wfbench.app.evolution_state import (
+from wfbench.app.corpus.arms import (
+    Arm,
+    check_overlay_arms,
+    load_overlay,
+    overlay_digest,
+    required_candidate_arms,
+)
+from wfbench.app.corpus.corpus import Corpus, load_corpus
+from wfbench.app.evolve.proposer import Proposal, proposer_prompt, write_overlay
+from wfbench.app.evolve.run import begin_run, end_run
+from wfbench.app.evolve.state import (
     EVOLUTION_FILE,
     INCUMBENT_DIR,
     append_record,
@@ -49,8 +56,7 @@ from wfbench.app.evolution_state import (
     sync_tree,
     write_journal,
 )
-from wfbench.app.proposer import Proposal, proposer_prompt, write_overlay
-from wfbench.app.spend import spend_of
+from wfbench.app.sweep.spend import spend_of
 from wfbench.domain.errors import InputError, WfbenchError
 from wfbench.domain.evolution.digest import evidence_digest
 from wfbench.domain.evolution.record import (
@@ -141,7 +147,7 @@ class EvolveServices:
     apply: Callable[[str], Mapping[str, Any]] | None = None
     #: True once SIGINT/SIGTERM asked the loop to stop (the proposer session sees it too).
     cancelled: Callable[[], bool] = lambda: False
-    #: Called after every durable change of the loop's state (see :mod:`wfbench.app.evolution_state`).
+    #: Called after every durable change of the loop's state (see :mod:`wfbench.app.evolve.state`).
     on_step: Callable[[str], None] = lambda _step: None
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from wfbench.app.scheduler import SweepOutcome
+from wfbench.app.sweep.scheduler import SweepOutcome
 from wfbench.domain.ports import CancelToken, CellExecutor
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.scheduling import (

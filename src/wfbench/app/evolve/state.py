@@ -27,7 +27,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from wfbench.app.arms import Arm, load_overlay, overlay_digest
+from wfbench.app.corpus.arms import Arm, load_overlay, overlay_digest
 from wfbench.domain.errors import InputError
 from wfbench.domain.evolution.record import GenerationOutcome, GenerationRecord
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from wfbench.app.cell_checks import CellServices, RunSettings
-from wfbench.app.cell_wire import CellWire
+from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.cell.wire import CellWire
 from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.session.records import SessionRecord, SessionRequest

@@ -23,9 +23,7 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
-from wfbench.app.binding import BoundTask, dependency_source, sha256_text
-from wfbench.app.cell_checks import (
+from wfbench.app.cell.checks import (
     AgentFault,
     CellContext,
     CellServices,
@@ -34,11 +32,13 @@ from wfbench.app.cell_checks import (
     checked_run,
     skill_digest,
 )
-from wfbench.app.cell_measure import measured_fields, session_measurements
-from wfbench.app.cell_review import grade_review
-from wfbench.app.cell_wire import CellWire
-from wfbench.app.events import PhaseFinished, PhaseStarted
-from wfbench.app.oracle_run import run_oracle
+from wfbench.app.cell.events import PhaseFinished, PhaseStarted
+from wfbench.app.cell.measure import measured_fields, session_measurements
+from wfbench.app.cell.oracle_run import run_oracle
+from wfbench.app.cell.review import grade_review
+from wfbench.app.cell.wire import CellWire
+from wfbench.app.corpus.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
+from wfbench.app.corpus.binding import BoundTask, dependency_source, sha256_text
 from wfbench.domain.errors import EvidenceCaptureError, SandboxError, WfbenchError
 from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken

@@ -5,7 +5,7 @@ Everything is validated up front, before any session: a bad corpus fails with on
 relative to the corpus file's directory. See ``docs/corpus.md`` for the format.
 
 Binding (resolving refs, capturing hidden oracle files) needs git and the filesystem and goes
-through the :class:`~wfbench.domain.ports.Workspaces` port: see :func:`wfbench.app.binding.bind_tasks`.
+through the :class:`~wfbench.domain.ports.Workspaces` port: see :func:`wfbench.app.corpus.binding.bind_tasks`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import yaml
 
-from wfbench.app.arms import (
+from wfbench.app.corpus.arms import (
     AGENT_NAMES,
     AgentChoice,
     Arm,
@@ -30,8 +30,8 @@ from wfbench.app.arms import (
     ce_preset_arms,
     preset_arms,
 )
-from wfbench.app.environment_spec import parse_environment, parse_task_env
-from wfbench.app.plugins import CE_SKILLS, PluginIdentity, plugin_identity
+from wfbench.app.corpus.environment_spec import parse_environment, parse_task_env
+from wfbench.app.corpus.plugins import CE_SKILLS, PluginIdentity, plugin_identity
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.policy import DecisionPolicy

@@ -2,7 +2,7 @@
 
 The key proxy meters every cell's model traffic at the wire and prices it with the pinned
 model's prices (:mod:`wfbench.adapters.key_proxy`), in-flight cells included. This module is the
-app-level view of it (:mod:`wfbench.app.spend` sums the rows' ``cost_usd``, which are the wire's
+app-level view of it (:mod:`wfbench.app.sweep.spend` sums the rows' ``cost_usd``, which are the wire's
 too once a cell is folded):
 
 * :func:`metered_spend` — the spend so far (``None`` without a metered endpoint), safe to call
@@ -10,7 +10,7 @@ too once a cell is folded):
 * :func:`spend_fields` — the same as JSON-ready fields (``metered_spend_usd``,
   ``max_cost_usd``, ``max_cost_reached``) for log and ``--json`` events;
 * :class:`BudgetStop` — once ``--max-cost`` is reached no new cell starts
-  (:func:`~wfbench.app.scheduler.run_packed`'s ``may_start``); the sweep's note and the report
+  (:func:`~wfbench.app.sweep.scheduler.run_packed`'s ``may_start``); the sweep's note and the report
   say so.
 """
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from wfbench.app.corpus import Corpus, Dependency, OracleSpec, TaskSpec
+from wfbench.app.corpus.corpus import Corpus, Dependency, OracleSpec, TaskSpec
 from wfbench.domain.environment.spec import BuiltEnvironment
 from wfbench.domain.errors import InputError, WfbenchError
 from wfbench.domain.ports import Workspaces

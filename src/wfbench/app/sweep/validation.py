@@ -20,10 +20,10 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from wfbench.app.binding import BoundTask
-from wfbench.app.cell_checks import CellContext, CellServices, RunSettings
-from wfbench.app.corpus import TaskSpec
-from wfbench.app.oracle_run import run_oracle
+from wfbench.app.cell.checks import CellContext, CellServices, RunSettings
+from wfbench.app.cell.oracle_run import run_oracle
+from wfbench.app.corpus.binding import BoundTask
+from wfbench.app.corpus.corpus import TaskSpec
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.workspace.sandbox import Mount

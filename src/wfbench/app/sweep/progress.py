@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from wfbench.app.events import (
+from wfbench.app.cell.events import (
     CellFinished,
     CellKey,
     CellStarted,
@@ -39,7 +39,7 @@ from wfbench.app.events import (
     SweepObserver,
     SweepStarted,
 )
-from wfbench.app.spend import RowSpend
+from wfbench.app.sweep.spend import RowSpend
 from wfbench.domain.metering.evidence import Spend as MeteredSpend
 from wfbench.domain.redaction import escape_controls, redact_text
 from wfbench.domain.results.rows import ErrorKind, Row

@@ -11,9 +11,9 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.arms import Overlay
-from wfbench.app.binding import BoundTask
-from wfbench.app.cell_wire import CellWire
+from wfbench.app.cell.wire import CellWire
+from wfbench.app.corpus.arms import Overlay
+from wfbench.app.corpus.binding import BoundTask
 from wfbench.domain.environment.spec import ENV_MOUNT
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken, Clock, Environments, ModelCLI, ModelGateway, Sandbox, Workspaces

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from wfbench.app.scheduler import LimitEvent
+from wfbench.app.sweep.scheduler import LimitEvent
 
 __all__ = ["CONCURRENCY_NAME", "limit_record", "read_history", "report_lines", "write_history"]
 

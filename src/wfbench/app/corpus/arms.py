@@ -4,7 +4,7 @@ An :class:`Arm` says what sessions a cell runs and how each is contained: the pr
 (``{task}``, ``{plan}``, ``{review_output}`` are filled in per cell), the skill the session
 must invoke, the tools it may use, whether the workspace is writable, and any MCP/plugin
 configuration. The reference harness's arms ship as presets built by :func:`preset_arms` with
-configurable skill names; a corpus may define its own arms (see :mod:`wfbench.app.corpus`).
+configurable skill names; a corpus may define its own arms (see :mod:`wfbench.app.corpus.corpus`).
 
 Candidate overlays (``--candidate-overlay DIR``) are validated here, before any session:
 only Markdown files under the skill directories that the chosen candidate arms evaluate.
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from wfbench.app.plugins import CE_SKILLS, PluginIdentity
+from wfbench.app.corpus.plugins import CE_SKILLS, PluginIdentity
 from wfbench.domain.errors import InputError
 
 

@@ -14,8 +14,8 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 
-from wfbench.app.arms import Arm, Overlay
-from wfbench.app.binding import BoundTask
+from wfbench.app.corpus.arms import Arm, Overlay
+from wfbench.app.corpus.binding import BoundTask
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.skill_swap import base_digests, destinations, skill_roots
 

@@ -15,22 +15,29 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from wfbench.app import concurrency
-from wfbench.app.arms import Arm, Overlay
-from wfbench.app.binding import BoundTask, bind_tasks, prepare_snapshots
-from wfbench.app.budget import BudgetStop, metered_spend, spend_fields
-from wfbench.app.cell import CellPlan, run_cell
-from wfbench.app.cell_checks import CellServices, RunSettings
-from wfbench.app.corpus import Corpus, TaskSpec
-from wfbench.app.environments import prepare_environments
-from wfbench.app.events import CellFinished, CellStarted, Note, SweepFinished, SweepObserver, SweepStarted
-from wfbench.app.executor_sweep import DEFAULT_GRACE_S, run_on_executor
-from wfbench.app.finish import FinishInput, finish_sweep
-from wfbench.app.reuse_plan import PriorResults, ReusePlan, plan_reuse
-from wfbench.app.scheduler import LimitEvent, SweepOutcome, run_packed
-from wfbench.app.selection import select_ids
-from wfbench.app.skill_bindings import sweep_base_digests
-from wfbench.app.spend import spend_of
+from wfbench.app.cell.cell import CellPlan, run_cell
+from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.cell.events import (
+    CellFinished,
+    CellStarted,
+    Note,
+    SweepFinished,
+    SweepObserver,
+    SweepStarted,
+)
+from wfbench.app.corpus.arms import Arm, Overlay
+from wfbench.app.corpus.binding import BoundTask, bind_tasks, prepare_snapshots
+from wfbench.app.corpus.corpus import Corpus, TaskSpec
+from wfbench.app.corpus.selection import select_ids
+from wfbench.app.corpus.skill_bindings import sweep_base_digests
+from wfbench.app.sweep import concurrency
+from wfbench.app.sweep.budget import BudgetStop, metered_spend, spend_fields
+from wfbench.app.sweep.environments import prepare_environments
+from wfbench.app.sweep.executor_sweep import DEFAULT_GRACE_S, run_on_executor
+from wfbench.app.sweep.finish import FinishInput, finish_sweep
+from wfbench.app.sweep.reuse_plan import PriorResults, ReusePlan, plan_reuse
+from wfbench.app.sweep.scheduler import LimitEvent, SweepOutcome, run_packed
+from wfbench.app.sweep.spend import spend_of
 from wfbench.domain.errors import InputError
 from wfbench.domain.metering.evidence import Spend as MeteredSpend
 from wfbench.domain.ports import CancelToken, CellExecutor, ResultStore

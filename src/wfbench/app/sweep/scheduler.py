@@ -3,7 +3,7 @@
 :func:`run_packed` is the effect shell around :mod:`wfbench.domain.sweep.scheduling`: the domain fold
 decides which cell to submit, which row to persist, when to stop and when to cancel; this module
 performs those decisions on a :class:`~wfbench.domain.ports.CellExecutor` (here the thread pool,
-:class:`~wfbench.app.thread_executor.ThreadCellExecutor`), which only runs cells and reports them
+:class:`~wfbench.app.sweep.thread_executor.ThreadCellExecutor`), which only runs cells and reports them
 finished. The calling thread submits, waits and folds; ``on_row`` is therefore always called on
 the calling thread, once per row, in submission order.
 
@@ -29,7 +29,7 @@ Seams (what callers hook into; each is optional except ``run_cell`` and ``on_row
 The decisions themselves are the pure fold's (``start_fold``/``fold`` over ``CellFinished`` and
 ``CancelRequested`` events, returning ``SubmitCell``/``PersistRow``/``LimitChanged``/
 ``CancelRunning``/``SweepDone`` actions), performed here on any ``CellExecutor``;
-:mod:`wfbench.app.executor_sweep` performs the same fold, unpaced, for a cluster executor.
+:mod:`wfbench.app.sweep.executor_sweep` performs the same fold, unpaced, for a cluster executor.
 
 Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
@@ -61,7 +61,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from wfbench.app.thread_executor import RunCell, ThreadCellExecutor
+from wfbench.app.sweep.thread_executor import RunCell, ThreadCellExecutor
 from wfbench.domain.ports import CancelToken, CellExecutor
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.pacing import LimitChanged, Pacing, RetryPolicy

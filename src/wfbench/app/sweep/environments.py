@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from wfbench.app.binding import BoundTask
+from wfbench.app.corpus.binding import BoundTask
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.ports import CancelToken, Environments

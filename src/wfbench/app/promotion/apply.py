@@ -26,11 +26,18 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.arms import Arm, Overlay, TaskKind, load_overlay, overlay_digest, required_candidate_arms
-from wfbench.app.binding import BoundTask, bind_tasks, prepare_snapshots
-from wfbench.app.corpus import Corpus, load_corpus
-from wfbench.app.skill_bindings import overlay_destinations
-from wfbench.app.sweep import selected_tasks
+from wfbench.app.corpus.arms import (
+    Arm,
+    Overlay,
+    TaskKind,
+    load_overlay,
+    overlay_digest,
+    required_candidate_arms,
+)
+from wfbench.app.corpus.binding import BoundTask, bind_tasks, prepare_snapshots
+from wfbench.app.corpus.corpus import Corpus, load_corpus
+from wfbench.app.corpus.skill_bindings import overlay_destinations
+from wfbench.app.sweep.sweep import selected_tasks
 from wfbench.domain import strict_json
 from wfbench.domain.environment.spec import BuiltEnvironment
 from wfbench.domain.errors import InputError

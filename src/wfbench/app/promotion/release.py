@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.binding import bind_tasks
-from wfbench.app.corpus import Corpus
-from wfbench.app.sweep import selected_tasks
+from wfbench.app.corpus.binding import bind_tasks
+from wfbench.app.corpus.corpus import Corpus
+from wfbench.app.sweep.sweep import selected_tasks
 from wfbench.domain import strict_json
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import Workspaces

@@ -14,12 +14,12 @@ from typing import Any
 
 import attrs
 
-from wfbench.app import concurrency
-from wfbench.app.arms import Arm, Overlay
-from wfbench.app.binding import BoundTask
-from wfbench.app.corpus import Corpus
+from wfbench.app.corpus.arms import Arm, Overlay
+from wfbench.app.corpus.binding import BoundTask
+from wfbench.app.corpus.corpus import Corpus
 from wfbench.app.report.model import ReportInputs
 from wfbench.app.report.render import render_reports
+from wfbench.app.sweep import concurrency
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.judging import PairSpec, judge_rows

@@ -11,7 +11,7 @@ a capture that raised). Two things keep them:
 * :func:`measured_fields` gives a failure row the sessions' sum, ids and transcripts, where it
   would otherwise have recorded nothing.
 
-The sweep's spend (:mod:`wfbench.app.spend`) reads both.
+The sweep's spend (:mod:`wfbench.app.sweep.spend`) reads both.
 """
 
 from __future__ import annotations

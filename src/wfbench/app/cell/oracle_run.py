@@ -24,9 +24,9 @@ from collections.abc import Mapping
 
 import attrs
 
-from wfbench.app.binding import BoundTask
-from wfbench.app.cell_checks import AgentFault, CellContext
-from wfbench.app.junit_report import REPORT_NAME, read_report
+from wfbench.app.cell.checks import AgentFault, CellContext
+from wfbench.app.cell.junit_report import REPORT_NAME, read_report
+from wfbench.app.corpus.binding import BoundTask
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.workspace.oracle import OracleVerdict, oracle_verdict

@@ -250,7 +250,7 @@ def import_instances(
         tests = {"FAIL_TO_PASS": list(item.fail_to_pass), "PASS_TO_PASS": list(item.pass_to_pass)}
         files[f"{base}/tests.json"] = json.dumps(tests, indent=2) + "\n"
     files[f"oracle/{ORACLE_RUNNER}"] = (
-        resources.files("wfbench.app").joinpath(ORACLE_RUNNER).read_text("utf-8")
+        resources.files(__name__.rpartition(".")[0]).joinpath(ORACLE_RUNNER).read_text("utf-8")
     )
     corpus = {"name": os.path.basename(os.path.abspath(out_dir)), "defaults": {"arms": ["baseline"]},
               "tasks": tasks}  # fmt: skip

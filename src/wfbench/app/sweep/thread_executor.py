@@ -1,13 +1,13 @@
 """This machine's threads as a :class:`~wfbench.domain.ports.CellExecutor`: the local implementation.
 
 :class:`ThreadCellExecutor` is what ``wfbench run`` uses by default (``--workers N``): a bounded
-thread pool that runs :func:`wfbench.app.cell.run_cell` for each submitted cell, honouring the
+thread pool that runs :func:`wfbench.app.cell.cell.run_cell` for each submitted cell, honouring the
 fold's pacing delay, and reports every cell exactly once (``CellFinished``; ``row=None`` when it
 never started). The cells' cancel token is set by the caller's ``cancel`` event or by
 :meth:`ThreadCellExecutor.cancel`: threads stop cooperatively only (every process a cell starts
 watches the token), so the grace period of the port does not apply here.
 
-The fold, the breaker and every row stay with the caller (:mod:`wfbench.app.scheduler`); the
+The fold, the breaker and every row stay with the caller (:mod:`wfbench.app.sweep.scheduler`); the
 Ray executor (:mod:`wfbench.adapters.ray_executor`) is the other implementation of the port.
 """
 

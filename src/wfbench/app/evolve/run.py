@@ -23,7 +23,7 @@ import os
 
 import attrs
 
-from wfbench.app.evolution_state import fsync_dir
+from wfbench.app.evolve.state import fsync_dir
 from wfbench.domain.errors import InputError
 
 __all__ = ["RUN_FILE", "RunPlan", "begin_run", "end_run", "run_started_at"]
