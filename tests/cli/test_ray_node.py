@@ -67,7 +67,7 @@ def test_a_nodes_endpoint_gives_each_cell_a_metered_lease_on_its_agents_routes(t
     """On a node the cell's model traffic goes through this node's key proxy: a lease (bridge + token)."""
     from types import SimpleNamespace
 
-    from wfbench.adapters.key_proxy_rules import OPENAI_RESPONSES_ROUTE
+    from wfbench.adapters.gateway.rules import OPENAI_RESPONSES_ROUTE
     from wfbench.cli.ray_node import _endpoint
 
     runtime = SimpleNamespace(

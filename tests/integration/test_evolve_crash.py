@@ -174,7 +174,7 @@ def test_a_run_killed_again_while_finishing_a_generation_still_ends_as_an_uninte
 
 KILL_IN_APPLY = """
 import os, signal, sys
-from wfbench.adapters import skill_transaction as transaction
+from wfbench.adapters.repo import skill_transaction as transaction
 def step(self, name):
     if name == sys.argv[1]:
         os.kill(os.getpid(), signal.SIGKILL)

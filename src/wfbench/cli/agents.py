@@ -30,11 +30,11 @@ def build_choice(choice: AgentChoice) -> ModelCLI:
     if choice.binary is None:
         return boot.build_agent(choice.name)
     if choice.name == "claude":
-        from wfbench.adapters.claude_cli import ClaudeCLI
+        from wfbench.adapters.agents.claude import ClaudeCLI
 
         return ClaudeCLI.real(choice.binary)
     if choice.name == "codex":
-        from wfbench.adapters.codex_cli import CodexCLI
+        from wfbench.adapters.agents.codex import CodexCLI
 
         return CodexCLI.real(choice.binary)
     raise InputError(f"agent {choice.name!r} cannot pin a binary", field="agent.binary")
@@ -46,7 +46,7 @@ def agent_version(choice: AgentChoice, adapter: ModelCLI) -> str | None:
         version = getattr(adapter, "version", None)
         return version if isinstance(version, str) else None
     if choice.name == "standin":
-        from wfbench.adapters import standin_agent
+        from wfbench.adapters.agents import standin as standin_agent
 
         with open(standin_agent.__file__, "rb") as handle:
             return "standin " + hashlib.sha256(handle.read()).hexdigest()[:12]

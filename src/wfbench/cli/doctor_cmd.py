@@ -158,13 +158,13 @@ def _find(agent: str) -> str | None:
 
 
 def _claude_pin() -> str:
-    from wfbench.adapters.claude_cli import CLAUDE_VERSION
+    from wfbench.adapters.agents.claude import CLAUDE_VERSION
 
     return CLAUDE_VERSION
 
 
 def _codex_pin() -> str:
-    from wfbench.adapters.codex_cli import CODEX_VERSION
+    from wfbench.adapters.agents.codex import CODEX_VERSION
 
     return CODEX_VERSION
 

@@ -117,7 +117,7 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading
 
 def _committed_skills(corpus: Any) -> Any:
     """Read the committed skill files of the corpus's first task (its bound commit)."""
-    from wfbench.adapters.workspace import GitWorkspaces
+    from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.skill_bindings import read_tree_files
 
     def committed(roots: Sequence[str]) -> Mapping[str, bytes]:
@@ -133,9 +133,9 @@ def _committed_skills(corpus: Any) -> Any:
 def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
     if options.apply_target is None:
         return None
-    from wfbench.adapters.clock import SystemClock
-    from wfbench.adapters.git_skill_target import GitSkillTarget
-    from wfbench.adapters.workspace import GitWorkspaces
+    from wfbench.adapters.repo.skill_target import GitSkillTarget
+    from wfbench.adapters.repo.workspace import GitWorkspaces
+    from wfbench.adapters.store.clock import SystemClock
     from wfbench.app.evolve.run import run_started_at
     from wfbench.app.promotion.apply import ApplyRefused, ApplyRequest, apply_promotion
     from wfbench.cli.promote_cmd import environment_digester
@@ -216,8 +216,8 @@ def _cancel_on_signals(cancel: threading.Event) -> Iterator[None]:
 
 def run_evolve(options: EvolveOptions) -> int:
     """Run the loop; the exit code (0: it ran, 130: cancelled; bad input is raised as InputError)."""
-    from wfbench.adapters.clock import SystemClock
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.clock import SystemClock
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.app.corpus.corpus import load_corpus
     from wfbench.app.evolve.evolution import EvolveConfig, EvolveServices, evolve
     from wfbench.domain.errors import InputError

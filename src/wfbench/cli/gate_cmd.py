@@ -229,7 +229,7 @@ def _policy(
 
 def _stream(target: Path) -> tuple[Path, GateInput]:
     """The results file of ``target``, read once, line by line, into the gate's input."""
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.app.gating.gating import gate_input
 
     source = results_path(target)
@@ -252,8 +252,8 @@ def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] |
     group, the attested bindings, the decisions' statistics objects), before the evidence mapping
     and the model are made; the rest of what is not the model goes when this returns.
     """
-    from wfbench.adapters.jsonl_store import JsonlResultStore
-    from wfbench.adapters.sweep_dir import SweepDirectory
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.sweep_dir import SweepDirectory
     from wfbench.app.report.model import ReportInputs, aggregates_only
     from wfbench.app.report.render import read_for_report
     from wfbench.app.report.verdicts import detectability_of
@@ -345,7 +345,7 @@ def evidence_time(source: Path, read: GateInput) -> dt.datetime:
         return stamped
     if read.attested.recorded_at is not None:
         return read.attested.recorded_at
-    from wfbench.adapters.clock import SystemClock
+    from wfbench.adapters.store.clock import SystemClock
 
     return SystemClock().now()
 
@@ -406,7 +406,7 @@ def register(app: typer.Typer) -> None:
         decision_policy: _DecisionPolicy = "reference",
     ) -> None:
         """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
-        from wfbench.adapters.jsonl_store import write_json_atomic
+        from wfbench.adapters.store.jsonl_store import write_json_atomic
 
         _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
@@ -425,7 +425,7 @@ def register(app: typer.Typer) -> None:
             written = target
         if as_json:
             empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
-            from wfbench.adapters.json_indent import dumps_indented
+            from wfbench.adapters.store.json_indent import dumps_indented
 
             typer.echo(dumps_indented(evidence if evidence is not None else empty))
         else:
@@ -451,7 +451,7 @@ def register(app: typer.Typer) -> None:
         decision_policy: _DecisionPolicy = "reference",
     ) -> None:
         """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
-        from wfbench.adapters.streamed_files import write_texts_atomic
+        from wfbench.adapters.store.streamed_files import write_texts_atomic
         from wfbench.app.report.render import report_parts
 
         _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once

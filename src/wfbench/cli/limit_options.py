@@ -26,7 +26,7 @@ DiskBudget = Annotated[
 
 def size_option(text: str, flag: str, *, count: bool = False) -> int | None:
     """A size (``512M``, ``2G``) or a count; ``off`` disables. InputError naming the flag."""
-    from wfbench.adapters.command_limits import parse_size
+    from wfbench.adapters.sandbox.command_limits import parse_size
 
     if text.strip().lower() in ("off", "none"):
         return None
@@ -41,8 +41,8 @@ def size_option(text: str, flag: str, *, count: bool = False) -> int | None:
 
 
 def resource_limits(*, memory: str, processes: str, open_files: str, file_size: str, tmpfs: str) -> Any:
-    """The sandbox's per-command limits (:class:`wfbench.adapters.command_limits.ResourceLimits`)."""
-    from wfbench.adapters.command_limits import ResourceLimits
+    """The sandbox's per-command limits (:class:`wfbench.adapters.sandbox.command_limits.ResourceLimits`)."""
+    from wfbench.adapters.sandbox.command_limits import ResourceLimits
 
     tmpfs_bytes = size_option(tmpfs, "--tmpfs-size")
     if tmpfs_bytes is None:

@@ -197,7 +197,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     ) -> None:
         """Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design."""
-        from wfbench.adapters.jsonl_store import JsonlResultStore
+        from wfbench.adapters.store.jsonl_store import JsonlResultStore
         from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
         from wfbench.domain.promotion.policy import CANDIDATE_ARMS
         from wfbench.domain.statistics.config import AnalysisConfig

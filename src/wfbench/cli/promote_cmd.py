@@ -152,9 +152,9 @@ def register(app: typer.Typer) -> None:
         """Validate PROMOTION_JSON and write its overlay to REPO's skills and mirrors in one transaction."""
         import attrs
 
-        from wfbench.adapters.clock import SystemClock
-        from wfbench.adapters.git_skill_target import GitSkillTarget
-        from wfbench.adapters.workspace import GitWorkspaces
+        from wfbench.adapters.repo.skill_target import GitSkillTarget
+        from wfbench.adapters.repo.workspace import GitWorkspaces
+        from wfbench.adapters.store.clock import SystemClock
         from wfbench.app.corpus.selection import parse_patterns
         from wfbench.app.promotion.apply import ApplyRefused, ApplyRequest, apply_promotion
         from wfbench.domain.errors import InputError
@@ -205,7 +205,7 @@ def register(app: typer.Typer) -> None:
     @promote.command("recover", short_help="Finish an apply a crash interrupted.")
     def recover(target: _Target) -> None:
         """Finish (forward or back) an interrupted apply transaction in REPO; say what was done."""
-        from wfbench.adapters.git_skill_target import GitSkillTarget
+        from wfbench.adapters.repo.skill_target import GitSkillTarget
 
         recovered = GitSkillTarget(str(target)).recover()
         typer.echo("no interrupted apply" if recovered is None else _recovered_line(recovered))
@@ -225,15 +225,15 @@ def environment_digester(sandbox_name: str) -> Any:
     """``task → the digest its declared environment is built under`` (computed, never built)."""
     import os
 
-    from wfbench.adapters.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
     from wfbench.cli.bootstrap import harness_command_env
 
     if sandbox_name == "bwrap":
-        from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+        from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 
         backend: Any = BwrapSandbox()
     else:
-        from wfbench.adapters.sandbox_host import UnsafeHostSandbox
+        from wfbench.adapters.sandbox.host import UnsafeHostSandbox
 
         backend = UnsafeHostSandbox()
     environments = CachedEnvironments(

@@ -50,8 +50,8 @@ def serve(
     ] = None,
 ) -> None:
     """Serve SCRIPT (Anthropic Messages, OpenAI Responses); print the base URL; stop on SIGINT/SIGTERM."""
-    from wfbench.adapters.provider_script import ProviderScript
-    from wfbench.adapters.scripted_provider import ScriptedProvider
+    from wfbench.adapters.provider.script import ProviderScript
+    from wfbench.adapters.provider.scripted import ScriptedProvider
 
     if not 0 <= port <= MAX_PORT:
         raise InputError(f"must be between 0 and {MAX_PORT}", field="--port")

@@ -5,7 +5,7 @@ own adapters (sandbox, agents, workspaces, environments) the way ``wfbench run``
 machine, and calls the same :func:`wfbench.app.cell.cell.run_cell` (``docs/distributed.md``):
 
 * the task snapshot arrives as a git bundle, fetched from the object store only when this node
-  has not rebuilt that commit yet (:mod:`wfbench.adapters.snapshot_bundle`);
+  has not rebuilt that commit yet (:mod:`wfbench.adapters.repo.bundle`);
 * the hidden oracle is fetched only when the cell needs it, after its agent sessions
   (:attr:`BoundTask.oracle_loader`);
 * the model endpoint is the node's own: a scripted provider serving the sweep's script, or a key
@@ -229,8 +229,8 @@ def _deferred(ref: Any) -> Callable[[], OracleBundle]:
 
 
 def _node_snapshot(like: Snapshot, handle: tuple[Any, ...]) -> Snapshot:
-    from wfbench.adapters.envbuild import default_cache_dir
-    from wfbench.adapters.snapshot_bundle import materialize_snapshot
+    from wfbench.adapters.repo.bundle import materialize_snapshot
+    from wfbench.adapters.repo.envbuild import default_cache_dir
 
     if not handle:
         raise WfbenchError("the driver shipped no snapshot for this task")

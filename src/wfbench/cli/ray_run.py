@@ -80,7 +80,7 @@ class RaySweep:
     def __init__(
         self, options: RayOptions, runtime: NodeRuntime, *, out_dir: str, note: Callable[[str], None]
     ) -> None:
-        from wfbench.adapters.ray_executor import RayCluster
+        from wfbench.adapters.executors.ray_executor import RayCluster
 
         self.options = options
         self.cluster = RayCluster(options.address)
@@ -138,8 +138,8 @@ class RaySweep:
     def executor(
         self, plan_for: Callable[[Cell], CellPlan], *, on_start: Callable[[Cell], None] | None
     ) -> Any:
-        """The :class:`~wfbench.adapters.ray_executor.RayExecutor` for this sweep's cells."""
-        from wfbench.adapters.ray_executor import RayExecutor
+        """The :class:`~wfbench.adapters.executors.ray_executor.RayExecutor` for this sweep's cells."""
+        from wfbench.adapters.executors.ray_executor import RayExecutor
 
         def order_for(cell: Cell) -> tuple[object, ...]:
             return (self._runtime_ref, self.order(cell, plan_for(cell)))
@@ -151,7 +151,7 @@ class RaySweep:
 
     def order(self, cell: Cell, plan: CellPlan) -> NodeOrder:
         """``plan`` for a node: the snapshot and the oracle as object-store handles, no oracle bytes."""
-        from wfbench.adapters.snapshot_bundle import bundle_snapshot
+        from wfbench.adapters.repo.bundle import bundle_snapshot
 
         task = plan.task
         snapshot: tuple[Any, ...] = ()

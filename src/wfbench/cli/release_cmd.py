@@ -60,7 +60,7 @@ _Tasks = Annotated[
 
 
 def _rows_reader(path: str) -> object:
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
 
     if not os.path.isfile(path):
         from wfbench.domain.errors import InputError
@@ -72,7 +72,7 @@ def _rows_reader(path: str) -> object:
 def _pins_and_kinds(
     corpus: Path, include_expensive: bool, tasks: list[str] | None
 ) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
-    from wfbench.adapters.workspace import GitWorkspaces
+    from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.corpus import load_corpus
     from wfbench.app.corpus.selection import parse_patterns
     from wfbench.app.promotion.release import release_pins
@@ -138,8 +138,8 @@ def register(app: typer.Typer) -> None:
         tasks: _Tasks = None,
     ) -> None:
         """Gate the candidate runtime against stable per task; write the evidence; exit 0 or 1."""
-        from wfbench.adapters.clock import SystemClock
-        from wfbench.adapters.jsonl_store import write_json_atomic, write_text_atomic
+        from wfbench.adapters.store.clock import SystemClock
+        from wfbench.adapters.store.jsonl_store import write_json_atomic, write_text_atomic
         from wfbench.app.promotion.release import GATE_JSON, GATE_MD, load_side, run_release_gate
 
         pins, kinds = _pins_and_kinds(corpus, include_expensive, tasks)
@@ -180,7 +180,7 @@ def register(app: typer.Typer) -> None:
         tasks: _Tasks = None,
     ) -> None:
         """Summarise SWEEP_DIR as a release evaluation (its rows, the pins, each row's trust)."""
-        from wfbench.adapters.jsonl_store import write_json_atomic
+        from wfbench.adapters.store.jsonl_store import write_json_atomic
         from wfbench.app.promotion.release import EVALUATION_NAME, load_side
         from wfbench.domain.errors import InputError
 

@@ -28,7 +28,7 @@ def dry_run(request: Any, *, out_dir: str, resuming: bool) -> int:
 
 
 def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> list[str]:
-    from wfbench.adapters.workspace import GitWorkspaces
+    from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.binding import bind_tasks, prepare_snapshots
     from wfbench.app.sweep.sweep import plan_cells, selected_tasks
     from wfbench.cli.run_setup import resolve_setup
@@ -75,7 +75,7 @@ def _demo_corpus(out_dir: str, scratch: str) -> str:
 
 def _resumed_rows(out_dir: str) -> tuple[Any, ...]:
     """The rows a resume keeps (a cancelled cell's row is set aside and its cell runs again)."""
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.domain.sweep.resume import split_for_resume
 
     rows = JsonlResultStore(os.path.join(out_dir, "results.jsonl")).rows()
@@ -85,7 +85,7 @@ def _resumed_rows(out_dir: str) -> tuple[Any, ...]:
 
 def _cancelled_rows(out_dir: str, resuming: bool) -> tuple[Any, ...]:
     """Rows of cancelled cells (already set aside, or about to be): priors for the estimate."""
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.domain.sweep.resume import is_cancellation_residue
 
     if not resuming:
@@ -105,7 +105,7 @@ def _reuse(
 ) -> tuple[set[Any], Any]:
     if request.reuse_results is None:
         return set(), ()
-    from wfbench.adapters.prior_results import PriorResultsDir
+    from wfbench.adapters.store.prior_results import PriorResultsDir
     from wfbench.app.cell.checks import RunSettings
     from wfbench.app.sweep.reuse_plan import select_reuse
     from wfbench.cli import bootstrap as boot

@@ -246,12 +246,12 @@ def _suppress_os_error() -> Iterator[None]:
 def _claimed_sweep(
     request: RunRequest, out_dir: str, recorded: Any, litter: Litter, cancel: threading.Event
 ) -> Any:
-    from wfbench.adapters import stale
+    from wfbench.adapters.store import stale
     from wfbench.cli.run_setup import resolve_setup
 
     prior = None
     if request.reuse_results is not None:
-        from wfbench.adapters.prior_results import PriorResultsDir
+        from wfbench.adapters.store.prior_results import PriorResultsDir
 
         prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
     try:
@@ -316,7 +316,7 @@ class _SweepContext:
 
 
 def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.app.cell.checks import CellServices, RunSettings
     from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
 
@@ -521,7 +521,7 @@ def _signals(cancel: threading.Event, out_dir: str) -> Iterator[None]:
     The first: running cells are told to stop (each command gets SIGTERM, then SIGKILL after its
     grace period), keep what their finished sessions measured, and the partial report is written;
     exit 130. The second: every process the sweep started is SIGKILLed at once
-    (:func:`wfbench.adapters.force_quit.kill_everything`) and the process exits 130 without waiting;
+    (:func:`wfbench.adapters.sandbox.force_quit.kill_everything`) and the process exits 130 without waiting;
     rows already written are whole, and ``--resume`` continues from them.
     """
 
@@ -529,7 +529,7 @@ def _signals(cancel: threading.Event, out_dir: str) -> Iterator[None]:
         del frame
         name = signal.Signals(signum).name
         if cancel.is_set():
-            from wfbench.adapters.force_quit import kill_everything
+            from wfbench.adapters.sandbox.force_quit import kill_everything
 
             killed = kill_everything()
             os.write(

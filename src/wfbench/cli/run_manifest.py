@@ -219,7 +219,7 @@ def build_manifest(
 
 def write_manifest(out_dir: str, manifest: RunManifest) -> str:
     """Write ``manifest.json`` atomically; its path."""
-    from wfbench.adapters.jsonl_store import write_json_atomic
+    from wfbench.adapters.store.jsonl_store import write_json_atomic
 
     path = os.path.join(out_dir, MANIFEST_NAME)
     write_json_atomic(path, manifest.to_mapping())

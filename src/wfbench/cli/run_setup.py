@@ -111,7 +111,7 @@ def cost_known(agent: str, model: str) -> bool | None:
     applies its own table, which wfbench cannot see.
     """
     if agent == "standin":
-        from wfbench.adapters.standin_agent import PRICES
+        from wfbench.adapters.agents.standin import PRICES
 
         return any(key in model.lower() for key, _ in PRICES)
     if agent == "codex":

@@ -20,7 +20,7 @@ def directory_spend(out_dir: str) -> Any:
 
     Set-aside rows too.
     """
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.app.sweep.spend import spend_of
 
     rows: list[Any] = []

@@ -42,8 +42,8 @@ def tasks_check(
     tasks: Annotated[list[str] | None, TASKS_OPTION] = None,
 ) -> None:
     """Validate a corpus (fields, arms, repositories, refs, oracle files) without running it."""
-    from wfbench.adapters.provider_script import ProviderScript
-    from wfbench.adapters.workspace import GitWorkspaces
+    from wfbench.adapters.provider.script import ProviderScript
+    from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.binding import bind_tasks
     from wfbench.app.corpus.corpus import load_corpus
     from wfbench.app.corpus.selection import parse_patterns

@@ -12,14 +12,14 @@ import typer
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
-    from wfbench.adapters.sweep_dir import SweepDirectory
+    from wfbench.adapters.store.sweep_dir import SweepDirectory
     from wfbench.domain.results.rows import Row
 
 _Dir = Annotated[Path, typer.Argument(help="A sweep directory (holding results.jsonl).")]
 
 
 def _open(target: Path) -> SweepDirectory:
-    from wfbench.adapters.sweep_dir import SweepDirectory
+    from wfbench.adapters.store.sweep_dir import SweepDirectory
 
     if target.is_file() and target.name == "results.jsonl":
         target = target.parent
@@ -27,7 +27,7 @@ def _open(target: Path) -> SweepDirectory:
 
 
 def _static(site, sweep: str, out: Path) -> None:  # type: ignore[no-untyped-def]
-    from wfbench.adapters.sweep_dir import StaticTree
+    from wfbench.adapters.store.sweep_dir import StaticTree
 
     root = os.path.realpath(out)
     if root == sweep:
@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         if static is not None:
             _static(site, sweep.path, static)
             return
-        from wfbench.adapters.view_server import ViewServer
+        from wfbench.adapters.viewer.server import ViewServer
         from wfbench.app.report.page import csp
 
         server = ViewServer(site.render, host=host, port=port, csp=csp())
@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Compare two sweeps per task and arm (resolution, cost, quality), paired statistics of B vs A."""
-        from wfbench.adapters.jsonl_store import write_text_atomic
+        from wfbench.adapters.store.jsonl_store import write_text_atomic
         from wfbench.app.report.compare import compare_sweeps, render_comparison_html, render_comparison_md
         from wfbench.app.report.model import ReportInputs
 
@@ -116,6 +116,6 @@ def register(app: typer.Typer) -> None:
 
 def _strict_rows(sweep: SweepDirectory) -> tuple[Row, ...]:
     """Every row of the sweep; a torn or invalid line is an InputError (compare needs every row)."""
-    from wfbench.adapters.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
 
     return JsonlResultStore(sweep.results_path).rows()

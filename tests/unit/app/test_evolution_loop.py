@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import pytest
 
-from wfbench.adapters.clock import FakeClock
+from wfbench.adapters.store.clock import FakeClock
 from wfbench.app.evolve.evolution import (
     EvolveConfig,
     EvolveResult,

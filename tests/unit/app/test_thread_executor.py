@@ -1,4 +1,4 @@
-"""The thread pool as a CellExecutor (app/thread_executor.py): the port's contract on real threads."""
+"""The thread pool as a CellExecutor (app/sweep/thread_executor.py): the port's contract on real threads."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """What a sweep tells its observers while it runs: a small, explicit set of event values.
 
-The sweep (``app/sweep.py``), the scheduler's start hook and each cell's phases emit these; the
+The sweep (``app/sweep/sweep.py``), the scheduler's start hook and each cell's phases emit these; the
 terminal views, the ``--json`` event stream and ``wfbench.log`` consume them
-(``app/progress.py``). Observers are called from the sweep's driver thread (sweep events, notes,
+(``app/sweep/progress.py``). Observers are called from the sweep's driver thread (sweep events, notes,
 finished cells, in fold order) and from worker threads (a cell or phase starting), so they must be
 thread-safe and quick; they never change what the sweep does.
 """

@@ -1,7 +1,7 @@
 """The sweep's spend metered at the wire, and the ``--max-cost`` budget stop.
 
 The key proxy meters every cell's model traffic at the wire and prices it with the pinned
-model's prices (:mod:`wfbench.adapters.key_proxy`), in-flight cells included. This module is the
+model's prices (:mod:`wfbench.adapters.gateway.key_proxy`), in-flight cells included. This module is the
 app-level view of it (:mod:`wfbench.app.sweep.spend` sums the rows' ``cost_usd``, which are the wire's
 too once a cell is folded):
 

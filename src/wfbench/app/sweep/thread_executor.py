@@ -8,7 +8,7 @@ never started). The cells' cancel token is set by the caller's ``cancel`` event 
 watches the token), so the grace period of the port does not apply here.
 
 The fold, the breaker and every row stay with the caller (:mod:`wfbench.app.sweep.scheduler`); the
-Ray executor (:mod:`wfbench.adapters.ray_executor`) is the other implementation of the port.
+Ray executor (:mod:`wfbench.adapters.executors.ray_executor`) is the other implementation of the port.
 """
 
 from __future__ import annotations
