@@ -51,7 +51,7 @@ def main() -> int:
     from wfbench.app.report.render import read_for_report, report_parts
     from wfbench.app.report.verdicts import detectability_of
     from wfbench.app.sweep import concurrency
-    from wfbench.cli.gate_cmd import _policy, _regate, default_pairs, evidence_time, results_path
+    from wfbench.cli.commands.gate import _policy, _regate, default_pairs, evidence_time, results_path
 
     checkpoint("imports")
     source = results_path(args.results)

@@ -2,12 +2,12 @@
 
 :class:`RaySweep` is entered once per sweep (after the adapters and the endpoint are built, before
 the first cell). It attaches to the cluster at ``--ray-address``, ships the run-wide
-:class:`~wfbench.cli.ray_node.NodeRuntime` once, and asks every node that offers ``wfbench_slot``
+:class:`~wfbench.cli.run.ray_node.NodeRuntime` once, and asks every node that offers ``wfbench_slot``
 for its :class:`~wfbench.domain.sweep.nodes.NodeProbe`: a node whose wfbench, runtime identity or
 agent differs from the driver's, or that cannot run a cell, is refused with a line naming it and
 every reason, and gets no cell. No accepted node: the run stops before its first cell (exit 2).
 
-Per cell it builds the :class:`~wfbench.cli.ray_node.NodeOrder`: the task's snapshot is bundled
+Per cell it builds the :class:`~wfbench.cli.run.ray_node.NodeOrder`: the task's snapshot is bundled
 and put into the object store once per snapshot, its hidden oracle once per task (the plan
 itself carries no oracle bytes), and what a node returns is turned into the row here, on the
 driver, which alone writes artifacts into the sweep directory (:meth:`RaySweep.deliver`).
@@ -24,7 +24,14 @@ import attrs
 
 from wfbench.app.cell.cell import CellPlan
 from wfbench.app.cell.checks import RunSettings
-from wfbench.cli.ray_node import NodeOrder, NodeResult, NodeRuntime, expected_agents, probe_node, run_order
+from wfbench.cli.run.ray_node import (
+    NodeOrder,
+    NodeResult,
+    NodeRuntime,
+    expected_agents,
+    probe_node,
+    run_order,
+)
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.nodes import NodeExpectation, NodeProbe, judge_node, refusal_message

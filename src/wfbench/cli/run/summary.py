@@ -48,7 +48,8 @@ def summary_lines(out_dir: str, result: Any) -> list[str]:
     lines.append(f"  spent: {directory_spend(out_dir).text()}{_metered_text(result.metered)}")
     html = os.path.join(out_dir, "report.html")
     if os.path.isfile(html):
-        view = f"  (or: wfbench view {out_dir})" if importlib.util.find_spec("wfbench.cli.view_cmd") else ""
+        viewer = importlib.util.find_spec("wfbench.cli.commands.view")
+        view = f"  (or: wfbench view {out_dir})" if viewer else ""
         lines.append(f"  report: {html}{view}")
     return lines
 

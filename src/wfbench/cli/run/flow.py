@@ -3,10 +3,10 @@
 In order, and nothing runs until every step before it succeeded:
 
 1. ``--resume DIR``: read ``DIR/manifest.json`` and take the sweep's configuration from it; an
-   option that contradicts it is refused (:mod:`wfbench.cli.run_manifest`).
-2. ``--dry-run`` stops here with the plan (:mod:`wfbench.cli.run_dry`).
+   option that contradicts it is refused (:mod:`wfbench.cli.run.manifest`).
+2. ``--dry-run`` stops here with the plan (:mod:`wfbench.cli.run.dry`).
 3. Claim the output directory (lock, resume repairs), resolve the corpus and options
-   (:mod:`wfbench.cli.run_setup`), print the warnings, build the adapters.
+   (:mod:`wfbench.cli.run.setup`), print the warnings, build the adapters.
 4. Run the sweep. Once tasks are bound the manifest is written (a resume checks instead that
    nothing drifted). SIGINT/SIGTERM cancel it; the partial report is written; exit 130.
 
@@ -99,8 +99,8 @@ def explicit_options(ctx: Any) -> frozenset[str]:
 
 def execute(request: RunRequest) -> int:
     """Run the sweep ``request`` describes; its exit code (:mod:`wfbench.cli.exit_codes`)."""
-    from wfbench.cli.gate_cmd import failing_decisions, parse_fail_on
-    from wfbench.cli.run_manifest import read_manifest, resumed_request
+    from wfbench.cli.commands.gate import failing_decisions, parse_fail_on
+    from wfbench.cli.run.manifest import read_manifest, resumed_request
 
     fail_on = parse_fail_on(request.fail_on)
     recorded = None
@@ -111,7 +111,7 @@ def execute(request: RunRequest) -> int:
     out_dir = os.path.abspath(request.out or _default_out())
     _check_out_dir(out_dir, resume=resuming)
     if request.dry_run:
-        from wfbench.cli.run_dry import dry_run
+        from wfbench.cli.run.dry import dry_run
 
         return dry_run(request, out_dir=out_dir, resuming=resuming)
     litter = Litter(out_dir)
@@ -120,7 +120,7 @@ def execute(request: RunRequest) -> int:
     with _signals(cancel, out_dir):
         with litter.cleaned_unless_started():
             result = _claimed_sweep(request, out_dir, recorded, litter, cancel)
-        from wfbench.cli.run_summary import summary_event, summary_lines
+        from wfbench.cli.run.summary import summary_event, summary_lines
 
         human = sys.stderr if request.json_events else sys.stdout
         if request.json_events:
@@ -247,7 +247,7 @@ def _claimed_sweep(
     request: RunRequest, out_dir: str, recorded: Any, litter: Litter, cancel: threading.Event
 ) -> Any:
     from wfbench.adapters.store import stale
-    from wfbench.cli.run_setup import resolve_setup
+    from wfbench.cli.run.setup import resolve_setup
 
     prior = None
     if request.reuse_results is not None:
@@ -276,7 +276,7 @@ def _claimed_sweep(
         setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
         if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
             request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
-        from wfbench.cli.run_guards import check_budget_prices, check_host_network
+        from wfbench.cli.run.guards import check_budget_prices, check_host_network
 
         check_host_network(
             setup.corpus, setup.arms, allowed=request.allow_host_network, environ=os.environ,
@@ -284,7 +284,7 @@ def _claimed_sweep(
         )
         executor_name = request.executor.name if request.executor is not None else "local"
         check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name)
-        from wfbench.cli.agents import arm_agents
+        from wfbench.cli.run.agents import arm_agents
 
         agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
         return _sweep(
@@ -334,7 +334,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
         runtime = boot.runtime_digest(
             agent=request.agent, script_path=setup.provider_script, environ=os.environ
         )
-        from wfbench.cli.agents import arm_runtimes
+        from wfbench.cli.run.agents import arm_runtimes
 
         runtimes = arm_runtimes(
             setup.arms, default=request.agent, adapters=context.agents, default_adapter=services.agent,
@@ -378,7 +378,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             environments=services.environments,
             gateway=ep.gateway,
         )  # fmt: skip
-        from wfbench.cli.ray_run import executor_for
+        from wfbench.cli.run.ray_driver import executor_for
 
         with executor_for(request, setup, settings, out_dir=out_dir, note=_note_to(progress)) as executor:
             grace = request.executor.cancel_grace_s if request.executor is not None else 30.0
@@ -409,7 +409,7 @@ def _manifest_starter(
     runtimes: Any,
 ) -> Any:
     """The ``on_bound`` hook: write the manifest (a resume: check nothing drifted), then the sweep starts."""
-    from wfbench.cli import run_manifest as rm
+    from wfbench.cli.run import manifest as rm
     from wfbench.domain.redaction import redact_text
 
     inputs = rm.ManifestInputs(

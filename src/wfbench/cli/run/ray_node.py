@@ -298,7 +298,7 @@ def node_services(runtime: NodeRuntime) -> CellServices:
     Raises:
         InputError, SandboxUnavailable: as :func:`wfbench.cli.bootstrap.bootstrap`.
     """
-    from wfbench.cli.agents import arm_agents
+    from wfbench.cli.run.agents import arm_agents
 
     key = (runtime.sandbox, runtime.agent, repr(runtime.limits), tuple(_choices(runtime)))
     with _services_lock:
@@ -359,7 +359,7 @@ def _identity(
     runtime: NodeRuntime, problems: list[str]
 ) -> tuple[dict[str, str | None], dict[str, str | None], str | None]:
     """The node's agents and versions, per-arm runtime digests and run-wide digest (problems appended)."""
-    from wfbench.cli.agents import arm_runtimes
+    from wfbench.cli.run.agents import arm_runtimes
 
     boot = _boot()
     try:

@@ -1,7 +1,7 @@
 """The options ``wfbench run`` and ``wfbench evolve`` share (one definition, one help text, one bound).
 
 Each is an ``Annotated`` type a command's parameter takes with its own default, as
-:mod:`wfbench.cli.limit_options` does for the resource limits. Nothing heavy is imported here:
+:mod:`wfbench.cli.options.limits` does for the resource limits. Nothing heavy is imported here:
 ``--help`` must answer fast.
 """
 

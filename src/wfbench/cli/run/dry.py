@@ -31,7 +31,7 @@ def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> 
     from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.binding import bind_tasks, prepare_snapshots
     from wfbench.app.sweep.sweep import plan_cells, selected_tasks
-    from wfbench.cli.run_setup import resolve_setup
+    from wfbench.cli.run.setup import resolve_setup
 
     corpus_path = request.corpus or _demo_corpus(out_dir, scratch)
     setup = resolve_setup(

@@ -1,6 +1,6 @@
 """``wfbench evolve CORPUS --generations N``: a proposer agent writes candidate skills, each gated.
 
-The options only; :mod:`wfbench.cli.evolve_flow` wires the loop (:mod:`wfbench.app.evolve.evolution`).
+The options only; :mod:`wfbench.cli.run.evolve_flow` wires the loop (:mod:`wfbench.app.evolve.evolution`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from wfbench.cli import sweep_options as opt
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
+from wfbench.cli.options import sweep as opt
 
 EVOLVE_EPILOG = (
     "\b\nExamples:\n"
@@ -139,7 +139,7 @@ def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
     ] = None,
 ) -> None:
     """Evolve the corpus's skills for N generations: propose, sweep, gate; record evolution.jsonl."""
-    from wfbench.cli.evolve_flow import EvolveOptions, run_evolve
+    from wfbench.cli.run.evolve_flow import EvolveOptions, run_evolve
 
     def split(values: list[str] | None) -> tuple[str, ...]:
         return tuple(part for item in values or [] for part in item.replace(",", " ").split())

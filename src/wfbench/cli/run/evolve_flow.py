@@ -1,6 +1,6 @@
 """What ``wfbench evolve`` wires together: sweeps through ``wfbench run``'s flow, the proposer session.
 
-Every generation's sweep is an ordinary sweep directory made by :func:`wfbench.cli.run_flow.execute`
+Every generation's sweep is an ordinary sweep directory made by :func:`wfbench.cli.run.flow.execute`
 (manifest, results, reports, ``promotion.json``; the incumbent overlay and the proposer model in
 the manifest). The proposer session is built like a cell's: the same sandbox backend and agent
 adapter, the same kind of endpoint (the corpus's scripted provider offline, or ``--base-url``)
@@ -56,7 +56,7 @@ class EvolveOptions:
 
 
 def _sweeper(options: EvolveOptions, model: str) -> Any:
-    from wfbench.cli.run_flow import RunRequest, execute
+    from wfbench.cli.run.flow import RunRequest, execute
 
     def run_sweep(order: Any) -> int:
         request = RunRequest(
@@ -138,7 +138,7 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
     from wfbench.adapters.store.clock import SystemClock
     from wfbench.app.evolve.run import run_started_at
     from wfbench.app.promotion.apply import ApplyRefused, ApplyRequest, apply_promotion
-    from wfbench.cli.promote_cmd import environment_digester
+    from wfbench.cli.commands.promote import environment_digester
 
     state = {"branched": False}
 
@@ -238,7 +238,7 @@ def run_evolve(options: EvolveOptions) -> int:
             field="--arms",
         )
     if options.max_cost is not None:
-        from wfbench.cli.run_guards import check_budget_prices
+        from wfbench.cli.run.guards import check_budget_prices
 
         check_budget_prices(options.max_cost, model, [corpus.arms[a] for a in arms])
         check_budget_prices(options.max_cost, proposer_model, [])

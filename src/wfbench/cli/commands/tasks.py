@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
     )
     tasks.command("validate", short_help="Check each task can measure anything (no agent).")(tasks_validate)
     import_group = typer.Typer(help="Import tasks from other benchmark formats.", no_args_is_help=True)
-    from wfbench.cli import import_cmd
+    from wfbench.cli.commands import tasks_import as import_cmd
 
     import_group.command("swebench", short_help="SWE-bench-format instances → a wfbench corpus.")(
         import_cmd.import_swebench
@@ -77,6 +77,6 @@ def tasks_validate(
       wfbench tasks validate corpus.yaml
       wfbench tasks validate corpus.yaml --tasks 'django__*' --json
     """
-    from wfbench.cli.validate_flow import validate
+    from wfbench.cli.commands.validate import validate
 
     raise typer.Exit(validate(corpus, patterns=tasks or [], as_json=as_json, sandbox=sandbox))

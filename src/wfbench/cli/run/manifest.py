@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from wfbench.cli.run_setup import Setup
+from wfbench.cli.run.setup import Setup
 from wfbench.domain.errors import InputError
 from wfbench.domain.sweep.manifest import (
     CONFIG_OPTIONS,

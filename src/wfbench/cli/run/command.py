@@ -1,8 +1,8 @@
 """``wfbench run``: the options of a sweep (one per block, so additions merge cleanly).
 
-The command only collects its options into a :class:`~wfbench.cli.run_flow.RunRequest` (with the
+The command only collects its options into a :class:`~wfbench.cli.run.flow.RunRequest` (with the
 names the user really typed, which ``--resume`` checks against the run manifest) and hands it to
-:func:`wfbench.cli.run_flow.execute`. Nothing heavy is imported here: ``wfbench run --help``
+:func:`wfbench.cli.run.flow.execute`. Nothing heavy is imported here: ``wfbench run --help``
 must answer fast.
 """
 
@@ -12,10 +12,10 @@ from typing import Annotated
 
 import typer
 
-from wfbench.cli import executor_options as exe
-from wfbench.cli import limit_options as lim
-from wfbench.cli import sweep_options as opt
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
+from wfbench.cli.options import executor as exe
+from wfbench.cli.options import limits as lim
+from wfbench.cli.options import sweep as opt
 
 #: The preset arms (``wfbench.app.corpus.arms.preset_arms``; pinned equal by a test).
 PRESET_ARMS = (
@@ -52,7 +52,8 @@ RUN_EPILOG = (
 
 def register(app: typer.Typer) -> None:
     """Add ``run``, ``doctor`` and the ``tasks`` group."""
-    from wfbench.cli import doctor_cmd, tasks_cmd
+    from wfbench.cli.commands import doctor as doctor_cmd
+    from wfbench.cli.commands import tasks as tasks_cmd
 
     app.command("run", epilog=RUN_EPILOG, short_help="Run a sweep of task × arm × run cells.")(run)
     doctor_cmd.register(app)
@@ -236,7 +237,7 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     ] = False,
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
-    from wfbench.cli.run_flow import RunRequest, execute, explicit_options
+    from wfbench.cli.run.flow import RunRequest, execute, explicit_options
 
     request = RunRequest(
         corpus=corpus, arms=tuple(_split_arms(arms)), runs=runs, workers=workers, window=window,
