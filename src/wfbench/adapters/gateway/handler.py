@@ -28,17 +28,17 @@ from __future__ import annotations
 import hmac
 import http.client
 import json
+import socket
+import threading
 from collections.abc import Iterator
 from email.message import Message
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from wfbench.adapters.gateway.rules import MAX_BODY_BYTES, Refused, Route, forwarded_headers, route_for
 from wfbench.adapters.gateway.wire_usage import UsageReader
 from wfbench.domain.metering.wire import WireRefusal
-
-if TYPE_CHECKING:
-    from wfbench.adapters.gateway.key_proxy import Lease, Scrubber, _ServerMixin
+from wfbench.domain.session.records import Usage
 
 PIECE = 64 * 1024
 #: After the agent hung up past a reply's last event, the most of the upstream's tail read alone.
@@ -49,6 +49,72 @@ HOP_BY_HOP = frozenset(
      "trailer", "transfer-encoding", "upgrade", "expect"}
 )  # fmt: skip
 CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
+
+
+class ResponseScrubber(Protocol):
+    """Masks the real key in one response (``key_proxy.Scrubber``)."""
+
+    def feed(self, data: bytes) -> bytes:
+        """The bytes safe to emit now."""
+        ...
+
+    def finish(self) -> bytes:
+        """The held tail, at the stream's end."""
+        ...
+
+    def text(self, value: str) -> str:
+        """A header value with the key masked."""
+        ...
+
+
+class CellLease(Protocol):
+    """What a connection needs of the lease it serves (``key_proxy.Lease``)."""
+
+    @property
+    def token(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    def begin(self) -> None: ...
+    def end(self) -> None: ...
+    def record(
+        self, usage: Usage | None, *, metered: bool, complete: bool = True, by_upstream: bool = False
+    ) -> None: ...
+    def refuse(self, refusal: WireRefusal) -> None: ...
+
+
+class ProxyCore(Protocol):
+    """What a connection needs of the proxy (``key_proxy.KeyProxy``)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def routes(self) -> tuple[Route, ...]: ...
+    @property
+    def idle_timeout_s(self) -> float: ...
+    @property
+    def upstream_host(self) -> str: ...
+    def check_budget(self) -> None: ...
+    def check_body(self, route: Route, body: bytes, model: str | None) -> None: ...
+    def connect(self) -> http.client.HTTPConnection: ...
+    def upstream_path(self, path: str) -> str: ...
+    def scrubber(self) -> ResponseScrubber: ...
+    def note(self, event: str, **fields: Any) -> None: ...
+    def count(self, *, refused: bool) -> None: ...
+
+
+class ProxyServer(Protocol):
+    """The listener a connection came in on (``key_proxy._ServerMixin``).
+
+    Typed here, so this module never imports key_proxy (which imports it).
+    """
+
+    @property
+    def proxy(self) -> ProxyCore: ...
+    @property
+    def lease(self) -> CellLease: ...
+    @property
+    def stopping(self) -> threading.Event: ...
+    def track(self, sock: socket.socket | None, *, add: bool) -> None: ...
 
 
 def bearer(value: str) -> str | None:
@@ -87,7 +153,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
     """One agent connection (keep-alive): each request is checked, forwarded, relayed and metered."""
 
     protocol_version = "HTTP/1.1"
-    server: _ServerMixin  # type: ignore[assignment]  # both servers of key_proxy mix _ServerMixin in
+    server: ProxyServer  # type: ignore[assignment]  # both servers of key_proxy mix _ServerMixin in
 
     def setup(self) -> None:
         """The connection's idle timeout is the proxy's (a silent client is cut)."""
@@ -171,7 +237,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             seen, complete = usage.finish(cut=not whole)
             lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on)
 
-    def _refuse(self, lease: Lease, refusal: Refused, path: str) -> None:
+    def _refuse(self, lease: CellLease, refusal: Refused, path: str) -> None:
         proxy = self.server.proxy
         proxy.count(refused=True)
         lease.refuse(WireRefusal(refusal.status, refusal.kind, refusal.message))
@@ -306,7 +372,12 @@ class ProxyHandler(BaseHTTPRequestHandler):
         return True
 
     def _pump(
-        self, response: http.client.HTTPResponse, scrub: Scrubber, usage: UsageReader | None, *, chunked: bool
+        self,
+        response: http.client.HTTPResponse,
+        scrub: ResponseScrubber,
+        usage: UsageReader | None,
+        *,
+        chunked: bool,
     ) -> bool:
         """Copy the body piece by piece as it arrives (usage read on the way); False when cut short.
 

@@ -49,11 +49,11 @@ import threading
 import time
 import urllib.parse
 from http.server import ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from wfbench.adapters.gateway.handler import ProxyHandler
+from wfbench.adapters.gateway.handler import ProxyHandler, ProxyServer
 from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, Refused, Route, check_body
 from wfbench.adapters.sandbox.net_bridge import free_port, socket_path
 from wfbench.domain.errors import InputError, SandboxError, WfbenchError
@@ -297,6 +297,10 @@ class _CellServer(_ServerMixin, socketserver.ThreadingMixIn, socketserver.UnixSt
         self._init_tracking()
         super().__init__(path, ProxyHandler)
         os.chmod(path, 0o600)
+
+
+if TYPE_CHECKING:  # mypy checks that both listeners fit the handler's typed view of them
+    _LISTENERS: tuple[type[ProxyServer], ...] = (_TcpServer, _CellServer)
 
 
 class KeyProxy:

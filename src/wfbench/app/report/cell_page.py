@@ -14,45 +14,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from wfbench.app.report import fmt
 from wfbench.app.report.diff import render_diff
 from wfbench.app.report.links import Links
 from wfbench.app.report.page import esc, page, status_class
 from wfbench.app.report.transcript import Step, read_transcript
+from wfbench.domain.ports import ArtifactLike, ArtifactSource
 from wfbench.domain.sweep import layout
 
-__all__ = ["ARTIFACT_LIMIT", "ArtifactLike", "ArtifactSource", "render_cell_page"]
+__all__ = ["ARTIFACT_LIMIT", "render_cell_page"]
 
 ARTIFACT_LIMIT = 8 * 1024 * 1024
 PATCH_LIMIT = 2 * 1024 * 1024
 _FIELD_LIMIT = 4000
-
-
-class ArtifactLike(Protocol):
-    """A file of the sweep as found (see ``adapters/sweep_dir.Artifact``)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def state(self) -> str: ...
-    @property
-    def data(self) -> bytes: ...
-    @property
-    def size(self) -> int | None: ...
-    @property
-    def detail(self) -> str | None: ...
-    @property
-    def readable(self) -> bool: ...
-    def text(self) -> str: ...
-
-
-class ArtifactSource(Protocol):
-    """Reads files of the sweep directory, never raising."""
-
-    def artifact(self, rel: str, *, limit: int) -> ArtifactLike:
-        """The file ``rel``, at most ``limit`` bytes; its state says what was found."""
 
 
 def _state_note(artifact: ArtifactLike, what: str) -> str:
