@@ -243,7 +243,10 @@ def _is_from_import_probe(caller: _types.FrameType) -> bool:
     ``hasattr`` (to know whether ``name`` is a submodule to import), then the statement reads it.
     Only the read warns, so one import gives exactly one DeprecationWarning, not two.
     """
-    return caller.f_code.co_name == "_handle_fromlist" and caller.f_globals.get("__name__") == "importlib._bootstrap"
+    return (
+        caller.f_code.co_name == "_handle_fromlist"
+        and caller.f_globals.get("__name__") == "importlib._bootstrap"
+    )
 
 
 def __dir__() -> list[str]:
