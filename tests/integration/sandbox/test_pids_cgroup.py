@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from tests.conftest import require_or_skip
+from tests.conftest import HARNESS_PYTHON, require_or_skip
 from tests.support.sweep_kit import bwrap_or_skip, processes_with
 from wfbench.adapters.sandbox import command_limits, pids_cgroup
 from wfbench.adapters.sandbox.bwrap import BwrapSandbox
@@ -180,7 +180,7 @@ def _in_new_pid_namespace(code: str) -> subprocess.CompletedProcess[str]:
     if os.geteuid() != 0:
         pytest.skip("a new PID namespace needs root (unshare --pid)")
     return subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", PY, "-c", code],
+        ["unshare", "--pid", "--fork", "--mount-proc", HARNESS_PYTHON, "-c", code],
         capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
     )  # fmt: skip
 
