@@ -18,7 +18,6 @@ from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
 from wfbench.domain.results.rows import Row
 from wfbench.domain.results.spend import Spend as SweepSpend
 from wfbench.domain.session.records import SessionRecord, SessionRequest
-from wfbench.domain.sweep.events import SweepEvent
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
 from wfbench.domain.workspace.rules import Churn, Patch, Snapshot, WorkspaceState
@@ -345,16 +344,6 @@ class CellExecutor(Protocol):
     def close(self) -> None:
         """Release the executor: cells still running are cancelled and waited for."""
         ...
-
-
-class SweepObserver(Protocol):
-    """Anything that wants to know how a sweep is going."""
-
-    def notify(self, event: SweepEvent) -> None:
-        """Take one event (quickly; from any thread)."""
-
-    def close(self) -> None:
-        """The sweep is over: stop timers, restore the terminal."""
 
 
 class SpendSource(Protocol):
