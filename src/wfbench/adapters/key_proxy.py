@@ -492,9 +492,9 @@ class KeyProxy:
         if spend.reached:
             raise Refused(403, "budget", f"the sweep's --max-cost budget is spent ({spend.describe()})")
 
-    def check_body(self, route: Route, body: bytes, model: str | None) -> None:
+    def check_body(self, route: Route, body: bytes, model: str | None) -> dict[str, object]:
         """The body rules (:func:`~wfbench.adapters.key_proxy_rules.check_body`) with the cell's model."""
-        check_body(route, body, model)
+        return check_body(route, body, model)
 
     def connect(self) -> http.client.HTTPConnection:
         """A fresh connection to the upstream (one per request: nothing stale to retry)."""

@@ -1,0 +1,324 @@
+"""What a model request may say: the key proxy's content allow-lists per protocol, as data and pure checks.
+
+The proxy forwards the bytes it checked, so the body is decoded strictly
+(:func:`wfbench.domain.strict_json.loads`: UTF-8 only, no duplicate key anywhere, no ``NaN``),
+and checked against an **allow-list**, never a deny-list: a field, block, source or item type
+that is not listed here is refused until someone decides it is safe (a new provider feature
+starts refused). What the lists keep out:
+
+* anything that makes the *provider* reach the network for the agent (``url`` sources,
+  ``image_url``/``file_url`` that are not ``data:`` URLs, server-side tools, MCP servers);
+* provider-side state that crosses cells or escapes the wire meter (``file`` sources and
+  ``file_id``, ``previous_response_id``, ``conversation``, ``prompt``, ``item_reference``,
+  ``background``, ``store: true``, ``container``);
+* fields that change the price (``service_tier``).
+
+Each refusal names the field's path (``body.messages[1].content[0].source.type``); the proxy
+answers 403 and the cell's row records it. Kinds: ``field`` (a field not on the list, or a value
+it may not take), ``content`` (a block, source, part or item type not on the list),
+``server-tool`` (a tool the provider runs), ``duplicate-key`` (one object names a key twice:
+the provider might read the other value), ``body`` (not strict JSON, or not an object).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import attrs
+
+from wfbench.domain.strict_json import JsonSyntaxError, loads
+
+__all__ = [
+    "MESSAGES",
+    "RESPONSES",
+    "BodyRefusal",
+    "RequestRules",
+    "check_request",
+    "decode_body",
+]
+
+
+@attrs.frozen
+class BodyRefusal:
+    """Why a body is not forwarded: a closed-vocabulary kind, the field's path, a detail for people."""
+
+    kind: str
+    path: str
+    detail: str
+
+    def message(self) -> str:
+        """``<path>: <detail>`` (what the 403 and the row carry)."""
+        return f"{self.path}: {self.detail}"
+
+
+@attrs.frozen
+class RequestRules:
+    """One protocol's allow-lists (pure data)."""
+
+    #: Top-level fields a request may carry.
+    fields: frozenset[str]
+    #: Fields allowed only with one value (``store``: only ``false``).
+    pinned: Mapping[str, object]
+    #: ``tools[].type`` values of tools the agent runs itself (``None``: a tool with no type).
+    tool_types: frozenset[str | None]
+    #: Top-level fields whose presence is a server-side tool (reported as ``server-tool``).
+    server_side: frozenset[str]
+    #: Where the content is: ``messages`` (Anthropic: ``system`` and ``messages``) or ``input`` (Responses).
+    content: str
+
+
+#: Anthropic Messages (``/v1/messages`` and ``count_tokens``): the fields Claude Code sends, and
+#: the documented sampling fields. No ``mcp_servers``, ``container`` or ``service_tier``.
+MESSAGES = RequestRules(
+    fields=frozenset(
+        [
+            "model",
+            "messages",
+            "system",
+            "max_tokens",
+            "metadata",
+            "stop_sequences",
+            "stream",
+            "temperature",
+            "top_k",
+            "top_p",
+            "tools",
+            "tool_choice",
+            "thinking",
+            "context_management",
+            "output_config",
+        ]
+    ),
+    pinned={},
+    tool_types=frozenset({None, "custom"}),
+    server_side=frozenset({"mcp_servers", "container"}),
+    content="messages",
+)
+#: OpenAI Responses: the fields Codex sends (``store`` only ``false``; ``include`` only encrypted
+#: reasoning), plus the output cap and sampling fields.
+RESPONSES = RequestRules(
+    fields=frozenset(
+        [
+            "model",
+            "input",
+            "instructions",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "reasoning",
+            "store",
+            "stream",
+            "include",
+            "prompt_cache_key",
+            "text",
+            "client_metadata",
+            "max_output_tokens",
+            "temperature",
+            "top_p",
+            "metadata",
+        ]
+    ),
+    pinned={"store": False},
+    tool_types=frozenset({"function", "custom", "local_shell", "tool_search"}),
+    server_side=frozenset(),
+    content="input",
+)
+
+#: Messages content blocks, and the blocks a ``tool_result`` may hold.
+MESSAGE_BLOCKS = frozenset(
+    {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+)
+TOOL_RESULT_BLOCKS = frozenset({"text", "image", "document"})
+#: Sources carried in the request itself (never ``url``, ``file`` or ``content``) and their fields.
+SOURCE_FIELDS: Mapping[str, frozenset[str]] = {
+    "base64": frozenset({"type", "media_type", "data"}),
+    "text": frozenset({"type", "media_type", "data"}),
+}
+#: Responses input items and the fields each may carry (an item without ``type`` is a message).
+ITEM_FIELDS: Mapping[str, frozenset[str]] = {
+    "message": frozenset({"type", "id", "role", "content", "status"}),
+    "function_call": frozenset({"type", "id", "call_id", "name", "arguments", "status"}),
+    "function_call_output": frozenset({"type", "id", "call_id", "output", "status"}),
+    "custom_tool_call": frozenset({"type", "id", "call_id", "name", "input", "status"}),
+    "custom_tool_call_output": frozenset({"type", "id", "call_id", "output", "status"}),
+    "local_shell_call": frozenset({"type", "id", "call_id", "action", "status"}),
+    "local_shell_call_output": frozenset({"type", "id", "call_id", "output", "status"}),
+    "reasoning": frozenset({"type", "id", "summary", "content", "encrypted_content", "status"}),
+}
+#: Responses content parts and their fields (``input_image``/``input_file`` only inline data).
+PART_FIELDS: Mapping[str, frozenset[str]] = {
+    "input_text": frozenset({"type", "text"}),
+    "output_text": frozenset({"type", "text", "annotations", "logprobs"}),
+    "refusal": frozenset({"type", "refusal"}),
+    "input_image": frozenset({"type", "image_url", "detail"}),
+    "input_file": frozenset({"type", "file_data", "filename"}),
+}
+INCLUDE_VALUES = frozenset({"reasoning.encrypted_content"})
+
+
+def decode_body(body: bytes) -> tuple[dict[str, object] | None, BodyRefusal | None]:
+    """The body as a JSON object, or why it is refused (not UTF-8, not strict JSON, not an object)."""
+    try:
+        value = loads(body.decode("utf-8"), max_chars=len(body) + 1)
+    except UnicodeDecodeError:
+        return None, BodyRefusal("body", "body", "the request body is not UTF-8")
+    except JsonSyntaxError as exc:
+        if exc.msg.startswith("Duplicate object key"):  # the provider might read the other value
+            return None, BodyRefusal("duplicate-key", "body", f"{exc.msg} (at char {exc.pos})")
+        return None, BodyRefusal("body", "body", f"the request body is not strict JSON ({exc.msg})")
+    if not isinstance(value, dict):
+        return None, BodyRefusal("body", "body", "the request body is not a JSON object")
+    return value, None
+
+
+def check_request(rules: RequestRules, body: Mapping[str, object]) -> BodyRefusal | None:
+    """The first thing ``body`` says that ``rules`` do not allow, or None."""
+    for name in sorted(body):
+        path = f"body.{name}"
+        if name in rules.server_side:
+            return BodyRefusal("server-tool", path, "would make the provider reach the network")
+        if name not in rules.fields:
+            return BodyRefusal("field", path, "is not an allowed field")
+        if name in rules.pinned and body[name] != rules.pinned[name]:
+            return BodyRefusal("field", path, f"may only be {_json(rules.pinned[name])}")
+    found = _check_tools(rules, body.get("tools"))
+    if found is None and "include" in body:
+        found = _check_include(body["include"])
+    if found is not None:
+        return found
+    if rules.content == "messages":
+        return _check_system(body.get("system")) or _check_messages(body.get("messages"))
+    return _check_input(body.get("input"))
+
+
+def _check_tools(rules: RequestRules, tools: object) -> BodyRefusal | None:
+    for index, tool in enumerate(_items(tools)):
+        kind = tool.get("type") if isinstance(tool, dict) else "?"
+        if kind not in rules.tool_types:
+            return BodyRefusal(
+                "server-tool",
+                f"body.tools[{index}].type",
+                f"server tool {_shown(kind)} would reach the network",
+            )
+    return None
+
+
+def _check_include(include: object) -> BodyRefusal | None:
+    for index, value in enumerate(_items(include)):
+        if value not in INCLUDE_VALUES:
+            return BodyRefusal("field", f"body.include[{index}]", f"{_shown(value)} is not allowed")
+    return None
+
+
+def _check_system(system: object) -> BodyRefusal | None:
+    if isinstance(system, str):
+        return None
+    for index, block in enumerate(_items(system)):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            return BodyRefusal("content", f"body.system[{index}].type", "only text blocks are allowed")
+    return None
+
+
+def _check_messages(messages: object) -> BodyRefusal | None:
+    for index, message in enumerate(_items(messages)):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            continue
+        for place, block in enumerate(_items(content)):
+            path = f"body.messages[{index}].content[{place}]"
+            found = _check_block(block, path, MESSAGE_BLOCKS)
+            if found is not None:
+                return found
+    return None
+
+
+def _check_block(block: object, path: str, allowed: frozenset[str]) -> BodyRefusal | None:
+    """One Messages content block: its type, its source, and a tool result's own blocks."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if not isinstance(block, dict) or kind not in allowed:
+        return BodyRefusal("content", f"{path}.type", f"block type {_shown(kind)} is not allowed")
+    if "source" in block:
+        found = _check_source(block["source"], f"{path}.source")
+        if found is not None:
+            return found
+    inner = block.get("content")
+    if kind == "tool_result" and not isinstance(inner, str):
+        for place, nested in enumerate(_items(inner)):
+            found = _check_block(nested, f"{path}.content[{place}]", TOOL_RESULT_BLOCKS)
+            if found is not None:
+                return found
+    return None
+
+
+def _check_source(source: object, path: str) -> BodyRefusal | None:
+    kind = source.get("type") if isinstance(source, dict) else None
+    fields = SOURCE_FIELDS.get(kind) if isinstance(kind, str) else None
+    if not isinstance(source, dict) or fields is None:
+        return BodyRefusal("content", f"{path}.type", f"source type {_shown(kind)} is not allowed")
+    return _extra_field(source, fields, path)
+
+
+def _check_input(value: object) -> BodyRefusal | None:
+    if isinstance(value, str):
+        return None
+    for index, item in enumerate(_items(value)):
+        path = f"body.input[{index}]"
+        kind = item.get("type", "message") if isinstance(item, dict) else None
+        fields = ITEM_FIELDS.get(kind) if isinstance(kind, str) else None
+        if not isinstance(item, dict) or fields is None:
+            return BodyRefusal("content", f"{path}.type", f"input item type {_shown(kind)} is not allowed")
+        found = _extra_field(item, fields, path) or _check_parts(item, path)
+        if found is not None:
+            return found
+    return None
+
+
+def _check_parts(item: Mapping[str, object], path: str) -> BodyRefusal | None:
+    """The content parts of a message, or of a tool output given as parts."""
+    name = "content" if item.get("type", "message") in ("message", "reasoning") else "output"
+    parts = item.get(name)
+    if isinstance(parts, str) or (name == "content" and item.get("type") == "reasoning"):
+        return None
+    for place, part in enumerate(_items(parts)):
+        where = f"{path}.{name}[{place}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        fields = PART_FIELDS.get(kind) if isinstance(kind, str) else None
+        if not isinstance(part, dict) or fields is None:
+            return BodyRefusal("content", f"{where}.type", f"content part type {_shown(kind)} is not allowed")
+        found = _extra_field(part, fields, where) or _inline_only(part, where)
+        if found is not None:
+            return found
+    return None
+
+
+def _inline_only(part: Mapping[str, object], path: str) -> BodyRefusal | None:
+    """An image is a ``data:`` URL (never one the provider would fetch)."""
+    url = part.get("image_url")
+    if url is not None and not (isinstance(url, str) and url.startswith("data:")):
+        return BodyRefusal("content", f"{path}.image_url", "only data: URLs are allowed")
+    return None
+
+
+def _extra_field(value: Mapping[str, object], fields: frozenset[str], path: str) -> BodyRefusal | None:
+    extra = sorted(name for name in value if name not in fields)
+    if extra:
+        return BodyRefusal("field", f"{path}.{extra[0]}", "is not an allowed field")
+    return None
+
+
+def _items(value: object) -> list[object]:
+    """A list as is; anything else (absent, or one value where a list belongs) as a one-item list."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _json(value: object) -> str:
+    return json.dumps(value)
+
+
+def _shown(value: object) -> str:
+    """A value bounded and printable, for a refusal detail."""
+    text = str(value)
+    return "".join(ch if ch.isprintable() and ch.isascii() else "?" for ch in text)[:80]
