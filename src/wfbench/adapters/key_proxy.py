@@ -53,12 +53,14 @@ from typing import Any
 
 import structlog
 
+from wfbench.adapters.key_proxy_budget import SpendLedger
 from wfbench.adapters.key_proxy_handler import ProxyHandler
 from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, Refused, Route, check_body
 from wfbench.adapters.net_bridge import free_port, socket_path
 from wfbench.domain.errors import InputError, SandboxError, WfbenchError
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.prices import ModelPrices, prices_for
+from wfbench.domain.metering.requests import BodyRefusal, output_cap
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
 from wfbench.domain.redaction import REDACTED, redact_text
 from wfbench.domain.session.records import Usage
@@ -155,17 +157,22 @@ class Lease:
             self._settled.notify_all()
 
     def record(
-        self, usage: Usage | None, *, metered: bool, complete: bool = True, by_upstream: bool = False
+        self,
+        usage: Usage | None,
+        *,
+        metered: bool,
+        complete: bool = True,
+        by_upstream: bool = False,
+        release: float = 0.0,
     ) -> None:
         """One forwarded request: its reply's usage (``complete`` False: cut short, ``by_upstream``: by
-        the upstream while the agent read on), or an unmetered one."""
+        the upstream while the agent read on), or an unmetered one; ``release`` is its reservation."""
         with self._lock:
             if metered:
                 self._meter = self._meter.plus_reply(usage, complete=complete, by_upstream=by_upstream)
             else:
                 self._meter = self._meter.plus_unmetered()
-        if metered and usage is not None:
-            self.proxy.spent(usage, self.prices)
+        self.proxy.ledger.settle(usage, self.prices, release=release, billed=metered, complete=complete)
 
     def refuse(self, refusal: WireRefusal) -> None:
         """One refused request (or connection)."""
@@ -357,10 +364,7 @@ class KeyProxy:
         self._thread: threading.Thread | None = None
         self._leases: set[Lease] = set()
         self._lock = threading.Lock()
-        self._spent_usd = 0.0
-        self._unpriced = 0
-        self._unpriced_model = 0
-        self._priced = 0
+        self.ledger = SpendLedger(budget_usd, self.prices)
         self._log = structlog.get_logger("wfbench.key_proxy")
         self.forwarded = 0
         self.refused = 0
@@ -405,6 +409,7 @@ class KeyProxy:
 
     def stop(self) -> None:
         """Stop serving (every lease too), cut open (even stalled) exchanges, join every thread (bounded)."""
+        self.ledger.stop()
         with self._lock:
             leases = list(self._leases)
         for lease in leases:
@@ -459,28 +464,8 @@ class KeyProxy:
             self._leases.discard(lease)
 
     def spend(self) -> Spend:
-        """The metered spend of every lease so far, against the budget.
-
-        ``None`` once a reply of a model without prices was metered (or, before any priced reply,
-        when the pinned model has none); replies whose usage lacks input or output tokens cannot be
-        priced and are counted in ``unpriced_requests`` (the spend is then a lower bound).
-        """
-        with self._lock:
-            unknown = self._unpriced_model > 0 or (self.prices is None and not self._priced)
-            spent = None if unknown else round(self._spent_usd, 6)
-            return Spend(spent, self.budget_usd, self._unpriced)
-
-    def spent(self, usage: Usage, prices: ModelPrices | None) -> None:
-        """Add one reply's usage to the spend (priced with its cell's model's prices)."""
-        cost = None if prices is None else prices.exact_cost_usd(usage)
-        with self._lock:
-            if prices is None:
-                self._unpriced_model += 1
-            elif cost is None:
-                self._unpriced += 1
-            else:
-                self._priced += 1
-                self._spent_usd += cost
+        """The metered spend of every lease so far, against the budget (:meth:`SpendLedger.spend`)."""
+        return self.ledger.spend()
 
     def check_budget(self) -> None:
         """Refuse a new request once the budget is spent.
@@ -488,9 +473,21 @@ class KeyProxy:
         Raises:
             Refused: 403 ``budget``.
         """
-        spend = self.spend()
-        if spend.reached:
-            raise Refused(403, "budget", f"the sweep's --max-cost budget is spent ({spend.describe()})")
+        self.ledger.check()
+
+    def reserve(self, route: Route, size: int, body: dict[str, object], prices: ModelPrices | None) -> float:
+        """Reserve a metered request's worst-case cost under the budget; the amount (0: nothing reserved).
+
+        Raises:
+            Refused: 403 ``field`` (no usable output cap), 403 ``budget`` (see :meth:`SpendLedger.reserve`).
+        """
+        priced = prices or self.prices
+        if self.budget_usd is None or route.meter is None or route.rules is None or priced is None:
+            return 0.0
+        cap = output_cap(route.rules, body)
+        if isinstance(cap, BodyRefusal):
+            raise Refused(403, cap.kind, cap.message())
+        return self.ledger.reserve(priced.worst_case_usd(size, cap), self._timeout_s)
 
     def check_body(self, route: Route, body: bytes, model: str | None) -> dict[str, object]:
         """The body rules (:func:`~wfbench.adapters.key_proxy_rules.check_body`) with the cell's model."""

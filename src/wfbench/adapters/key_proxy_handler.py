@@ -115,6 +115,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         proxy, lease = self.server.proxy, self.server.lease
         self._body_read = False
         self._agent_gone = False
+        self._reserved = 0.0
         # The target as sent: http.server collapses a leading "//" in self.path; nothing is collapsed here.
         parts = self.requestline.split()
         self.path = parts[1] if len(parts) == 3 else self.path
@@ -124,10 +125,25 @@ class ProxyHandler(BaseHTTPRequestHandler):
             route = route_for(self.command, self.path, proxy.routes)
             proxy.check_budget()
             body = self._read_body()
-            proxy.check_body(route, body, lease.model)
+            parsed = proxy.check_body(route, body, lease.model)
+            self._reserved = proxy.reserve(route, len(body), parsed, lease.prices)
         except Refused as refusal:
             self._refuse(lease, refusal, path)
             return
+        try:
+            self._forward_checked(route, credentials, body, path)
+        finally:  # a reservation never outlives its request (a no-op once the reply was recorded)
+            if self._reserved:
+                proxy.ledger.settle(None, None, release=self._take_reserved(), billed=False, complete=True)
+
+    def _take_reserved(self) -> float:
+        reserved, self._reserved = self._reserved, 0.0
+        return reserved
+
+    def _forward_checked(
+        self, route: Route, credentials: list[tuple[str, str]], body: bytes, path: str
+    ) -> None:
+        proxy, lease = self.server.proxy, self.server.lease
         headers = self._upstream_headers(route, credentials, len(body))
         upstream = proxy.connect()
         try:
@@ -136,7 +152,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             except (OSError, http.client.HTTPException) as exc:
                 name = type(exc).__name__
                 proxy.note("key_proxy.upstream_error", error=name, method=self.command, path=path)
-                lease.record(None, metered=False)
+                lease.record(None, metered=False, release=self._take_reserved())
                 self.close_connection = True
                 status, kind = (504, "timeout_error") if isinstance(exc, TimeoutError) else (502, "api_error")
                 self._reply(status, error_body(kind, f"wfbench key proxy: upstream {name}"))
@@ -166,10 +182,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self._metered = True
         lease = self.server.lease
         if usage is None:
-            lease.record(None, metered=False)
+            lease.record(None, metered=False, release=self._take_reserved())
         else:
             seen, complete = usage.finish(cut=not whole)
-            lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on)
+            release = self._take_reserved()
+            lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on, release=release)
 
     def _refuse(self, lease: Lease, refusal: Refused, path: str) -> None:
         proxy = self.server.proxy

@@ -31,12 +31,18 @@ from wfbench.domain.strict_json import JsonSyntaxError, loads
 
 __all__ = [
     "MESSAGES",
+    "OUTPUT_CEILING",
     "RESPONSES",
     "BodyRefusal",
     "RequestRules",
     "check_request",
     "decode_body",
+    "output_cap",
 ]
+
+#: The output reserved for a request that sets no output cap (OpenAI Responses: Codex sends none):
+#: the largest single-reply output of the models priced here (128k tokens), and the largest cap allowed.
+OUTPUT_CEILING = 128_000
 
 
 @attrs.frozen
@@ -66,6 +72,9 @@ class RequestRules:
     server_side: frozenset[str]
     #: Where the content is: ``messages`` (Anthropic: ``system`` and ``messages``) or ``input`` (Responses).
     content: str
+    #: The field capping a reply's output tokens, and whether a request must set it.
+    output_field: str
+    output_required: bool
 
 
 #: Anthropic Messages (``/v1/messages`` and ``count_tokens``): the fields Claude Code sends, and
@@ -94,6 +103,8 @@ MESSAGES = RequestRules(
     tool_types=frozenset({None, "custom"}),
     server_side=frozenset({"mcp_servers", "container"}),
     content="messages",
+    output_field="max_tokens",
+    output_required=True,
 )
 #: OpenAI Responses: the fields Codex sends (``store`` only ``false``; ``include`` only encrypted
 #: reasoning), plus the output cap and sampling fields.
@@ -123,6 +134,8 @@ RESPONSES = RequestRules(
     tool_types=frozenset({"function", "custom", "local_shell", "tool_search"}),
     server_side=frozenset(),
     content="input",
+    output_field="max_output_tokens",
+    output_required=False,
 )
 
 #: Messages content blocks, and the blocks a ``tool_result`` may hold.
@@ -190,6 +203,24 @@ def check_request(rules: RequestRules, body: Mapping[str, object]) -> BodyRefusa
     if rules.content == "messages":
         return _check_system(body.get("system")) or _check_messages(body.get("messages"))
     return _check_input(body.get("input"))
+
+
+def output_cap(rules: RequestRules, body: Mapping[str, object]) -> int | BodyRefusal:
+    """The most output tokens the reply can hold (what a budget reserves), or why there is none.
+
+    Messages requires ``max_tokens`` (so does the API); a Responses request without
+    ``max_output_tokens`` is reserved at :data:`OUTPUT_CEILING`. A cap must be a whole number from 1
+    to the ceiling.
+    """
+    path = f"body.{rules.output_field}"
+    value = body.get(rules.output_field)
+    if value is None and not rules.output_required:
+        return OUTPUT_CEILING
+    if value is None:
+        return BodyRefusal("field", path, "is required: the budget reserves the reply's worst case")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= OUTPUT_CEILING:
+        return BodyRefusal("field", path, f"must be a whole number from 1 to {OUTPUT_CEILING}")
+    return value
 
 
 def _check_tools(rules: RequestRules, tools: object) -> BodyRefusal | None:
