@@ -409,3 +409,96 @@ def test_every_input_item_is_checked() -> None:
 def test_the_rules_differ_per_protocol() -> None:
     assert refusal(MESSAGES, respond("hi")) == ("field", "body.input")
     assert refusal(RESPONSES, ask("hi")) == ("field", "body.max_tokens")
+
+
+# --- what a refusal says (the row keeps it) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rules", "body", "detail"),
+    [
+        (MESSAGES, ask("hi", mcp_servers=[]), "would make the provider reach the network"),
+        (MESSAGES, ask("hi", zzz=1), "is not an allowed field"),
+        (RESPONSES, respond("hi", store=True), "may only be false"),
+        (
+            RESPONSES,
+            respond("hi", include=["file_search_call.results"]),
+            "file_search_call.results is not allowed",
+        ),
+        (
+            MESSAGES,
+            ask("hi", tools=[{"type": "web_search"}]),
+            "server tool web_search would reach the network",
+        ),
+        (MESSAGES, ask("hi", system=[{"type": "image"}]), "only text blocks are allowed"),
+        (MESSAGES, ask([{"type": "server_tool_use"}]), "block type server_tool_use is not allowed"),
+        (MESSAGES, ask([{"type": "image", "source": {"type": "url"}}]), "source type url is not allowed"),
+        (MESSAGES, ask([{"type": "image", "source": {**B64, "url": URL}}]), "is not an allowed field"),
+        (RESPONSES, respond([{"type": "item_reference"}]), "input item type item_reference is not allowed"),
+        (RESPONSES, respond(user({"type": "input_audio"})), "content part type input_audio is not allowed"),
+        (RESPONSES, respond(user({"type": "input_image", "image_url": URL})), "only data: URLs are allowed"),
+        (RESPONSES, respond(user({"type": "input_file", "file_url": URL})), "is not an allowed field"),
+    ],
+)
+def test_each_refusal_says_why_in_words(rules: Any, body: dict[str, Any], detail: str) -> None:
+    found = check_request(rules, body)
+    assert found is not None
+    assert found.detail == detail
+
+
+def test_a_shown_value_is_bounded_to_80_printable_characters() -> None:
+    found = check_request(MESSAGES, ask("hi", tools=[{"type": "x" * 100}]))
+    assert found is not None
+    assert found.detail == f"server tool {'x' * 80} would reach the network"
+
+
+def test_the_first_of_several_extra_fields_is_named_in_name_order() -> None:
+    part = {"type": "input_file", "zz": 1, "file_id": "f", "aa": 2}
+    assert refusal(RESPONSES, respond(user(part))) == ("field", "body.input[0].content[0].aa")
+
+
+def test_an_easy_message_and_every_tool_output_kind_have_their_parts_checked() -> None:
+    bad = [{"type": "input_image", "image_url": URL}]
+    easy = {"role": "user", "content": bad}
+    assert refusal(RESPONSES, respond([easy])) == ("content", "body.input[0].content[0].image_url")
+    for kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        item = {"type": kind, "call_id": "c", "output": bad}
+        assert refusal(RESPONSES, respond([item])) == ("content", "body.input[0].output[0].image_url")
+
+
+def test_an_item_type_that_is_not_a_string_is_refused() -> None:
+    assert refusal(RESPONSES, respond([{"type": ["message"]}])) == ("content", "body.input[0].type")
+    assert refusal(RESPONSES, respond([{"type": None}])) == ("content", "body.input[0].type")
+
+
+def test_a_source_or_part_that_is_not_an_object_or_has_no_string_type_is_refused() -> None:
+    assert refusal(MESSAGES, ask([{"type": "image", "source": {"type": ["base64"]}}])) == (
+        "content",
+        "body.messages[0].content[0].source.type",
+    )
+    assert refusal(RESPONSES, respond(user({"type": ["input_text"]}))) == (
+        "content",
+        "body.input[0].content[0].type",
+    )
+
+
+def test_a_data_url_must_start_the_image_url() -> None:
+    found = refusal(RESPONSES, respond(user({"type": "input_image", "image_url": "https://x/?data:"})))
+    assert found == ("content", "body.input[0].content[0].image_url")
+
+
+def test_absent_lists_hold_nothing_and_a_single_value_is_one_item() -> None:
+    assert check_request(MESSAGES, {"model": "m", "max_tokens": 1}) is None
+    assert check_request(RESPONSES, {"model": "m"}) is None
+    assert refusal(MESSAGES, ask({"type": "server_tool_use"})) == (
+        "content",
+        "body.messages[0].content[0].type",
+    )
+    assert refusal(RESPONSES, respond({"type": "item_reference"})) == ("content", "body.input[0].type")
+    assert refusal(MESSAGES, ask("hi", system={"type": "image"})) == ("content", "body.system[0].type")
+    assert refusal(RESPONSES, respond("hi", include="x")) == ("field", "body.include[0]")
+
+
+def test_a_message_that_is_not_an_object_carries_no_blocks() -> None:
+    body = {"model": "m", "max_tokens": 1, "messages": ["hi", {"role": "user"}]}
+    assert check_request(MESSAGES, body) is None

@@ -167,13 +167,20 @@ PART_FIELDS: Mapping[str, frozenset[str]] = {
     "input_image": frozenset({"type", "image_url", "detail"}),
     "input_file": frozenset({"type", "file_data", "filename"}),
 }
+#: Where an input item keeps content parts (a reasoning item's content is the provider's own, not read).
+PARTS_FIELDS: Mapping[str, str] = {
+    "message": "content",
+    "function_call_output": "output",
+    "custom_tool_call_output": "output",
+    "local_shell_call_output": "output",
+}
 INCLUDE_VALUES = frozenset({"reasoning.encrypted_content"})
 
 
 def decode_body(body: bytes) -> tuple[dict[str, object] | None, BodyRefusal | None]:
     """The body as a JSON object, or why it is refused (not UTF-8, not strict JSON, not an object)."""
     try:
-        value = loads(body.decode("utf-8"), max_chars=len(body) + 1)
+        value = loads(body.decode(), max_chars=len(body))  # UTF-8: never more characters than bytes
     except UnicodeDecodeError:
         return None, BodyRefusal("body", "body", "the request body is not UTF-8")
     except JsonSyntaxError as exc:
@@ -297,26 +304,28 @@ def _check_input(value: object) -> BodyRefusal | None:
         path = f"body.input[{index}]"
         kind = item.get("type", "message") if isinstance(item, dict) else None
         fields = ITEM_FIELDS.get(kind) if isinstance(kind, str) else None
-        if not isinstance(item, dict) or fields is None:
+        if not isinstance(item, dict) or not isinstance(kind, str) or fields is None:
             return BodyRefusal("content", f"{path}.type", f"input item type {_shown(kind)} is not allowed")
-        found = _extra_field(item, fields, path) or _check_parts(item, path)
+        found = _extra_field(item, fields, path) or _check_parts(item, kind, path)
         if found is not None:
             return found
     return None
 
 
-def _check_parts(item: Mapping[str, object], path: str) -> BodyRefusal | None:
-    """The content parts of a message, or of a tool output given as parts."""
-    name = "content" if item.get("type", "message") in ("message", "reasoning") else "output"
-    parts = item.get(name)
-    if isinstance(parts, str) or (name == "content" and item.get("type") == "reasoning"):
+def _check_parts(item: Mapping[str, object], kind: str, path: str) -> BodyRefusal | None:
+    """The content parts of a message, or of a tool output given as parts (a string is plain text)."""
+    name = PARTS_FIELDS.get(kind)
+    parts = item.get(name) if name is not None else None
+    if name is None or isinstance(parts, str):
         return None
     for place, part in enumerate(_items(parts)):
         where = f"{path}.{name}[{place}]"
-        kind = part.get("type") if isinstance(part, dict) else None
-        fields = PART_FIELDS.get(kind) if isinstance(kind, str) else None
+        part_kind = part.get("type") if isinstance(part, dict) else None
+        fields = PART_FIELDS.get(part_kind) if isinstance(part_kind, str) else None
         if not isinstance(part, dict) or fields is None:
-            return BodyRefusal("content", f"{where}.type", f"content part type {_shown(kind)} is not allowed")
+            return BodyRefusal(
+                "content", f"{where}.type", f"content part type {_shown(part_kind)} is not allowed"
+            )
         found = _extra_field(part, fields, where) or _inline_only(part, where)
         if found is not None:
             return found
