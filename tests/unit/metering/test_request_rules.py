@@ -52,8 +52,7 @@ def test_a_key_named_twice_anywhere_is_a_duplicate_key_refusal(body: bytes) -> N
     assert value is None
     assert found is not None
     assert (found.kind, found.path) == ("duplicate-key", "body")
-    assert found.detail.startswith("Duplicate object key 'a'")
-    assert "(at char " in found.detail
+    assert found.detail == "Duplicate object key a"
 
 
 @pytest.mark.parametrize(
@@ -63,9 +62,17 @@ def test_a_key_named_twice_anywhere_is_a_duplicate_key_refusal(body: bytes) -> N
         ('{"a": 1}'.encode("utf-16"), "the request body is not UTF-8"),
         (
             b'{"a": NaN}',
-            "the request body is not strict JSON (Expecting value (NaN and Infinity are not JSON))",
+            "the request body is not strict JSON (NaN is not JSON)",
         ),
         (b"{", "the request body is not strict JSON (Expecting property name enclosed in double quotes)"),
+        (b'{"a": -Infinity}', "the request body is not strict JSON (-Infinity is not JSON)"),
+        (b'{"a": 1e400}', "the request body is not strict JSON (1e400 is out of range)"),
+        (b"\xef\xbb\xbf{}", "the request body is not strict JSON (Expecting value)"),
+        (
+            b"[" * 100_000 + b"]" * 100_000,
+            "the request body is not strict JSON"
+            " (maximum recursion depth exceeded while decoding a JSON array from a unicode stri)",
+        ),
         (b"[1]", "the request body is not a JSON object"),
         (b'"s"', "the request body is not a JSON object"),
     ],
@@ -74,9 +81,14 @@ def test_a_body_that_is_not_a_strict_utf8_json_object_is_a_body_refusal(body: by
     assert decode_body(body) == (None, BodyRefusal("body", "body", detail))
 
 
-def test_a_body_of_exactly_its_own_length_is_not_cut_by_the_length_limit() -> None:
-    body = b'{"a": "' + b"x" * 100 + b'"}'
-    assert decode_body(body)[1] is None
+def test_floats_and_long_keys_decode() -> None:
+    assert decode_body(b'{"temperature": 0.5, "n": 1e3}') == ({"temperature": 0.5, "n": 1000.0}, None)
+
+
+def test_a_duplicate_key_is_named_after_its_first_use() -> None:
+    _, found = decode_body(b'{"b": 1, "a": 1, "c": 1, "a": 2}')
+    assert found is not None
+    assert found.detail == "Duplicate object key a"
 
 
 def test_a_refusal_message_is_its_path_then_its_detail() -> None:

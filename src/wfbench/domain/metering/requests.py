@@ -1,7 +1,7 @@
 """What a model request may say: the key proxy's content allow-lists per protocol, as data and pure checks.
 
 The proxy forwards the bytes it checked, so the body is decoded strictly
-(:func:`wfbench.domain.strict_json.loads`: UTF-8 only, no duplicate key anywhere, no ``NaN``),
+(:func:`decode_body`: UTF-8 only, no duplicate key anywhere, no ``NaN``),
 and checked against an **allow-list**, never a deny-list: a field, block, source or item type
 that is not listed here is refused until someone decides it is safe (a new provider feature
 starts refused). What the lists keep out:
@@ -23,11 +23,10 @@ the provider might read the other value), ``body`` (not strict JSON, or not an o
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 
 import attrs
-
-from wfbench.domain.strict_json import JsonSyntaxError, loads
 
 __all__ = [
     "MESSAGES",
@@ -177,16 +176,57 @@ PARTS_FIELDS: Mapping[str, str] = {
 INCLUDE_VALUES = frozenset({"reasoning.encrypted_content"})
 
 
+class _Duplicate(Exception):
+    """An object names ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return members
+
+
+def _not_json(literal: str) -> object:
+    raise ValueError(f"{literal} is not JSON")
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise ValueError(f"{literal} is out of range")
+    return value
+
+
+#: The standard library's decoder (its C scanner) with strict hooks: no duplicate key, no NaN or
+#: Infinity, no number that overflows. Nesting is bounded by the interpreter's recursion limit.
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_not_json, parse_float=_finite)
+
+
 def decode_body(body: bytes) -> tuple[dict[str, object] | None, BodyRefusal | None]:
-    """The body as a JSON object, or why it is refused (not UTF-8, not strict JSON, not an object)."""
+    """The body as a JSON object, or why it is refused (not UTF-8, not strict JSON, not an object).
+
+    Strict JSON here is :mod:`json` with hooks (a request body is decoded on every request, so the
+    domain's located :func:`wfbench.domain.strict_json.loads` is not used: its depth walk costs a
+    pass over the whole document).
+    """
     try:
-        value = loads(body.decode(), max_chars=len(body))  # UTF-8: never more characters than bytes
+        value = _DECODER.decode(body.decode())
     except UnicodeDecodeError:
         return None, BodyRefusal("body", "body", "the request body is not UTF-8")
-    except JsonSyntaxError as exc:
-        if exc.msg.startswith("Duplicate object key"):  # the provider might read the other value
-            return None, BodyRefusal("duplicate-key", "body", f"{exc.msg} (at char {exc.pos})")
-        return None, BodyRefusal("body", "body", f"the request body is not strict JSON ({exc.msg})")
+    except _Duplicate as duplicate:  # the provider might read the other value
+        return None, BodyRefusal("duplicate-key", "body", f"Duplicate object key {_shown(duplicate.key)}")
+    except (ValueError, RecursionError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return None, BodyRefusal("body", "body", f"the request body is not strict JSON ({reason[:80]})")
     if not isinstance(value, dict):
         return None, BodyRefusal("body", "body", "the request body is not a JSON object")
     return value, None
@@ -264,87 +304,94 @@ def _check_messages(messages: object) -> BodyRefusal | None:
         if isinstance(content, str):
             continue
         for place, block in enumerate(_items(content)):
-            path = f"body.messages[{index}].content[{place}]"
-            found = _check_block(block, path, MESSAGE_BLOCKS)
+            found = _check_block(block, MESSAGE_BLOCKS)
             if found is not None:
-                return found
+                return _under(f"body.messages[{index}].content[{place}]", found)
     return None
 
 
-def _check_block(block: object, path: str, allowed: frozenset[str]) -> BodyRefusal | None:
-    """One Messages content block: its type, its source, and a tool result's own blocks."""
+def _check_block(block: object, allowed: frozenset[str]) -> BodyRefusal | None:
+    """One Messages content block: its type, its source, a tool result's own blocks (paths relative)."""
     kind = block.get("type") if isinstance(block, dict) else None
     if not isinstance(block, dict) or kind not in allowed:
-        return BodyRefusal("content", f"{path}.type", f"block type {_shown(kind)} is not allowed")
+        return BodyRefusal("content", ".type", f"block type {_shown(kind)} is not allowed")
     if "source" in block:
-        found = _check_source(block["source"], f"{path}.source")
+        found = _check_source(block["source"])
         if found is not None:
-            return found
+            return _under(".source", found)
     inner = block.get("content")
     if kind == "tool_result" and not isinstance(inner, str):
         for place, nested in enumerate(_items(inner)):
-            found = _check_block(nested, f"{path}.content[{place}]", TOOL_RESULT_BLOCKS)
+            found = _check_block(nested, TOOL_RESULT_BLOCKS)
             if found is not None:
-                return found
+                return _under(f".content[{place}]", found)
     return None
 
 
-def _check_source(source: object, path: str) -> BodyRefusal | None:
+def _check_source(source: object) -> BodyRefusal | None:
     kind = source.get("type") if isinstance(source, dict) else None
     fields = SOURCE_FIELDS.get(kind) if isinstance(kind, str) else None
     if not isinstance(source, dict) or fields is None:
-        return BodyRefusal("content", f"{path}.type", f"source type {_shown(kind)} is not allowed")
-    return _extra_field(source, fields, path)
+        return BodyRefusal("content", ".type", f"source type {_shown(kind)} is not allowed")
+    return _extra_field(source, fields, "")
+
+
+def _under(prefix: str, found: BodyRefusal) -> BodyRefusal:
+    """``found`` with its (relative) path under ``prefix``: paths are only built for a refusal."""
+    return attrs.evolve(found, path=prefix + found.path)
 
 
 def _check_input(value: object) -> BodyRefusal | None:
     if isinstance(value, str):
         return None
     for index, item in enumerate(_items(value)):
-        path = f"body.input[{index}]"
         kind = item.get("type", "message") if isinstance(item, dict) else None
         fields = ITEM_FIELDS.get(kind) if isinstance(kind, str) else None
         if not isinstance(item, dict) or not isinstance(kind, str) or fields is None:
-            return BodyRefusal("content", f"{path}.type", f"input item type {_shown(kind)} is not allowed")
-        found = _extra_field(item, fields, path) or _check_parts(item, kind, path)
+            found: BodyRefusal | None = BodyRefusal(
+                "content", ".type", f"input item type {_shown(kind)} is not allowed"
+            )
+        else:
+            found = _extra_field(item, fields, "") or _check_parts(item, kind)
         if found is not None:
-            return found
+            return _under(f"body.input[{index}]", found)
     return None
 
 
-def _check_parts(item: Mapping[str, object], kind: str, path: str) -> BodyRefusal | None:
+def _check_parts(item: Mapping[str, object], kind: str) -> BodyRefusal | None:
     """The content parts of a message, or of a tool output given as parts (a string is plain text)."""
     name = PARTS_FIELDS.get(kind)
     parts = item.get(name) if name is not None else None
     if name is None or isinstance(parts, str):
         return None
     for place, part in enumerate(_items(parts)):
-        where = f"{path}.{name}[{place}]"
         part_kind = part.get("type") if isinstance(part, dict) else None
         fields = PART_FIELDS.get(part_kind) if isinstance(part_kind, str) else None
         if not isinstance(part, dict) or fields is None:
-            return BodyRefusal(
-                "content", f"{where}.type", f"content part type {_shown(part_kind)} is not allowed"
+            found: BodyRefusal | None = BodyRefusal(
+                "content", ".type", f"content part type {_shown(part_kind)} is not allowed"
             )
-        found = _extra_field(part, fields, where) or _inline_only(part, where)
+        else:
+            found = _extra_field(part, fields, "") or _inline_only(part)
         if found is not None:
-            return found
+            return _under(f".{name}[{place}]", found)
     return None
 
 
-def _inline_only(part: Mapping[str, object], path: str) -> BodyRefusal | None:
+def _inline_only(part: Mapping[str, object]) -> BodyRefusal | None:
     """An image is a ``data:`` URL (never one the provider would fetch)."""
     url = part.get("image_url")
     if url is not None and not (isinstance(url, str) and url.startswith("data:")):
-        return BodyRefusal("content", f"{path}.image_url", "only data: URLs are allowed")
+        return BodyRefusal("content", ".image_url", "only data: URLs are allowed")
     return None
 
 
 def _extra_field(value: Mapping[str, object], fields: frozenset[str], path: str) -> BodyRefusal | None:
-    extra = sorted(name for name in value if name not in fields)
-    if extra:
-        return BodyRefusal("field", f"{path}.{extra[0]}", "is not an allowed field")
-    return None
+    """The first field of ``value`` (in name order) not in ``fields``, at ``path``.<name>."""
+    if value.keys() <= fields:
+        return None
+    extra = min(name for name in value if name not in fields)
+    return BodyRefusal("field", f"{path}.{extra}", "is not an allowed field")
 
 
 def _items(value: object) -> list[object]:
