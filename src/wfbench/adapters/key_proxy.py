@@ -306,6 +306,14 @@ class _CellServer(_ServerMixin, socketserver.ThreadingMixIn, socketserver.UnixSt
         os.chmod(path, 0o600)
 
 
+def _socket_under(scratch: str | None) -> str:
+    """A model socket in a fresh directory under ``scratch``, else (too deep, or none) under the temp dir."""
+    if scratch is not None:
+        with contextlib.suppress(SandboxError):
+            return socket_path("model.sock", parent=scratch)
+    return socket_path("model.sock")
+
+
 class KeyProxy:
     """The key proxy of one sweep. Use as a context manager, or start()/stop().
 
@@ -429,10 +437,14 @@ class KeyProxy:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def lease(self, label: str, *, port: int | None = None, model: str | None = None) -> Lease:
+    def lease(
+        self, label: str, *, port: int | None = None, model: str | None = None, scratch: str | None = None
+    ) -> Lease:
         """A new cell lease, serving its own socket (close it when the cell ends).
 
-        ``model`` is the model the cell's requests must name (default: the proxy's).
+        ``model`` is the model the cell's requests must name (default: the proxy's); the socket
+        goes under ``scratch`` (the cell's own directory) when its path fits a UNIX socket, else
+        under the temporary directory.
 
         Raises:
             SandboxError: the socket cannot be created.
@@ -446,7 +458,7 @@ class KeyProxy:
             raise InputError(
                 f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"
             )
-        bridge = Bridge(socket=socket_path("model.sock"), port=port or free_port())
+        bridge = Bridge(socket=_socket_under(scratch), port=port or free_port())
         lease = Lease(self, label, bridge=bridge, model=model)
         try:
             lease.serve()

@@ -109,7 +109,8 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
     try:
         if services.gateway is not None:
             model = plan.arm.model or settings.model  # an arm may pin its own model
-            wire = CellWire(services.gateway.lease(plan.label, model=model), prices_for(model))
+            lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
+            wire = CellWire(lease, prices_for(model))
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
         row = _measure(plan, ctx)

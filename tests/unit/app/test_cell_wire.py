@@ -175,7 +175,7 @@ def test_sessions_get_the_bridge_the_url_and_the_token() -> None:
 class FakeGateway:
     spent: Spend
 
-    def lease(self, label: str, *, model: str | None = None) -> FakeLease:
+    def lease(self, label: str, *, model: str | None = None, scratch: str | None = None) -> FakeLease:
         return FakeLease()
 
     def spend(self) -> Spend:
