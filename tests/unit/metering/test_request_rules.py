@@ -514,3 +514,18 @@ def test_absent_lists_hold_nothing_and_a_single_value_is_one_item() -> None:
 def test_a_message_that_is_not_an_object_carries_no_blocks() -> None:
     body = {"model": "m", "max_tokens": 1, "messages": ["hi", {"role": "user"}]}
     assert check_request(MESSAGES, body) is None
+
+
+def test_a_single_block_given_as_an_object_is_checked_as_one_block() -> None:
+    assert check_request(MESSAGES, ask("hi", system={"type": "text", "text": "x"})) is None
+    assert check_request(MESSAGES, ask({"type": "text", "text": "x"})) is None
+
+
+def test_a_tool_that_is_not_an_object_is_shown_as_a_question_mark() -> None:
+    found = check_request(MESSAGES, ask("hi", tools=["web_search"]))
+    assert found == BodyRefusal("server-tool", "body.tools[0].type", "server tool ? would reach the network")
+
+
+def test_an_input_item_that_is_not_an_object_says_so() -> None:
+    found = check_request(RESPONSES, respond(["text"]))
+    assert found == BodyRefusal("content", "body.input[0].type", "an input item must be an object")

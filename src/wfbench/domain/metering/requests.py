@@ -180,7 +180,6 @@ class _Duplicate(Exception):
     """An object names ``key`` twice."""
 
     def __init__(self, key: str) -> None:
-        super().__init__(key)
         self.key = key
 
 
@@ -345,24 +344,29 @@ def _check_input(value: object) -> BodyRefusal | None:
     if isinstance(value, str):
         return None
     for index, item in enumerate(_items(value)):
-        kind = item.get("type", "message") if isinstance(item, dict) else None
-        fields = ITEM_FIELDS.get(kind) if isinstance(kind, str) else None
-        if not isinstance(item, dict) or not isinstance(kind, str) or fields is None:
-            found: BodyRefusal | None = BodyRefusal(
-                "content", ".type", f"input item type {_shown(kind)} is not allowed"
-            )
-        else:
-            found = _extra_field(item, fields, "") or _check_parts(item, kind)
+        found = _check_item(item)
         if found is not None:
             return _under(f"body.input[{index}]", found)
     return None
 
 
+def _check_item(item: object) -> BodyRefusal | None:
+    """One Responses input item: its type, its fields and its parts (paths relative)."""
+    if not isinstance(item, dict):
+        return BodyRefusal("content", ".type", "an input item must be an object")
+    kind = item.get("type", "message")
+    if not isinstance(kind, str) or kind not in ITEM_FIELDS:
+        return BodyRefusal("content", ".type", f"input item type {_shown(kind)} is not allowed")
+    return _extra_field(item, ITEM_FIELDS[kind], "") or _check_parts(item, kind)
+
+
 def _check_parts(item: Mapping[str, object], kind: str) -> BodyRefusal | None:
     """The content parts of a message, or of a tool output given as parts (a string is plain text)."""
     name = PARTS_FIELDS.get(kind)
-    parts = item.get(name) if name is not None else None
-    if name is None or isinstance(parts, str):
+    if name is None:
+        return None
+    parts = item.get(name)
+    if isinstance(parts, str):
         return None
     for place, part in enumerate(_items(parts)):
         part_kind = part.get("type") if isinstance(part, dict) else None
