@@ -16,8 +16,9 @@ tools and tests that talk to it directly; no cell is given that token.
 **Wire metering**: the usage the upstream reported in each reply of a metered route is read as
 the reply streams past (:mod:`wfbench.adapters.wire_usage`) and added to the cell's meter; with
 the pinned model's prices it is the sweep's metered spend (:meth:`KeyProxy.spend`), which a
-budget (``--max-cost``) caps: once reached, new requests are refused (requests already upstream
-finish).
+budget (``--max-cost``) caps: each request reserves its worst case before it goes upstream
+(:mod:`wfbench.adapters.key_proxy_budget`), so the spend passes the budget by at most one
+request's worst case; once reached, new requests are refused.
 
 Bodies stream back unbuffered (SSE events reach the agent as they arrive) with the upstream's
 framing (length, chunks or close-delimited); a reply the upstream cut short is cut short for the

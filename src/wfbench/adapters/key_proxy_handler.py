@@ -4,8 +4,10 @@ Used by :mod:`wfbench.adapters.key_proxy` for both kinds of listener (a cell lea
 and the proxy's own loopback port). Order of the checks, each refusal answered with an
 Anthropic-shaped error and recorded in the cell's meter: the token (401/403, before anything
 else is looked at), the route and the normalized path (400/404/405), the sweep's budget (403),
-the body (413 past the limit, 400 not JSON, 403 another model or a server-side tool). Then the
-body goes upstream with a ``Content-Length`` (a chunked upload is read whole first), and the
+the body (413 past the limit, 400 not strict JSON, 403 another model, a duplicate key or content
+the allow-lists do not cover), then the request's worst-case cost is reserved (403 ``budget``
+when the spend reached the budget; it waits while only open reservations fill it) and released
+when the reply is recorded. Then the body goes upstream with a ``Content-Length`` (a chunked upload is read whole first), and the
 reply is relayed as the upstream framed it while a :class:`~wfbench.adapters.wire_usage.UsageReader`
 reads its usage.
 
