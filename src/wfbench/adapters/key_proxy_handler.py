@@ -7,9 +7,9 @@ else is looked at), the route and the normalized path (400/404/405), the sweep's
 the body (413 past the limit, 400 not strict JSON, 403 another model, a duplicate key or content
 the allow-lists do not cover), then the request's worst-case cost is reserved (403 ``budget``
 when the spend reached the budget; it waits while only open reservations fill it) and released
-when the reply is recorded. Then the body goes upstream with a ``Content-Length`` (a chunked upload is read whole first), and the
-reply is relayed as the upstream framed it while a :class:`~wfbench.adapters.wire_usage.UsageReader`
-reads its usage.
+when the reply is recorded. Then the body goes upstream with a ``Content-Length`` (a chunked
+upload is read whole first), and the reply is relayed as the upstream framed it while a
+:class:`~wfbench.adapters.wire_usage.UsageReader` reads its usage.
 
 Metering is about the upstream's reply, not about whether the agent stayed to read it all: an
 agent that read a reply's last event (``message_stop``, ``response.completed``) may hang up
