@@ -60,18 +60,20 @@ def at_once(leases: list[Lease], per_cell: int, body: dict[str, Any]) -> list[in
     return statuses
 
 
+@pytest.mark.parametrize("cells", [1, CELLS], ids=["one-cell", "eight-cells"])
 def test_a_one_dollar_budget_forwards_one_of_128_concurrent_three_dollar_requests(
-    provider: ScriptedProvider,
+    provider: ScriptedProvider, cells: int
 ) -> None:
-    """16 requests at once from each of 8 cells: one is admitted, the rest wait for it, then are refused."""
+    """16 requests at once from one cell, or from each of 8 cells (``--workers 8``): one is admitted,
+    the rest wait for it, then are refused."""
     with KeyProxy(provider.base_url, REAL_KEY, model=MODEL, prices=PRICES, budget_usd=1.0) as proxy:
-        leases = [proxy.lease(f"cell{n}") for n in range(CELLS)]
+        leases = [proxy.lease(f"cell{n}") for n in range(cells)]
         statuses = at_once(leases, PER_CELL, ask("Task dear"))
         meters = [lease.meter(settle_s=5) for lease in leases]
         spend = proxy.spend()
-    assert len(statuses) == CELLS * PER_CELL
+    assert len(statuses) == cells * PER_CELL
     assert statuses.count(200) == 1
-    assert statuses.count(403) == CELLS * PER_CELL - 1
+    assert statuses.count(403) == cells * PER_CELL - 1
     assert len(provider.requests) == 1
     assert sum(meter.requests for meter in meters) == 1
     assert {r.kind for meter in meters for r in meter.refusals} == {"budget"}
