@@ -21,9 +21,9 @@ import statistics
 import time
 from urllib.parse import urlsplit
 
-from wfbench.adapters.key_proxy import KeyProxy
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.gateway.key_proxy import KeyProxy
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 
 SCRIPT = """
 default: {say: "A reply of a few words.", usage: {input_tokens: 9, output_tokens: 9}}

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HARNESS_PYTHON, require_or_skip
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox, python_runtime_paths
-from wfbench.adapters.sandbox_host import UnsafeHostSandbox
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox, python_runtime_paths
+from wfbench.adapters.sandbox.host import UnsafeHostSandbox
 from wfbench.domain.errors import SandboxUnavailable
 from wfbench.domain.ports import Sandbox
 from wfbench.domain.workspace.sandbox import Mount, ProcessState, SandboxPolicy
@@ -413,9 +413,9 @@ import os
 backend, ws = sys.argv[1:3]
 script = os.environ["HARNESS_SCRIPT"]
 if backend == "bwrap":
-    from wfbench.adapters.sandbox_bwrap import BwrapSandbox as S
+    from wfbench.adapters.sandbox.bwrap import BwrapSandbox as S
 else:
-    from wfbench.adapters.sandbox_host import UnsafeHostSandbox as S
+    from wfbench.adapters.sandbox.host import UnsafeHostSandbox as S
 env = {"PATH": "/usr/bin:/bin"}
 pol = SandboxPolicy(workspace=ws, workspace_writable=True, network=False, timeout_s=120, env=env)
 S().run(["/bin/sh", "-c", script], policy=pol)

@@ -38,7 +38,13 @@ def _guard(base: Path, *argv: str, mode: str | None = None) -> subprocess.Comple
     if mode is not None:
         env["WFBENCH_BASE_SITE"] = mode
     return subprocess.run(
-        ["bash", str(SCRIPT), *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False
+        ["bash", str(SCRIPT), *argv],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 

@@ -4,7 +4,7 @@ A tree bound at the same path needs a mount point in the sandbox's /tmp tmpfs wh
 under /tmp, and so does the empty tmpfs over its site-packages. Before, such a runtime was bound
 before the /tmp tmpfs (which then hid it) and TMPDIR (/tmp) started with the mount points' directories
 in it. Now /tmp and HOME are made first and TMPDIR is a tmpfs of its own beside them
-(adapters/sandbox_tmpdir.py). Real bubblewrap, required under WFBENCH_REQUIRE_BWRAP=1.
+(adapters/sandbox/tmpdir.py). Real bubblewrap, required under WFBENCH_REQUIRE_BWRAP=1.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import pytest
 
 from tests.conftest import harness_pythonpath
 from tests.integration.sweep_kit import bwrap_or_skip
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox, bwrap_argv, python_runtime_paths
-from wfbench.adapters.sandbox_common import private_root
-from wfbench.adapters.sandbox_tmpdir import mount_targets
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox, bwrap_argv, python_runtime_paths
+from wfbench.adapters.sandbox.common import private_root
+from wfbench.adapters.sandbox.tmpdir import mount_targets
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,7 +123,7 @@ def test_without_a_mount_under_tmp_tmpdir_is_still_slash_tmp(tmp_path: Path) -> 
 
 VENV_PROBE = """
 import json, sys
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.domain.workspace.sandbox import SandboxPolicy
 venv, ws = sys.argv[1], sys.argv[2]
 script = (

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.demo_run import bwrap_or_skip, rows, wfbench
-from wfbench.adapters.git_snapshot import build_snapshot
+from wfbench.adapters.repo.snapshot import build_snapshot
 
 
 @pytest.fixture
