@@ -43,15 +43,20 @@ def test_two_demo_sweeps_in_two_pid_namespaces_sharing_tmp_both_finish_as_when_a
         deep[name].mkdir(parents=True)
     host = subprocess.Popen(  # noqa: S603
         [*WFBENCH, "run", "--out", str(tmp_path / "host" / "out"), "--workers", "2"],
-        env={**os.environ, "TMPDIR": str(deep["host"])}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(deep["host"])},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
+    )
     time.sleep(8)  # the host sweep's cells hold live sockets when the other sweep starts
     inside = subprocess.run(
         [*unshare, *WFBENCH, "run", "--out", str(tmp_path / "inside" / "out"), "--workers", "2"],
-        env={**os.environ, "TMPDIR": str(deep["inside"])}, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "TMPDIR": str(deep["inside"])},
+        capture_output=True,
+        text=True,
+        timeout=900,
         check=False,
-    )  # fmt: skip
+    )
     _, host_err = host.communicate(timeout=900)
     assert host.returncode == 0, host_err[-2000:]
     assert inside.returncode == 0, inside.stderr[-2000:]

@@ -139,8 +139,12 @@ def test_cleanups_in_two_pid_namespaces_sharing_one_root_leave_each_others_live_
             assert theirs.exists()
             cleaner = subprocess.run(
                 [*unshare, sys.executable, "-c", NS_CLEANER, str(tmp_path)],
-                capture_output=True, text=True, env=env, check=True, timeout=60,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+                timeout=60,
+            )
             removed = cleaner.stdout.split()
             assert len(removed) == 1
             assert Path(removed[0]).name.startswith("wfb-99999-n")

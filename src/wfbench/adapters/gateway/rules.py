@@ -36,9 +36,20 @@ _ANTHROPIC_HEADERS = frozenset(
     {"content-type", "accept", "anthropic-version", "anthropic-beta", "user-agent", "x-app"}
 )
 _OPENAI_HEADERS = frozenset(
-    {"content-type", "accept", "user-agent", "openai-beta", "originator", "session-id", "session_id",
-     "thread-id", "x-client-request-id", "x-codex-turn-metadata", "version"}
-)  # fmt: skip
+    {
+        "content-type",
+        "accept",
+        "user-agent",
+        "openai-beta",
+        "originator",
+        "session-id",
+        "session_id",
+        "thread-id",
+        "x-client-request-id",
+        "x-codex-turn-metadata",
+        "version",
+    }
+)
 #: The SDKs' own telemetry headers (OS, runtime, retry count…) carry nothing of the agent's choosing.
 _SDK_HEADER_PREFIX = "x-stainless-"
 
