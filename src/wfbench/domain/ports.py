@@ -114,8 +114,12 @@ class ModelLease(Protocol):
 class ModelGateway(Protocol):
     """Where agent sessions reach the model: one metered lease per cell, and the sweep's spend."""
 
-    def lease(self, label: str, *, model: str | None = None) -> ModelLease:
+    def lease(self, label: str, *, model: str | None = None, scratch: str | None = None) -> ModelLease:
         """A new lease for the cell ``label`` whose requests must name ``model`` (None: the sweep's).
+
+        ``scratch`` is the cell's own scratch directory: the lease's socket goes there when the
+        path fits a UNIX socket (else under the temporary directory, named with its owner's pid
+        and PID namespace).
 
         Raises:
             SandboxError: the lease's socket cannot be created.
@@ -247,6 +251,8 @@ class Environments(Protocol):
         cancel: CancelToken | None = None,
     ) -> BuiltEnvironment:
         """The environment of ``spec`` for ``snapshot``: from the cache when its digest was built."""
+
+
 class SkillTarget(Protocol):
     """The repository a promoted overlay is applied to (``wfbench promote apply``)."""
 

@@ -53,10 +53,24 @@ STANDIN_TARGET = "/opt/wfbench/standin_agent.py"
 TRANSCRIPT_LIMIT = 8 * 1024 * 1024
 EMPTY_MCP_CONFIG = '{"mcpServers":{}}'
 SENSITIVE_KEYS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "api_key", "anthropic-api-key",
-     "anthropic_api_key", "token", "access_token", "refresh_token", "secret", "client_secret", "cookie",
-     "set-cookie", "password"}
-)  # fmt: skip
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "api_key",
+        "anthropic-api-key",
+        "anthropic_api_key",
+        "token",
+        "access_token",
+        "refresh_token",
+        "secret",
+        "client_secret",
+        "cookie",
+        "set-cookie",
+        "password",
+    }
+)
 DEFAULT_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -99,6 +113,8 @@ def shell_prefix_script(names: Sequence[str]) -> str:
     """The Bash wrapper, forwarding each of ``names`` when set (``${N+"N=$N"}``)."""
     forwarded = "".join(f' ${{{n}+"{n}=${n}"}}' for n in names)
     return SHELL_PREFIX_SCRIPT.replace("{forwarded}", forwarded)
+
+
 __all__ = [
     "ClaudeCLI",
     "build_argv",
@@ -267,6 +283,7 @@ def session_record(
     )
     transcript, truncated = redact_transcript(result.stdout, secrets, limit=transcript_limit)
     return record_from_verdict(verdict, transcript, truncated or result.stdout_overflow, secrets)
+
 
 def record_from_verdict(
     verdict: SessionVerdict, transcript: bytes, truncated: bool, secrets: Sequence[str]

@@ -4,10 +4,12 @@ Used by :mod:`wfbench.adapters.gateway.key_proxy` for both kinds of listener (a 
 and the proxy's own loopback port). Order of the checks, each refusal answered with an
 Anthropic-shaped error and recorded in the cell's meter: the token (401/403, before anything
 else is looked at), the route and the normalized path (400/404/405), the sweep's budget (403),
-the body (413 past the limit, 400 not JSON, 403 another model or a server-side tool). Then the
-body goes upstream with a ``Content-Length`` (a chunked upload is read whole first), and the
-reply is relayed as the upstream framed it while a :class:`~wfbench.adapters.gateway.wire_usage.UsageReader`
-reads its usage.
+the body (413 past the limit, 400 not strict JSON, 403 another model, a duplicate key or content
+the allow-lists do not cover), then the request's worst-case cost is reserved (403 ``budget``
+when the spend reached the budget; it waits while only open reservations fill it) and released
+when the reply is recorded. Then the body goes upstream with a ``Content-Length`` (a chunked
+upload is read whole first), and the reply is relayed as the upstream framed it while a
+:class:`~wfbench.adapters.gateway.wire_usage.UsageReader` reads its usage.
 
 Metering is about the upstream's reply, not about whether the agent stayed to read it all: an
 agent that read a reply's last event (``message_stop``, ``response.completed``) may hang up
@@ -35,8 +37,10 @@ from email.message import Message
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
+from wfbench.adapters.gateway.budget import SpendLedger
 from wfbench.adapters.gateway.rules import MAX_BODY_BYTES, Refused, Route, forwarded_headers, route_for
 from wfbench.adapters.gateway.wire_usage import UsageReader
+from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireRefusal
 from wfbench.domain.session.records import Usage
 
@@ -45,9 +49,19 @@ PIECE = 64 * 1024
 TAIL_BYTES = 64 * 1024
 #: Never forwarded in either direction (RFC 9110 §7.6.1), plus what the proxy sets itself.
 HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
-     "trailer", "transfer-encoding", "upgrade", "expect"}
-)  # fmt: skip
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "expect",
+    }
+)
 CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
 
 
@@ -74,10 +88,18 @@ class CellLease(Protocol):
     def token(self) -> str: ...
     @property
     def model(self) -> str | None: ...
+    @property
+    def prices(self) -> ModelPrices | None: ...
     def begin(self) -> None: ...
     def end(self) -> None: ...
     def record(
-        self, usage: Usage | None, *, metered: bool, complete: bool = True, by_upstream: bool = False
+        self,
+        usage: Usage | None,
+        *,
+        metered: bool,
+        complete: bool = True,
+        by_upstream: bool = False,
+        release: float = 0.0,
     ) -> None: ...
     def refuse(self, refusal: WireRefusal) -> None: ...
 
@@ -94,7 +116,12 @@ class ProxyCore(Protocol):
     @property
     def upstream_host(self) -> str: ...
     def check_budget(self) -> None: ...
-    def check_body(self, route: Route, body: bytes, model: str | None) -> None: ...
+    @property
+    def ledger(self) -> SpendLedger: ...
+    def check_body(self, route: Route, body: bytes, model: str | None) -> dict[str, object]: ...
+    def reserve(
+        self, route: Route, size: int, body: dict[str, object], prices: ModelPrices | None
+    ) -> float: ...
     def connect(self) -> http.client.HTTPConnection: ...
     def upstream_path(self, path: str) -> str: ...
     def scrubber(self) -> ResponseScrubber: ...
@@ -145,8 +172,14 @@ def admit(headers: Message, token: str) -> list[tuple[str, str]]:
     return credentials
 
 
-_KIND_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-               404: "not_found_error", 405: "invalid_request_error", 413: "request_too_large"}  # fmt: skip
+_KIND_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "request_too_large",
+}
 
 
 class ProxyHandler(BaseHTTPRequestHandler):
@@ -181,6 +214,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         proxy, lease = self.server.proxy, self.server.lease
         self._body_read = False
         self._agent_gone = False
+        self._reserved = 0.0
         # The target as sent: http.server collapses a leading "//" in self.path; nothing is collapsed here.
         parts = self.requestline.split()
         self.path = parts[1] if len(parts) == 3 else self.path
@@ -190,10 +224,25 @@ class ProxyHandler(BaseHTTPRequestHandler):
             route = route_for(self.command, self.path, proxy.routes)
             proxy.check_budget()
             body = self._read_body()
-            proxy.check_body(route, body, lease.model)
+            parsed = proxy.check_body(route, body, lease.model)
+            self._reserved = proxy.reserve(route, len(body), parsed, lease.prices)
         except Refused as refusal:
             self._refuse(lease, refusal, path)
             return
+        try:
+            self._forward_checked(route, credentials, body, path)
+        finally:  # a reservation never outlives its request (a no-op once the reply was recorded)
+            if self._reserved:
+                proxy.ledger.settle(None, None, release=self._take_reserved(), billed=False, complete=True)
+
+    def _take_reserved(self) -> float:
+        reserved, self._reserved = self._reserved, 0.0
+        return reserved
+
+    def _forward_checked(
+        self, route: Route, credentials: list[tuple[str, str]], body: bytes, path: str
+    ) -> None:
+        proxy, lease = self.server.proxy, self.server.lease
         headers = self._upstream_headers(route, credentials, len(body))
         upstream = proxy.connect()
         try:
@@ -202,7 +251,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             except (OSError, http.client.HTTPException) as exc:
                 name = type(exc).__name__
                 proxy.note("key_proxy.upstream_error", error=name, method=self.command, path=path)
-                lease.record(None, metered=False)
+                lease.record(None, metered=False, release=self._take_reserved())
                 self.close_connection = True
                 status, kind = (504, "timeout_error") if isinstance(exc, TimeoutError) else (502, "api_error")
                 self._reply(status, error_body(kind, f"wfbench key proxy: upstream {name}"))
@@ -232,10 +281,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self._metered = True
         lease = self.server.lease
         if usage is None:
-            lease.record(None, metered=False)
+            lease.record(None, metered=False, release=self._take_reserved())
         else:
             seen, complete = usage.finish(cut=not whole)
-            lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on)
+            release = self._take_reserved()
+            lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on, release=release)
 
     def _refuse(self, lease: CellLease, refusal: Refused, path: str) -> None:
         proxy = self.server.proxy
