@@ -1,0 +1,185 @@
+"""The SWE-bench oracle's verdict on a real-shaped library, run as the harness runs it but outside bwrap.
+
+An imported instance's runner (``app/swebench_oracle.py``) is run on workspaces an agent could
+leave: the exact upstream fix plus an extra test in the file the test patch touches (resolved:
+the restore rule), a wrong fix plus a test that shadows the hidden one (not resolved), and the
+forgeries of issue 25 — a ``[pytest11]`` plugin in ``*.DIST-INFO`` and ``*.dist-info``, a nested
+``tests/conftest.py`` hook, ``pyproject`` ``addopts = -p …``, ``PASSED`` lines printed at exit —
+each with its positive control (the same attack *does* forge a plain ``pytest`` run of the
+workspace) and never resolved. The harness's guard environment (``oracle_run.python_guard_env``)
+and a canary (``domain/workspace/canary.py``) are used exactly as in a cell; the end-to-end runs
+under bwrap are ``tests/integration/test_hostile_verdict.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.realrepo_kit import BUGGY, F2P, FIXED, P2P, REGRESSION, SUITE, WRONG, make_library
+from tests.integration.sweep_kit import git
+from wfbench.app.junit_report import read_report
+from wfbench.app.oracle_run import pytest_addopts, python_guard_env, write_site
+from wfbench.app.swebench import Instance, import_instances
+from wfbench.domain.workspace.canary import canaries_for, canary_file_name, canary_source
+from wfbench.domain.workspace.oracle import OracleOutcome, OracleVerdict, oracle_verdict
+
+TOKEN = "0123abcd4567ef89"
+TARGET = "src/intervals/__init__.py"
+TESTS = "tests/test_merge.py"
+#: A pytest plugin that turns every failed call into a pass (the forgery of issue 25 (a)).
+FORCE = (
+    "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+    "    outcome = yield\n    report = outcome.get_result()\n    if report.failed:\n"
+    "        report.outcome = 'passed'\n        report.longrepr = None\n"
+)
+SHADOW = "\n\ndef test_touching_intervals_merge():\n    assert True\n"
+ATEXIT = (
+    "import atexit, sys\n\n\n@atexit.register\ndef _forge():\n"
+    "    for arg in sys.argv:\n        if '::' in arg:\n            print('PASSED ' + arg)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("swe")
+    made: dict[str, Any] = make_library(root)
+    repos = root / "mirrors"
+    repos.mkdir()
+    shutil.copytree(made["repo"], repos / "acme__intervals")
+    instance = Instance(
+        line=1, instance_id="acme__intervals-12", repo="acme/intervals", base_commit=made["base"],
+        patch=made["gold"], test_patch=made["test_patch"], problem_statement="merge touching intervals",
+        fail_to_pass=(F2P,), pass_to_pass=P2P,
+    )  # fmt: skip
+    corpus = import_instances([instance], source="i.jsonl", repos_dir=str(repos), out_dir=str(root / "c"))
+    made["corpus"] = Path(corpus).parent
+    made["root"] = root
+    return made
+
+
+def workspace(lib: dict[str, Any], name: str, files: dict[str, str]) -> Path:
+    """A clone of the base commit with ``files`` written over it (what an agent left)."""
+    ws = lib["root"] / "ws" / name
+    subprocess.run(["git", "clone", "-q", lib["repo"], str(ws)], check=True, capture_output=True)
+    git(ws, "checkout", "-q", lib["base"])
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    return ws
+
+
+def run_oracle(lib: dict[str, Any], ws: Path) -> OracleVerdict:
+    """The imported runner on ``ws`` with the harness's oracle environment, canaries and report."""
+    scratch = lib["root"] / "scratch" / ws.name
+    stage = scratch / "stage"
+    shutil.copytree(lib["corpus"] / "instances/acme__intervals-12", stage)
+    shutil.copy(lib["corpus"] / "oracle/swebench_oracle.py", stage)
+    canaries = canaries_for(TOKEN)
+    (stage / canary_file_name(TOKEN)).write_text(canary_source(canaries, TOKEN))
+    site = write_site(str(scratch / "site"))
+    (scratch / "report").mkdir()
+    env = python_guard_env(
+        {"PATH": os.environ["PATH"], "HOME": str(scratch)},
+        site=site,
+        append=[str(ws), str(ws / "src"), str(stage)],
+    )
+    env.update(
+        WFBENCH_ORACLE_REPORT=str(scratch / "report/junit.xml"),
+        WFBENCH_ORACLE_CANARY=str(stage / canary_file_name(TOKEN)),
+        PYTEST_ADDOPTS=pytest_addopts(site=site, root=str(stage), canary=str(stage / canary_file_name(TOKEN))),
+    )
+    runner = [sys.executable, str(stage / "swebench_oracle.py"), str(stage)]
+    done = subprocess.run(runner, cwd=ws, env=env, capture_output=True, text=True, timeout=300, check=False)
+    cases, problem = read_report(str(scratch / "report"))
+    expect = json.loads((stage / "tests.json").read_text())
+    return oracle_verdict(
+        exit_ok=done.returncode == 0, returncode=done.returncode, report=cases, report_problem=problem,
+        require_report=True, expect=[*expect["FAIL_TO_PASS"], *expect["PASS_TO_PASS"]], canaries=canaries,
+    )  # fmt: skip
+
+
+def plain_pytest(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Positive control: ``pytest`` run in the workspace itself, as a naive oracle would."""
+    run_env = {"PATH": os.environ["PATH"], "PYTHONPATH": f"{ws}:{ws}/src", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=ws, env=run_env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+
+def test_the_upstream_fix_with_an_extra_test_in_the_touched_file_is_resolved(lib):
+    extra = "\n\ndef test_nested_intervals_merge():\n    assert merge([(1, 9), (2, 3)]) == [(1, 9)]\n"
+    ws = workspace(lib, "honest", {TARGET: FIXED, TESTS: SUITE + REGRESSION + extra})
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (True, OracleOutcome.PASSED), verdict
+
+
+def test_no_fix_is_tests_failed_naming_the_failing_id_for_the_author(lib):
+    verdict = run_oracle(lib, workspace(lib, "noop", {}))
+    assert (verdict.passed, verdict.outcome, verdict.failing_ids) == (False, OracleOutcome.TESTS_FAILED, (F2P,))
+    assert F2P.rpartition("::")[2] not in str(verdict.detail)
+
+
+def test_a_wrong_fix_with_a_shadowing_test_is_not_resolved(lib):
+    ws = workspace(lib, "shadow", {TARGET: WRONG, TESTS: SUITE + REGRESSION + SHADOW})
+    assert plain_pytest(ws, TESTS).returncode == 0  # control: the shadow really forges a plain run
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.TESTS_FAILED), verdict
+
+
+@pytest.mark.parametrize("metadata", ["Wfbforce-1.0.DIST-INFO", "wfbforce-1.0.dist-info"])
+def test_a_pytest11_plugin_in_package_metadata_of_any_case_does_not_forge_a_pass(lib, metadata):
+    files = {
+        "wfbforce_plugin.py": FORCE,
+        f"{metadata}/METADATA": "Metadata-Version: 2.1\nName: wfbforce\nVersion: 1.0\n",
+        f"{metadata}/entry_points.txt": "[pytest11]\nwfbforce = wfbforce_plugin\n",
+    }
+    ws = workspace(lib, "meta-" + metadata, files)
+    (ws / TESTS).write_text(SUITE + REGRESSION)
+    assert plain_pytest(ws, TESTS).returncode == 0  # control: autoload really loads the plugin
+    (ws / TESTS).write_text(SUITE)
+    verdict = run_oracle(lib, ws)
+    assert verdict.passed is False
+    assert verdict.outcome in (OracleOutcome.TESTS_FAILED, OracleOutcome.CANARY_TRIPPED), verdict
+
+
+def test_a_nested_conftest_hook_does_not_forge_a_pass(lib):
+    ws = workspace(lib, "conftest", {"tests/conftest.py": FORCE})
+    (ws / TESTS).write_text(SUITE + REGRESSION)
+    assert plain_pytest(ws, TESTS).returncode == 0  # control
+    (ws / TESTS).write_text(SUITE)
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.TESTS_FAILED), verdict
+
+
+def test_an_ini_addopts_plugin_does_not_forge_a_pass(lib):
+    pyproject = (lib["root"] / "intervals/pyproject.toml").read_text()
+    forged = pyproject + '\n[tool.pytest.ini_options]\naddopts = "-p wfbforce_plugin"\n'
+    ws = workspace(lib, "addopts", {"pyproject.toml": forged, "wfbforce_plugin.py": FORCE})
+    (ws / TESTS).write_text(SUITE + REGRESSION)
+    assert plain_pytest(ws, TESTS).returncode == 0  # control
+    (ws / TESTS).write_text(SUITE)
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.TESTS_FAILED), verdict
+
+
+def test_passed_lines_printed_at_exit_do_not_forge_a_pass(lib):
+    ws = workspace(lib, "atexit", {TARGET: ATEXIT + BUGGY})
+    control = plain_pytest(ws, "-rA", F2P)
+    assert f"PASSED {F2P}" in control.stdout.splitlines()[-1]  # control: the last status line is forged
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.TESTS_FAILED), verdict
+
+
+def test_a_blanket_exit_0_trips_the_canary(lib):
+    forge = "import atexit, os\natexit.register(lambda: os._exit(0))\n"
+    ws = workspace(lib, "exit0", {TARGET: forge + FIXED})
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.CANARY_TRIPPED), verdict
+    assert "must-fail canary" in str(verdict.detail)
