@@ -94,7 +94,9 @@ def run_oracle(lib: dict[str, Any], ws: Path) -> OracleVerdict:
     env.update(
         WFBENCH_ORACLE_REPORT=str(scratch / "report/junit.xml"),
         WFBENCH_ORACLE_CANARY=str(stage / canary_file_name(TOKEN)),
-        PYTEST_ADDOPTS=pytest_addopts(site=site, root=str(stage), canary=str(stage / canary_file_name(TOKEN))),
+        PYTEST_ADDOPTS=pytest_addopts(
+            site=site, root=str(stage), canary=str(stage / canary_file_name(TOKEN))
+        ),
     )
     runner = [sys.executable, str(stage / "swebench_oracle.py"), str(stage)]
     done = subprocess.run(runner, cwd=ws, env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -109,8 +111,8 @@ def run_oracle(lib: dict[str, Any], ws: Path) -> OracleVerdict:
 def plain_pytest(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Positive control: ``pytest`` run in the workspace itself, as a naive oracle would."""
     run_env = {"PATH": os.environ["PATH"], "PYTHONPATH": f"{ws}:{ws}/src", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=ws, env=run_env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    return subprocess.run(command, cwd=ws, env=run_env, capture_output=True, text=True, timeout=300, check=False)
 
 
 def test_the_upstream_fix_with_an_extra_test_in_the_touched_file_is_resolved(lib):
@@ -122,7 +124,11 @@ def test_the_upstream_fix_with_an_extra_test_in_the_touched_file_is_resolved(lib
 
 def test_no_fix_is_tests_failed_naming_the_failing_id_for_the_author(lib):
     verdict = run_oracle(lib, workspace(lib, "noop", {}))
-    assert (verdict.passed, verdict.outcome, verdict.failing_ids) == (False, OracleOutcome.TESTS_FAILED, (F2P,))
+    assert (verdict.passed, verdict.outcome, verdict.failing_ids) == (
+        False,
+        OracleOutcome.TESTS_FAILED,
+        (F2P,),
+    )
     assert F2P.rpartition("::")[2] not in str(verdict.detail)
 
 

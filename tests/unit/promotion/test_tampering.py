@@ -24,9 +24,10 @@ def _with_diagnostic(rows, arm: str, diagnostic: str = PLANTED, count: int = 1):
     out = []
     for row in rows:
         if row.arm == arm and planted < count:
-            row = attrs.evolve(row, extra={**row.extra, "evidence_diagnostics": [diagnostic]})
+            out.append(attrs.evolve(row, extra={**row.extra, "evidence_diagnostics": [diagnostic]}))
             planted += 1
-        out.append(row)
+        else:
+            out.append(row)
     return out
 
 
@@ -36,7 +37,8 @@ def test_a_promoted_candidate_with_one_infrastructure_edit_keeps_the_incumbent_n
     first = next(row for row in rows if row.arm == ARM)
     decision = _judged(rows)
     assert decision.kind is DecisionKind.KEEP_INCUMBENT
-    reason = f"test-infrastructure edits block promotion (1): {first.task}/{ARM}/run-{first.run}: tests/conftest.py"
+    cell = f"{first.task}/{ARM}/run-{first.run}"
+    reason = f"test-infrastructure edits block promotion (1): {cell}: tests/conftest.py"
     assert decision.reasons[-1] == reason
     assert all(v.kind is not DecisionKind.PROMOTE and v.reasons[-1] == reason for v in decision.verdicts)
 

@@ -1,4 +1,4 @@
-"""The hidden oracle's verdict: an exit status, or an exit status plus a matching JUnit report and canaries."""
+"""The hidden oracle's verdict: an exit status, or an exit status plus a JUnit report and canaries."""
 
 from __future__ import annotations
 

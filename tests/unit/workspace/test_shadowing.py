@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from wfbench.domain.workspace.shadowing import MAX_SHADOW_DIAGNOSTICS, has_pytest_section, shadowing_diagnostics
+from wfbench.domain.workspace.shadowing import (
+    MAX_SHADOW_DIAGNOSTICS,
+    has_pytest_section,
+    shadowing_diagnostics,
+)
 
 F = "f:644:1:x"
 BEFORE = {"app.py": F, "tests": "d:755", "tests/conftest.py": F}
@@ -44,7 +48,9 @@ def test_a_conftest_or_pytest_ini_added_or_changed_at_any_depth_is_named() -> No
         f"shadowing file: a/b/pytest.ini (added): {why}",
         f"shadowing file: conftest.py (added): {why}",
     )
-    assert _found({"tests/conftest.py": "f:644:2:y"}) == (f"shadowing file: tests/conftest.py (modified): {why}",)
+    assert _found({"tests/conftest.py": "f:644:2:y"}) == (
+        f"shadowing file: tests/conftest.py (modified): {why}",
+    )
 
 
 def test_plugin_metadata_is_named_in_any_letter_case() -> None:
@@ -59,11 +65,18 @@ def test_a_shared_config_file_counts_only_when_it_holds_a_pytest_section() -> No
     changed = {"setup.cfg": F, "pyproject.toml": F, "tox.ini": F}
     assert _found(changed) == ()
     found = shadowing_diagnostics(BEFORE, {**BEFORE, **changed}, frozenset({"pyproject.toml"}))
-    assert found == ("shadowing file: pyproject.toml (added): a pytest section in a shared configuration file",)
+    assert found == (
+        "shadowing file: pyproject.toml (added): a pytest section in a shared configuration file",
+    )
 
 
 def test_pytest_sections_are_recognised_in_ini_cfg_and_toml() -> None:
-    for text in ("[pytest]\n", "x\n[tool:pytest]\naddopts=-p y\n", "[tool.pytest.ini_options]\n", " [ pytest ]"):
+    for text in (
+        "[pytest]\n",
+        "x\n[tool:pytest]\naddopts=-p y\n",
+        "[tool.pytest.ini_options]\n",
+        " [ pytest ]",
+    ):
         assert has_pytest_section(text), text
     for text in ("[metadata]\nname = pytest\n", "[tool.black]\n", "# [pytest]\n", "[pytest-x]\n"):
         assert not has_pytest_section(text), text
