@@ -112,7 +112,7 @@ def plain_pytest(ws: Path, *args: str, env: dict[str, str] | None = None) -> sub
     """Positive control: ``pytest`` run in the workspace itself, as a naive oracle would."""
     run_env = {"PATH": os.environ["PATH"], "PYTHONPATH": f"{ws}:{ws}/src", **(env or {})}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
-    return subprocess.run(command, cwd=ws, env=run_env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=ws, env=run_env, capture_output=True, text=True, check=False)
 
 
 def test_the_upstream_fix_with_an_extra_test_in_the_touched_file_is_resolved(lib):
