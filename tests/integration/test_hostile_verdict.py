@@ -182,3 +182,61 @@ def test_each_infrastructure_case_names_its_file_for_the_gate(case: str) -> None
     assert planted is not None
     assert planted.startswith(INFRA[case])
     assert any(INFRA[case] in tool["input"]["file_path"] for tool in tools)
+
+
+# --- tasks validate: outcome classes and the honest/dishonest test-edit probes (issue 25 §5, §6) ----
+def _validate(corpus: Path, task: str, env: dict[str, str]) -> dict[str, Any]:
+    command = [*WFBENCH, "tasks", "validate", str(corpus), "--tasks", task, "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=900, env=env)
+    [found] = json.loads(done.stdout)["tasks"]
+    return found
+
+
+def test_validate_probes_the_oracle_with_an_added_test_and_a_shadowing_test(tmp_path: Path) -> None:
+    bwrap_or_skip()
+    corpus = _corpus(tmp_path, make_library(tmp_path))
+    env = {**os.environ, "WFBENCH_CACHE": str(tmp_path / "cache")}
+    found = _validate(corpus, "acme__intervals-noop", env)
+    assert found["valid"], found
+    assert (found["honest_edit_oracle"], found["shadowing_edit_oracle"]) == (True, False), found
+    assert found["oracle_outcomes"] == [
+        f"at the base commit: tests-failed ({F2P})",
+        "with the gold patch: passed",
+        "gold + an added test: passed",
+        f"no fix + a shadowing test: tests-failed ({F2P})",
+    ]
+    # The runner of main before issue 25 (git apply over the agent's tree, stdout): invalid, said why.
+    old = subprocess.run(["git", "show", "f41ce3b:src/wfbench/app/swebench_oracle.py"], capture_output=True,
+                         text=True, check=False, cwd=Path(__file__).parents[2])  # fmt: skip
+    if old.returncode != 0:
+        pytest.skip("the pre-issue-25 runner is not in this checkout's history")
+    (corpus.parent / "oracle/swebench_oracle.py").write_text(old.stdout)
+    loaded = yaml.safe_load(corpus.read_text())
+    for task in loaded["tasks"]:  # main's oracle: exit status, main's pytest environment
+        task["oracle"].pop("report")
+        task["oracle"].pop("expect")
+        main_env = "PYTEST_ADDOPTS= PYTEST_DISABLE_PLUGIN_AUTOLOAD= "
+        task["oracle"]["command"] = main_env + task["oracle"]["command"]
+    corpus.write_text(yaml.safe_dump(loaded, sort_keys=False, width=10_000))
+    found = _validate(corpus, "acme__intervals-noop", env)
+    assert not found["valid"], found
+    assert (
+        "the hidden oracle fails with the gold patch plus an added test in its test file" in found["problems"]
+    )
+
+
+def test_validate_names_an_expected_id_the_oracle_never_ran(tmp_path: Path) -> None:
+    bwrap_or_skip()
+    corpus = _corpus(tmp_path, make_library(tmp_path))
+    loaded = yaml.safe_load(corpus.read_text())
+    for task in loaded["tasks"]:
+        task["oracle"]["expect"].append("tests/test_merge.py::test_no_such_test")
+    corpus.write_text(yaml.safe_dump(loaded, sort_keys=False, width=10_000))
+    found = _validate(
+        corpus, "acme__intervals-noop", {**os.environ, "WFBENCH_CACHE": str(tmp_path / "cache")}
+    )
+    assert not found["valid"], found
+    assert (
+        "with the gold patch: expected-ids-missing (tests/test_merge.py::test_no_such_test)"
+        in found["oracle_outcomes"]
+    )

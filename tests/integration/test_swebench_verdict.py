@@ -13,11 +13,11 @@ under bwrap are ``tests/integration/test_hostile_verdict.py``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,16 @@ from wfbench.app.junit_report import read_report
 from wfbench.app.oracle_run import pytest_addopts, python_guard_env, write_site
 from wfbench.app.swebench import Instance, import_instances
 from wfbench.domain.workspace.canary import canaries_for, canary_file_name, canary_source
-from wfbench.domain.workspace.oracle import OracleOutcome, OracleVerdict, oracle_verdict
+from wfbench.domain.workspace.oracle import (
+    Canaries,
+    OracleOutcome,
+    OracleVerdict,
+    ReportedCase,
+    oracle_verdict,
+)
 
 TOKEN = "0123abcd4567ef89"
+CANARIES = canaries_for(TOKEN)
 TARGET = "src/intervals/__init__.py"
 TESTS = "tests/test_merge.py"
 #: A pytest plugin that turns every failed call into a pass (the forgery of issue 25 (a)).
@@ -76,14 +83,15 @@ def workspace(lib: dict[str, Any], name: str, files: dict[str, str]) -> Path:
     return ws
 
 
-def run_oracle(lib: dict[str, Any], ws: Path) -> OracleVerdict:
-    """The imported runner on ``ws`` with the harness's oracle environment, canaries and report."""
-    scratch = lib["root"] / "scratch" / ws.name
+def run_raw(lib: dict[str, Any], ws: Path) -> tuple[int, tuple[ReportedCase, ...] | None, str | None]:
+    """The imported runner on ``ws`` with the harness's oracle environment, canaries and report:
+    its exit status and the report's cases."""
+    scratch = lib["root"] / "scratch" / f"{ws.name}-{uuid.uuid4().hex[:8]}"
     stage = scratch / "stage"
     shutil.copytree(lib["corpus"] / "instances/acme__intervals-12", stage)
     shutil.copy(lib["corpus"] / "oracle/swebench_oracle.py", stage)
-    canaries = canaries_for(TOKEN)
-    (stage / canary_file_name(TOKEN)).write_text(canary_source(canaries, TOKEN))
+    canary = str(stage / canary_file_name(TOKEN))
+    Path(canary).write_text(canary_source(CANARIES, TOKEN))
     site = write_site(str(scratch / "site"))
     (scratch / "report").mkdir()
     env = python_guard_env(
@@ -93,18 +101,21 @@ def run_oracle(lib: dict[str, Any], ws: Path) -> OracleVerdict:
     )
     env.update(
         WFBENCH_ORACLE_REPORT=str(scratch / "report/junit.xml"),
-        WFBENCH_ORACLE_CANARY=str(stage / canary_file_name(TOKEN)),
-        PYTEST_ADDOPTS=pytest_addopts(
-            site=site, root=str(stage), canary=str(stage / canary_file_name(TOKEN))
-        ),
+        WFBENCH_ORACLE_CANARY=canary,
+        PYTEST_ADDOPTS=pytest_addopts(site=site, root=str(stage), canary=canary),
     )
     runner = [sys.executable, str(stage / "swebench_oracle.py"), str(stage)]
     done = subprocess.run(runner, cwd=ws, env=env, capture_output=True, text=True, timeout=300, check=False)
     cases, problem = read_report(str(scratch / "report"))
-    expect = json.loads((stage / "tests.json").read_text())
+    return done.returncode, cases, problem
+
+
+def run_oracle(lib: dict[str, Any], ws: Path, canaries: Canaries | None = CANARIES) -> OracleVerdict:
+    """The verdict the harness gives on ``ws`` (``canaries=None``: as if the run had no canaries)."""
+    returncode, cases, problem = run_raw(lib, ws)
     return oracle_verdict(
-        exit_ok=done.returncode == 0, returncode=done.returncode, report=cases, report_problem=problem,
-        require_report=True, expect=[*expect["FAIL_TO_PASS"], *expect["PASS_TO_PASS"]], canaries=canaries,
+        exit_ok=returncode == 0, returncode=returncode, report=cases, report_problem=problem,
+        require_report=True, expect=[F2P, *P2P], canaries=canaries,
     )  # fmt: skip
 
 
@@ -189,3 +200,68 @@ def test_a_blanket_exit_0_trips_the_canary(lib):
     verdict = run_oracle(lib, ws)
     assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.CANARY_TRIPPED), verdict
     assert "must-fail canary" in str(verdict.detail)
+
+
+# --- issue 25 §8: forgeries of our own, each with its positive control --------------------------
+#: On import (the package under test is imported while pytest collects), flip every failed report.
+RUNNER_PATCH = (
+    "import sys\nif '_pytest.reports' in sys.modules:\n    from _pytest.reports import TestReport\n"
+    "    _orig = TestReport.from_item_and_call.__func__\n\n    def _forged(cls, item, call):\n"
+    "        report = _orig(cls, item, call)\n        if report.failed:\n"
+    "            report.outcome, report.longrepr = 'passed', None\n        return report\n\n"
+    "    TestReport.from_item_and_call = classmethod(_forged)\n"
+)
+#: At exit, strip every <failure>/<error> from the JUnit report pytest wrote, then exit 0.
+REPORT_REWRITE = (
+    "import atexit, os, re, sys\n\n\n@atexit.register\ndef _rewrite():\n"
+    "    path = sys.argv[sys.argv.index('--junitxml') + 1] if '--junitxml' in sys.argv else None\n"
+    "    if path and os.path.exists(path):\n        text = open(path).read()\n"
+    "        text = re.sub(r'<(failure|error)\\b.*?</\\1>', '', text, flags=re.S)\n"
+    "        text = re.sub(r'(failures|errors)=\"\\d+\"', '\\\\1=\"0\"', text)\n"
+    "        open(path, 'w').write(text)\n        os._exit(0)\n"
+)
+
+
+def test_own_1_patching_the_runner_in_process_on_import_trips_the_canary(lib):
+    ws = workspace(lib, "own1", {TARGET: RUNNER_PATCH + BUGGY, TESTS: SUITE + REGRESSION})
+    assert plain_pytest(ws, F2P).returncode == 0  # control: the patch forges a plain run
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.CANARY_TRIPPED), verdict
+    assert f"the must-fail canary {CANARIES.trips} did not fail" in str(verdict.detail)
+
+
+def test_own_2_weakening_a_pass_to_pass_test_the_oracle_runs_is_undone(lib):
+    breaks_overlap = FIXED.replace("start <= merged[-1][1]", "start == merged[-1][1]")
+    weakened = SUITE.replace("assert merge([(1, 3), (2, 5)]) == [(1, 5)]", "assert True")
+    assert weakened != SUITE
+    ws = workspace(lib, "own2", {TARGET: breaks_overlap, TESTS: weakened + REGRESSION})
+    assert plain_pytest(ws, TESTS).returncode == 0  # control
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome, verdict.failing_ids) == (
+        False, OracleOutcome.TESTS_FAILED, (P2P[0],)
+    ), verdict  # fmt: skip
+
+
+def test_own_3_a_sitecustomize_on_a_path_the_code_needs_never_runs(lib):
+    hook = "import os\nos.environ['PYTEST_PLUGINS'] = 'wfbforce_plugin'\n"
+    planted = {"src/sitecustomize.py": hook, "src/wfbforce_plugin.py": FORCE, TESTS: SUITE + REGRESSION}
+    ws = workspace(lib, "own3", planted)
+    control = plain_pytest(ws, F2P, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": f"{ws}/src"})
+    assert control.returncode == 0, control.stdout[-500:]  # control: even with autoload off it forges
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.TESTS_FAILED), verdict
+
+
+def test_own_4_a_tests_package_init_that_patches_the_runner_is_removed(lib):
+    init = "import _pytest.reports\n" + RUNNER_PATCH
+    ws = workspace(lib, "own4", {"tests/__init__.py": init, TESTS: SUITE + REGRESSION})
+    assert plain_pytest(ws, F2P).returncode == 0  # control
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.TESTS_FAILED), verdict
+
+
+def test_own_5_rewriting_the_junit_report_at_exit_trips_the_canary(lib):
+    ws = workspace(lib, "own5", {TARGET: REPORT_REWRITE + BUGGY})
+    assert run_oracle(lib, ws, canaries=None).passed  # control: without canaries the rewrite forges a pass
+    verdict = run_oracle(lib, ws)
+    assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.CANARY_TRIPPED), verdict

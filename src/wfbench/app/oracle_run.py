@@ -229,7 +229,7 @@ def _oracle_env(ctx: CellContext, policy: SandboxPolicy, *, canary: str, junit: 
         site=site,
         append=[workspace, *task_pythonpath(policy.env, workspace), root],
     )
-    env["PYTEST_ADDOPTS"] = pytest_addopts(site=site, root=root, canary=f"{root}/{canary}")
+    env["PYTEST_ADDOPTS"] = pytest_addopts(site=site, root=root, canary=f"{root}/{canary}" if junit else None)
     if junit:
         report = ctx.services.sandbox.mount_path(REPORT_MOUNT, policy)
         env["WFBENCH_ORACLE_REPORT"] = f"{report}/{REPORT_NAME}"

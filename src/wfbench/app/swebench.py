@@ -239,18 +239,30 @@ def _tree(repository: str, commit: str) -> tuple[str, ...]:
     return tuple(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
-def restore_files(repository: str, commit: str, test_patch: str) -> dict[str, str | None]:
+def restore_files(
+    repository: str, commit: str, test_patch: str, tests: Sequence[str] = ()
+) -> dict[str, str | None]:
     """What the oracle restores before it applies the test patch: path -> base64 of the base version.
 
-    Every file the test patch touches (None: the base commit has none, so the oracle removes it)
-    and every test-infrastructure file of the base commit (docs/swebench.md, "Restore rule").
+    Every file the test patch touches (None: the base commit has none, so the oracle removes it),
+    every file holding one of ``tests`` and the ``__init__.py`` files above it, and every
+    test-infrastructure file of the base commit (docs/swebench.md, "Restore rule").
     """
     found: dict[str, str | None] = {}
-    paths = [*touched_files(test_patch), *(p for p in _tree(repository, commit) if is_infrastructure(p))]
+    holders = [t.split("::", 1)[0] for t in tests]
+    packages = [f"{d}/__init__.py" for h in holders for d in _parents(h)]
+    infrastructure = [p for p in _tree(repository, commit) if is_infrastructure(p)]
+    paths = [*touched_files(test_patch), *holders, *packages, *infrastructure]
     for path in dict.fromkeys(paths):
         data = _show(repository, commit, path)
         found[path] = None if data is None else base64.b64encode(data).decode("ascii")
     return found
+
+
+def _parents(path: str) -> list[str]:
+    """``a/b/c.py`` -> ``["a", "a/b"]``."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _exists_at_base(test: str, repository: str, commit: str) -> bool:
@@ -303,7 +315,8 @@ def import_instances(
         files[f"{base}/test.patch"] = item.test_patch
         tests = {"FAIL_TO_PASS": list(item.fail_to_pass), "PASS_TO_PASS": list(item.pass_to_pass)}
         files[f"{base}/tests.json"] = json.dumps(tests, indent=2) + "\n"
-        restored = restore_files(repos[item.repo], item.base_commit, item.test_patch)
+        expected = (*item.fail_to_pass, *item.pass_to_pass)
+        restored = restore_files(repos[item.repo], item.base_commit, item.test_patch, expected)
         files[f"{base}/restore.json"] = json.dumps({"files": restored}, indent=1, sort_keys=True) + "\n"
     files[f"oracle/{ORACLE_RUNNER}"] = (
         resources.files("wfbench.app").joinpath(ORACLE_RUNNER).read_text("utf-8")

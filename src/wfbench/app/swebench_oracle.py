@@ -8,7 +8,8 @@
    did to them — and do the same for every test-infrastructure file (``conftest.py`` at any depth,
    ``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``pyproject.toml``, ``*.pth``, ``sitecustomize``/
    ``usercustomize``, ``*.dist-info``/``*.egg-info`` in any letter case): base-commit version, or
-   removed when the base commit has none (``ORACLE_ROOT/restore.json``);
+   removed when the base commit has none, and the same for every file that holds an expected test
+   and the ``__init__.py`` files above it (``ORACLE_ROOT/restore.json``); no ``__pycache__`` is kept;
 3. apply ``ORACLE_ROOT/test.patch`` (exit 97 when it does not apply);
 4. put the harness's canary module (``$WFBENCH_ORACLE_CANARY``) beside the first ``FAIL_TO_PASS``
    test file, importing what that file imports;
@@ -53,7 +54,8 @@ def restore(copy: str, files: dict[str, str | None]) -> None:
         for name in [*filenames, *dirnames]:
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, copy)
-            if is_infrastructure(rel) and rel not in files and os.path.lexists(path):
+            stale = name == "__pycache__" or name.endswith(".pyc")  # no cache the agent wrote
+            if (stale or (is_infrastructure(rel) and rel not in files)) and os.path.lexists(path):
                 _remove(path)
     for rel, data in files.items():
         path = os.path.join(copy, rel)

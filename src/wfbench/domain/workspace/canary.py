@@ -28,13 +28,18 @@ _NOT_UNDER_TEST = frozenset(sys.stdlib_module_names) | RUNNER_MODULES | {"__futu
 
 
 def canaries_for(token: str) -> Canaries:
-    """The pair for one cell; ``token`` is random (``secrets.token_hex``) and never reused."""
-    return Canaries(holds=f"test_wfbcanary_{token}_holds", trips=f"test_wfbcanary_{token}_trips")
+    """The pair for one cell; ``token`` is random (``secrets.token_hex(8)``) and never reused.
+
+    Nothing in a name says "canary" or which one must fail: code that flips failures in the
+    report cannot spare the must-fail canary by its name.
+    """
+    half = len(token) // 2
+    return Canaries(holds=f"test_{token[:half]}", trips=f"test_{token[half:]}")
 
 
 def canary_file_name(token: str) -> str:
     """The canary module's file name (``test_*.py``, so default discovery collects it)."""
-    return f"test_wfbcanary_{token}.py"
+    return f"test_{token}.py"
 
 
 def imported_packages(sources: Iterable[str]) -> tuple[str, ...]:
@@ -64,13 +69,12 @@ def canary_source(canaries: Canaries, token: str, packages: Iterable[str] = ()) 
     listed = tuple(packages)
     line = f"PACKAGES = {listed!r}" if listed else PACKAGES_LINE
     return (
-        '"""wfbench harness canary: one test must pass, one must fail (docs/security.md)."""\n'
         "import importlib\nimport unittest\n\n"
         f"{line}\n\n\n"
-        f"class TestWfbCanary{token}(unittest.TestCase):\n"
+        f"class Test{token}(unittest.TestCase):\n"
         f"    def {canaries.holds}(self):\n"
         "        for name in PACKAGES:\n"
         "            importlib.import_module(name)\n\n"
         f"    def {canaries.trips}(self):\n"
-        '        self.fail("wfbench canary: this test must fail")\n'
+        "        self.assertEqual(len(PACKAGES), -1)\n"
     )
