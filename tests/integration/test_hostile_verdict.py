@@ -164,6 +164,12 @@ def test_imported_swebench_verdicts_under_bwrap_with_the_stand_in(tmp_path: Path
     bwrap_or_skip()
     out, rows = _sweep(tmp_path)
     _check(out, rows)
+    static = tmp_path / "view"
+    command = [*WFBENCH, "view", str(out), "--static", str(static)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, tell(done)
+    pages = {p.read_text() for p in static.rglob("*.html") if "acme__intervals-noop" in p.read_text()}
+    assert any("oracle outcome: <b>tests-failed</b>" in page and F2P in page for page in pages)
 
 
 def test_imported_swebench_verdicts_under_bwrap_with_the_real_claude_cli(tmp_path: Path) -> None:
