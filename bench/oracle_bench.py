@@ -3,8 +3,9 @@
 
 Builds the real-shaped library of ``tests/integration/realrepo_kit.py``, imports its fix as a
 SWE-bench instance, and runs the imported runner (``app/swebench_oracle.py``) on a workspace with
-the upstream fix, with the harness's oracle environment (``oracle_run.python_guard_env``), three
-ways, interleaved (each repeat runs each once, in an order rotated from one repeat to the next):
+the upstream fix (its test file untouched, so the test patch applies even without the restore),
+with the harness's oracle environment (``oracle_run.python_guard_env``), three ways, interleaved
+(each repeat runs each once, in an order rotated from one repeat to the next):
 
 * ``bare`` — no restore (an empty ``restore.json``), no canary: the runner as before issue 25,
   but reporting JUnit;
@@ -32,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.realrepo_kit import F2P, FIXED, P2P, REGRESSION, SUITE, make_library
+from tests.integration.realrepo_kit import F2P, FIXED, P2P, make_library
 from tests.integration.sweep_kit import git
 
 from wfbench.app.oracle_run import pytest_addopts, python_guard_env, write_site
@@ -57,7 +58,6 @@ def _setup(root: Path) -> tuple[Path, Path]:
     subprocess.run(["git", "clone", "-q", lib["repo"], str(ws)], check=True, capture_output=True)
     git(ws, "checkout", "-q", lib["base"])
     (ws / "src/intervals/__init__.py").write_text(FIXED)
-    (ws / "tests/test_merge.py").write_text(SUITE + REGRESSION)
     return corpus, ws
 
 
