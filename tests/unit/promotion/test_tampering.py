@@ -40,7 +40,8 @@ def test_a_promoted_candidate_with_one_infrastructure_edit_keeps_the_incumbent_n
     cell = f"{first.task}/{ARM}/run-{first.run}"
     reason = f"test-infrastructure edits block promotion (1): {cell}: tests/conftest.py"
     assert decision.reasons[-1] == reason
-    assert all(v.kind is not DecisionKind.PROMOTE and v.reasons[-1] == reason for v in decision.verdicts)
+    assert [v.kind for v in decision.verdicts] == [DecisionKind.KEEP_INCUMBENT] * len(decision.verdicts)
+    assert all(v.reasons[-1] == reason for v in decision.verdicts)
 
 
 def test_edits_in_the_incumbents_cells_or_other_diagnostics_do_not_refuse() -> None:
@@ -65,3 +66,27 @@ def test_past_the_limit_the_rest_of_the_cells_is_counted() -> None:
     assert refused.reasons[-1].endswith(" and 2 more")
     assert f"({MAX_NAMED_CELLS + 2})" in refused.reasons[-1]
     assert f"t{MAX_NAMED_CELLS}/" not in refused.reasons[-1]
+
+
+def test_cells_are_named_across_arms_in_row_order_and_paths_keep_their_spaces() -> None:
+    spaced = "shadowing file: my dir/conftest.py (added): pytest configuration or plugin (conftest/ini)"
+    diagnostics = [
+        (("t0", "workflow", 0), (PLANTED,)),
+        (("t1", ARM, 2), (spaced,)),
+        (("t2", ARM, 0), (PLANTED,)),
+    ]
+    assert tampered_cells(diagnostics, ARM) == (
+        f"t1/{ARM}/run-2: my dir/conftest.py",
+        f"t2/{ARM}/run-0: tests/conftest.py",
+    )
+    refused = refuse_tampered(_judged(sweep_rows()), diagnostics)
+    assert refused.reasons[-1] == (
+        f"test-infrastructure edits block promotion (2): t1/{ARM}/run-2: my dir/conftest.py; "
+        f"t2/{ARM}/run-0: tests/conftest.py"
+    )
+
+
+def test_exactly_the_limit_of_cells_is_named_without_a_count() -> None:
+    diagnostics = [((f"t{i}", ARM, 0), (PLANTED,)) for i in range(MAX_NAMED_CELLS)]
+    refused = refuse_tampered(_judged(sweep_rows()), diagnostics)
+    assert refused.reasons[-1].endswith(f"t{MAX_NAMED_CELLS - 1}/{ARM}/run-0: tests/conftest.py")

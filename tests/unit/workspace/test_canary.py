@@ -63,3 +63,7 @@ def test_without_packages_the_runner_can_fill_the_marker_line() -> None:
     result = _run(broken)
     assert len(result.errors) == 1  # the must-pass canary fails when the package does not import
     assert len(result.failures) == 1
+
+
+def test_a_deep_import_counts_as_its_top_level_package() -> None:
+    assert imported_packages(["import a.b.c\nfrom d.e.f import g\n"]) == ("a", "d")

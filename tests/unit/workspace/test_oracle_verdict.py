@@ -177,3 +177,44 @@ def test_a_failing_must_pass_canary_beside_failing_hidden_tests_is_tests_failed(
         HONEST_CANARIES[1],
     )
     assert _canaried(cases).outcome is OracleOutcome.TESTS_FAILED
+
+
+# --- mutation kills (issue 25) ---------------------------------------------------------------------
+def test_a_bare_name_is_everything_after_the_classname() -> None:
+    case = ReportedCase("tests.test_m::test_y[a::b]", PASS)
+    assert case.matches("tests.test_m::test_y[a::b]")
+    assert not case.matches("b]")
+
+
+def test_nested_brackets_in_a_node_id_stay_in_the_name() -> None:
+    assert junit_id("t/x.py::C::test_y[a[b]::c]") == "t.x.C::test_y[a[b]::c]"
+
+
+def test_counts_add_up_per_outcome() -> None:
+    cases = (ReportedCase("t::a", FAIL), ReportedCase("t::b", FAIL), ReportedCase("t::c", PASS))
+    assert _junit(report=cases).detail == "2 of 3 test case(s) did not pass (2 failed)"
+
+
+def test_a_tripped_canary_still_names_the_failing_and_missing_ids_for_the_author() -> None:
+    cases = (ReportedCase("test_hidden::test_a", FAIL), HONEST_CANARIES[0])
+    verdict = _canaried(cases, expect=("test_a", "test_gone"))
+    assert (verdict.outcome, verdict.failing_ids) == (OracleOutcome.CANARY_TRIPPED, ("test_a", "test_gone"))
+    assert (
+        verdict.detail
+        == "a harness canary did not run (the oracle must run the canary staged beside its tests)"
+    )
+    forged_exit = _canaried((ReportedCase("test_hidden::test_a", FAIL), *HONEST_CANARIES), returncode=0,
+                            expect=("test_a",))  # fmt: skip
+    assert (forged_exit.outcome, forged_exit.failing_ids) == (OracleOutcome.CANARY_TRIPPED, ("test_a",))
+
+
+def test_a_report_of_canaries_alone_says_so() -> None:
+    assert _canaried(HONEST_CANARIES) == OracleVerdict(
+        False, "junit", "the JUnit report holds no test case but the canaries", OracleOutcome.NO_REPORT
+    )
+
+
+def test_without_a_named_problem_the_report_is_said_missing() -> None:
+    assert _junit(report=None, exit_ok=False, returncode=2).detail == (
+        "the oracle exited 2 without a valid JUnit report (no report was written)"
+    )

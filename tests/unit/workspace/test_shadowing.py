@@ -99,3 +99,15 @@ def test_past_the_limit_the_rest_is_counted() -> None:
     found = _found({f"d{i}.pth": F for i in range(MAX_SHADOW_DIAGNOSTICS + 3)})
     assert len(found) == MAX_SHADOW_DIAGNOSTICS + 1
     assert found[-1] == "shadowing file: … and 3 more"
+
+
+def test_a_nested_runner_module_is_named() -> None:
+    assert _found({"vendor/pytest.py": F}) == (
+        "shadowing file: vendor/pytest.py (added): shadows the test runner",
+    )
+
+
+def test_exactly_the_limit_is_listed_without_a_count_line() -> None:
+    found = _found({f"d{i}.pth": F for i in range(MAX_SHADOW_DIAGNOSTICS)})
+    assert len(found) == MAX_SHADOW_DIAGNOSTICS
+    assert not any("more" in line for line in found)

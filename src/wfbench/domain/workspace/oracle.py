@@ -154,8 +154,8 @@ class ReportedCase:
 
     def matches(self, expected: str) -> bool:
         """True for ``<classname>::<name>`` (or the pytest node id of it), or for a bare ``<name>``."""
-        if "::" not in expected:
-            return self.id.rpartition("::")[2] == expected
+        if "::" not in expected:  # a JUnit classname is dotted: the first "::" ends it
+            return self.id.partition("::")[2] == expected
         return self.id in (expected, junit_id(expected))
 
 
