@@ -188,6 +188,7 @@ def test_a_bare_name_is_everything_after_the_classname() -> None:
 
 def test_nested_brackets_in_a_node_id_stay_in_the_name() -> None:
     assert junit_id("t/x.py::C::test_y[a[b]::c]") == "t.x.C::test_y[a[b]::c]"
+    assert junit_id("t/x.py::C::test_y[a::b[c]]") == "t.x.C::test_y[a::b[c]]"
 
 
 def test_counts_add_up_per_outcome() -> None:
