@@ -13,6 +13,7 @@ under bwrap are ``tests/integration/test_hostile_verdict.py``.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.integration.realrepo_kit import BUGGY, F2P, FIXED, P2P, REGRESSION, SUITE, WRONG, make_library
 from tests.integration.sweep_kit import git
@@ -265,3 +267,14 @@ def test_own_5_rewriting_the_junit_report_at_exit_trips_the_canary(lib):
     assert run_oracle(lib, ws, canaries=None).passed  # control: without canaries the rewrite forges a pass
     verdict = run_oracle(lib, ws)
     assert (verdict.passed, verdict.outcome) == (False, OracleOutcome.CANARY_TRIPPED), verdict
+
+
+def test_the_imported_task_declares_the_report_the_expected_ids_and_a_verify_of_base_tests(lib):
+    """verify runs the PASS_TO_PASS ids that exist at the base commit (before: ``true`` whenever the
+    test patch touched their file); the oracle declares ``report: junit`` and ``expect``."""
+    [task] = yaml.safe_load((lib["corpus"] / "corpus.yaml").read_text())["tasks"]
+    assert task["verify"] == "python -m pytest -q -p no:cacheprovider " + " ".join(P2P)
+    assert (task["oracle"]["report"], task["oracle"]["expect"]) == ("junit", [F2P, *P2P])
+    restored = json.loads((lib["corpus"] / "instances/acme__intervals-12/restore.json").read_text())["files"]
+    assert set(restored) == {"tests/test_merge.py", "tests/__init__.py", "pyproject.toml"}
+    assert restored["tests/__init__.py"] is None  # absent at base: removed if the agent adds one
