@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.integration.realrepo_kit import F2P, FIXED, P2P, make_library
 from tests.integration.sweep_kit import git
 
-from wfbench.app.oracle_run import pytest_addopts, python_guard_env, write_site
-from wfbench.app.swebench import Instance, import_instances
+from wfbench.app.cell.oracle_run import pytest_addopts, python_guard_env, write_site
+from wfbench.app.corpus.swebench import Instance, import_instances
 from wfbench.domain.workspace.canary import canaries_for, canary_file_name, canary_source
 
 TOKEN = "0123abcd4567ef89"

@@ -107,9 +107,7 @@ def wide_rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2", "t3")) -
         for name in draw(st.lists(st.sampled_from(_WIDE_REVIEW_NAMES), max_size=6, unique=True))
     }
     extra = {
-        name: draw(st.sampled_from(values))
-        for name, values in _WIDE_EXTRA.items()
-        if draw(st.booleans())
+        name: draw(st.sampled_from(values)) for name, values in _WIDE_EXTRA.items() if draw(st.booleans())
     }
     return attrs.evolve(
         row,
@@ -124,9 +122,15 @@ def wide_rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2", "t3")) -
 
 
 _WIDE_REVIEW_NAMES = (
-    "review_weighted_f1", "review_blocker_recall", "review_true_positives", "review_precision",
-    "review_verdict_correct", "review_clean_control", "review_clean_pass", "review_grounded_evidence",
-)  # fmt: skip
+    "review_weighted_f1",
+    "review_blocker_recall",
+    "review_true_positives",
+    "review_precision",
+    "review_verdict_correct",
+    "review_clean_control",
+    "review_clean_pass",
+    "review_grounded_evidence",
+)
 _WIDE_EXTRA: dict[str, list[object]] = {
     "benchmark_model": ["m-1", "m-2", "", None, 3],
     "model": ["m-1", "m-3"],
@@ -310,7 +314,7 @@ _token_counts = st.none() | st.integers(min_value=0, max_value=10**7)
 @st.composite
 def scripted_turns(draw: st.DrawFn) -> object:
     """A provider-script Turn: optional text, 0-3 tools with JSON inputs, any subset of usage."""
-    from wfbench.adapters.provider_script import ScriptedUsage, ToolCall, Turn
+    from wfbench.adapters.provider.script import ScriptedUsage, ToolCall, Turn
 
     tools = draw(
         st.lists(

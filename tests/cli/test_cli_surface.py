@@ -11,9 +11,18 @@ import pytest
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 COMMANDS = (
-    (), ("run",), ("gate",), ("report",), ("doctor",), ("tasks",), ("tasks", "check"), ("review",),
-    ("review", "score"), ("provider",), ("provider", "serve"),
-)  # fmt: skip
+    (),
+    ("run",),
+    ("gate",),
+    ("report",),
+    ("doctor",),
+    ("tasks",),
+    ("tasks", "check"),
+    ("review",),
+    ("review", "score"),
+    ("provider",),
+    ("provider", "serve"),
+)
 
 
 def wfbench(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
@@ -80,12 +89,23 @@ def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
     text = wfbench("run", "--help").stdout
 
     for expected in (
-        "--sandbox <bwrap|host-unsafe>", "--agent <standin|claude|codex>", "candidate_workflow_direct",
-        "WFBENCH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY is NOT read", "WFBENCH_CLAUDE_BIN",
-        "WFBENCH_CODEX_BIN", "WFBENCH_CACHE", "WFBENCH_HEARTBEAT_S",
-        "--max-cost USD", "--executor <local|ray>",
-        "Exit codes:", "130", "Examples:", "[default: 2;", "or --max-cost",
-    ):  # fmt: skip
+        "--sandbox <bwrap|host-unsafe>",
+        "--agent <standin|claude|codex>",
+        "candidate_workflow_direct",
+        "WFBENCH_ANTHROPIC_API_KEY",
+        "ANTHROPIC_API_KEY is NOT read",
+        "WFBENCH_CLAUDE_BIN",
+        "WFBENCH_CODEX_BIN",
+        "WFBENCH_CACHE",
+        "WFBENCH_HEARTBEAT_S",
+        "--max-cost USD",
+        "--executor <local|ray>",
+        "Exit codes:",
+        "130",
+        "Examples:",
+        "[default: 2;",
+        "or --max-cost",
+    ):
         assert expected in text, expected
 
 
@@ -99,8 +119,11 @@ def test_gate_help_lists_metrics_fail_on_and_exit_codes() -> None:
 
 def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
     """The literal lists of the CLI modules (kept import-light) equal their sources."""
-    from wfbench.app.arms import preset_arms
-    from wfbench.cli import bootstrap, gate_cmd, run_cmd, sweep_options
+    from wfbench.app.corpus.arms import preset_arms
+    from wfbench.cli import bootstrap
+    from wfbench.cli.commands import gate as gate_cmd
+    from wfbench.cli.options import sweep as sweep_options
+    from wfbench.cli.run import command as run_cmd
     from wfbench.domain.promotion.decision import DecisionKind
     from wfbench.domain.promotion.policy import PROMOTION_METRICS
 
@@ -174,9 +197,17 @@ def _option_block(help_text: str, flag: str) -> str:
 
 @pytest.mark.parametrize(
     "flag",
-    ["--workers", "--sandbox", "--agent", "--provider-script", "--base-url", "--no-provider-script",
-     "--timeout", "--verify-timeout"],
-)  # fmt: skip
+    [
+        "--workers",
+        "--sandbox",
+        "--agent",
+        "--provider-script",
+        "--base-url",
+        "--no-provider-script",
+        "--timeout",
+        "--verify-timeout",
+    ],
+)
 def test_run_and_evolve_share_their_sweep_options(flag: str) -> None:
     """``evolve`` runs sweeps: each option it shares with ``run`` reads and binds the same."""
     run_help, evolve_help = wfbench("run", "--help", columns=200), wfbench("evolve", "--help", columns=200)

@@ -27,27 +27,69 @@ def wfbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def reference_row(task: str, arm: str, run: int, **fields: Any) -> dict[str, Any]:
     """A measured row in the reference harness's full shape (scheduler_tasks.md §5.1)."""
     row: dict[str, Any] = {
-        "input_tokens": 1200, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 9000,
-        "output_tokens": 400, "cost_usd": 0.5, "duration_s": 60.0, "num_turns": 10, "ok": True,
-        "session_ids": [f"s-{task}-{arm}-{run}"], "error_kind": None, "error_detail": None,
-        "skill_invoked": True, "transcript_missing": False,
-        "transcript_artifacts": [{"path": f"transcripts/{task}-{arm}-run{run}.jsonl", "sha256": DIGEST,
-                                  "bytes": 10, "source": "parent-captured-stream-json"}],
-        "evidence_diagnostics": [], "gitnexus_tool_uses": 2, "tool_use_counts": {"Read": 3},
-        "plan_produced": True, "authored_tests_passed": True, "authored_test_output": "ok",
-        "verify_output": "ok", "oracle_passed": True, "oracle_output": "", "resolved": True,
-        "diff_files": 2, "diff_insertions": 10, "diff_deletions": 3, "arm": arm,
-        "model": "claude-pinned-1", "benchmark_model": "claude-pinned-1", "proposer_model": None,
-        "effort": "xhigh", "task_ref": "v1", "task_base_sha": "a" * 40, "sanitized_task_sha": "b" * 40,
-        "variant_head_sha": "c" * 40, "task_prompt_digest": DIGEST, "skill_digest": DIGEST,
-        "runtime_digest": DIGEST, "recorded_at": "2026-01-01T00:00:00+00:00", "task": task,
-        "class": "bugfix", "run": run, "sandbox_backend": "bwrap",
-        "task_asset_snapshot_digest": DIGEST, "task_asset_manifest_digest": DIGEST,
-        "sandbox_dependency_content_digest": DIGEST, "sandbox_dependency_manifest_digest": DIGEST,
-        "sanitized_graph_snapshot_digest": None, "sanitized_graph_manifest_digest": None,
-        "oracle_digest": DIGEST, "oracle_command_digest": DIGEST, "oracle_manifest_digest": DIGEST,
-        "ce_plugin_version": None, "ce_plugin_manifest_digest": None,
-    }  # fmt: skip
+        "input_tokens": 1200,
+        "cache_creation_input_tokens": 300,
+        "cache_read_input_tokens": 9000,
+        "output_tokens": 400,
+        "cost_usd": 0.5,
+        "duration_s": 60.0,
+        "num_turns": 10,
+        "ok": True,
+        "session_ids": [f"s-{task}-{arm}-{run}"],
+        "error_kind": None,
+        "error_detail": None,
+        "skill_invoked": True,
+        "transcript_missing": False,
+        "transcript_artifacts": [
+            {
+                "path": f"transcripts/{task}-{arm}-run{run}.jsonl",
+                "sha256": DIGEST,
+                "bytes": 10,
+                "source": "parent-captured-stream-json",
+            }
+        ],
+        "evidence_diagnostics": [],
+        "gitnexus_tool_uses": 2,
+        "tool_use_counts": {"Read": 3},
+        "plan_produced": True,
+        "authored_tests_passed": True,
+        "authored_test_output": "ok",
+        "verify_output": "ok",
+        "oracle_passed": True,
+        "oracle_output": "",
+        "resolved": True,
+        "diff_files": 2,
+        "diff_insertions": 10,
+        "diff_deletions": 3,
+        "arm": arm,
+        "model": "claude-pinned-1",
+        "benchmark_model": "claude-pinned-1",
+        "proposer_model": None,
+        "effort": "xhigh",
+        "task_ref": "v1",
+        "task_base_sha": "a" * 40,
+        "sanitized_task_sha": "b" * 40,
+        "variant_head_sha": "c" * 40,
+        "task_prompt_digest": DIGEST,
+        "skill_digest": DIGEST,
+        "runtime_digest": DIGEST,
+        "recorded_at": "2026-01-01T00:00:00+00:00",
+        "task": task,
+        "class": "bugfix",
+        "run": run,
+        "sandbox_backend": "bwrap",
+        "task_asset_snapshot_digest": DIGEST,
+        "task_asset_manifest_digest": DIGEST,
+        "sandbox_dependency_content_digest": DIGEST,
+        "sandbox_dependency_manifest_digest": DIGEST,
+        "sanitized_graph_snapshot_digest": None,
+        "sanitized_graph_manifest_digest": None,
+        "oracle_digest": DIGEST,
+        "oracle_command_digest": DIGEST,
+        "oracle_manifest_digest": DIGEST,
+        "ce_plugin_version": None,
+        "ce_plugin_manifest_digest": None,
+    }
     if arm.startswith("candidate_"):
         row["candidate_overlay_digest"] = "d" * 64
     row.update(fields)
@@ -102,14 +144,32 @@ def test_a_reference_shaped_results_file_is_regated_as_is(tmp_path: Path) -> Non
     """A results.jsonl in the reference's shape, infra-error and review rows included, re-gates."""
     rows = promoting_rows()
     infra = {
-        "task": "task-b", "arm": "workflow", "run": 0, "class": "bugfix", "ok": False, "resolved": False,
-        "error_kind": "infra-error", "error_detail": "clone failed", "input_tokens": 0,
-        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0,
-        "session_ids": [], "cost_usd": 0.0, "duration_s": 0.0, "num_turns": 0, "plan_produced": False,
-        "authored_tests_passed": False, "oracle_passed": False, "authored_test_output": "",
-        "oracle_output": "", "skill_invoked": None, "transcript_missing": False, "sandbox_backend": "bwrap",
+        "task": "task-b",
+        "arm": "workflow",
+        "run": 0,
+        "class": "bugfix",
+        "ok": False,
+        "resolved": False,
+        "error_kind": "infra-error",
+        "error_detail": "clone failed",
+        "input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 0,
+        "session_ids": [],
+        "cost_usd": 0.0,
+        "duration_s": 0.0,
+        "num_turns": 0,
+        "plan_produced": False,
+        "authored_tests_passed": False,
+        "oracle_passed": False,
+        "authored_test_output": "",
+        "oracle_output": "",
+        "skill_invoked": None,
+        "transcript_missing": False,
+        "sandbox_backend": "bwrap",
         "oracle_digest": DIGEST,
-    }  # fmt: skip
+    }
     review = {
         "review_score": {"weighted_f1": 0.8},
         "review_evidence_valid": True,
@@ -362,7 +422,7 @@ def test_fail_on_refuses_an_unknown_decision(tmp_path: Path) -> None:
 def test_the_sweeps_promotion_json_is_read_once_per_command_and_afresh_by_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wfbench.cli import gate_cmd
+    from wfbench.cli.commands import gate as gate_cmd
 
     evidence = tmp_path / "promotion.json"
     evidence.write_text(json.dumps({"generated_at": "2026-01-01T00:00:00+00:00", "decisions": []}))

@@ -36,7 +36,7 @@ STATE_DIR = ".git/wfbench-apply"
 #: (0: never). Every step name is printed (flushed) before the kill so the parent can count them.
 KILL_AT_STEP = """
 import os, signal, sys
-from wfbench.adapters import skill_transaction as transaction
+from wfbench.adapters.repo import skill_transaction as transaction
 kill_at, seen = int(sys.argv[1]), []
 def step(self, name):
     seen.append(name)
@@ -54,7 +54,7 @@ main(sys.argv[2:])
 #: first. git itself always finishes: what is cut is wfbench.
 KILL_AFTER_GIT = """
 import os, signal, sys
-from wfbench.adapters import git_skill_target as target, skill_transaction as transaction
+from wfbench.adapters.repo import skill_target as target, skill_transaction as transaction
 when, armed, seen = sys.argv[1], [], []
 def name_of(args):
     rest = list(args)
@@ -159,9 +159,15 @@ def build_mirrored_sweep(base: Path) -> MirroredSweep:
 def apply_argv(sweep: MirroredSweep, corpus: Path, *extra: str, evidence: Path | None = None) -> list[str]:
     """`promote apply` arguments for ``sweep``'s evidence against the corpus copy ``corpus``."""
     return [
-        "promote", "apply", str(evidence or sweep.evidence), "--corpus", str(corpus / "corpus.yaml"),
-        "--target", str(corpus / "repo"), *extra,
-    ]  # fmt: skip
+        "promote",
+        "apply",
+        str(evidence or sweep.evidence),
+        "--corpus",
+        str(corpus / "corpus.yaml"),
+        "--target",
+        str(corpus / "repo"),
+        *extra,
+    ]
 
 
 def killed_apply(argv: list[str], kill_at: int, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -28,9 +28,9 @@ from tests.integration.sweep_kit import (
     turn,
     write_corpus,
 )
-from wfbench.adapters.envbuild import CachedEnvironments
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
-from wfbench.adapters.workspace import GitWorkspaces
+from wfbench.adapters.repo.envbuild import CachedEnvironments
+from wfbench.adapters.repo.workspace import GitWorkspaces
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.cli.bootstrap import harness_command_env
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import SandboxError
@@ -61,9 +61,13 @@ def run_in(sandbox: BwrapSandbox, built, snapshot, command: str, env: dict[str, 
     path = f"{built.bin_dir}:{harness_command_env()['PATH']}"
     mounts = (Mount(built.host_path, "/env"), *(Mount(p, p) for p in built.runtime_paths))
     policy = SandboxPolicy(
-        workspace=snapshot.path, workspace_writable=False, network=False, timeout_s=60,
-        env={**harness_command_env(), "PATH": path, **(env or {})}, mounts=mounts,
-    )  # fmt: skip
+        workspace=snapshot.path,
+        workspace_writable=False,
+        network=False,
+        timeout_s=60,
+        env={**harness_command_env(), "PATH": path, **(env or {})},
+        mounts=mounts,
+    )
     return sandbox.run(["/bin/sh", "-c", command], policy=policy)
 
 
@@ -192,3 +196,37 @@ def test_the_host_really_has_the_package_the_sandbox_hides():
     """Negative control for the site-packages test: outside the sandbox the import works."""
     done = subprocess.run([sys.executable, "-c", f"import {HOST_ONLY}"], check=False)
     assert done.returncode == 0
+
+
+#: A's build script (what `pip install -e .` would run as a build backend) plants into every cache
+#: it can write; B's records what its own build can see of any cache.
+HOSTILE_BUILD = (
+    'for dir in "$PIP_CACHE_DIR" "$UV_CACHE_DIR" "$PIP_CACHE_DIR/.."; do\n'
+    '  echo poisoned > "$dir/planted"\n'
+    "done\n"
+    "echo poisoned > /env/bin/planted\n"
+)
+RECORDING_BUILD = 'find "$PIP_CACHE_DIR/.." -mindepth 1 -print > /env/seen.txt\n'
+
+
+@pytest.mark.parametrize("key_files", [None, ("requirements.txt",)], ids=["tree-keyed", "same-lockfile"])
+def test_a_hostile_build_of_one_corpus_makes_nothing_appear_in_another_corpus_build(
+    sandbox, tmp_path, key_files
+):
+    """Two repositories, one spec (and, keyed on it, one lockfile): B gets its own build and caches."""
+    spec = EnvironmentSpec(python=None, install=("sh build.sh",), key_files=key_files)
+    lock = {"requirements.txt": "attrs==23.1.0\n"}
+    built = {}
+    for name, script in (("a", HOSTILE_BUILD), ("b", RECORDING_BUILD)):
+        repo = make_repo(tmp_path / f"repo-{name}", {**base_files(), **lock, "build.sh": script})
+        snap = GitWorkspaces().build_snapshot(str(repo), "main", str(tmp_path / f"snap-{name}"))
+        built[name] = CachedEnvironments(sandbox, cache_dir=str(tmp_path / "cache")).ensure(
+            spec, snapshot=snap, task_env={}
+        )
+    a, b = built["a"], built["b"]
+    assert b.digest != a.digest
+    assert not b.cached
+    seen = (Path(b.host_path) / "seen.txt").read_text().split()
+    assert sorted(Path(line).name for line in seen) == ["pip", "uv"]  # its own caches, empty
+    assert not (Path(b.host_path) / "bin" / "planted").exists()
+    assert (tmp_path / "cache" / "caches" / a.digest / "pip" / "planted").is_file()  # A did plant

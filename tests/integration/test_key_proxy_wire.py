@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from tests.integration.test_key_proxy import REAL_KEY, Recorder, ask
-from wfbench.adapters.key_proxy import KeyProxy, Lease
-from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.gateway.key_proxy import KeyProxy, Lease
+from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.domain.errors import InputError
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.session.records import Usage
@@ -405,3 +405,26 @@ def test_responses_server_side_tools_are_refused_and_codexs_own_tools_are_forwar
     assert status == 403
     assert [r.kind for r in meter.refusals] == ["server-tool"]
     assert len(recorder.heads) == 1
+
+
+def test_a_lease_puts_its_socket_in_the_cells_scratch_directory_when_the_path_fits(
+    proxy: KeyProxy, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Under the cell's own directory (nothing shared in /tmp); a scratch too deep for a socket path
+    falls back to the temporary directory, and the lease still serves."""
+    import tempfile
+
+    short = tempfile.mkdtemp(prefix="c-", dir="/tmp")  # noqa: S108 - a short path on purpose
+    deep = tmp_path_factory.mktemp("d" * 60) / ("e" * 60)
+    deep.mkdir()
+    try:
+        with proxy.lease("c", scratch=short) as inside, proxy.lease("d", scratch=str(deep)) as outside:
+            assert inside.bridge is not None
+            assert outside.bridge is not None
+            assert os.path.dirname(os.path.dirname(inside.bridge.socket)) == short
+            assert not outside.bridge.socket.startswith(str(deep))
+            for lease in (inside, outside):
+                assert send(lease, "POST", "/v1/messages", ask("Task meter", model=MODEL))[0] == 200
+        assert os.listdir(short) == []  # the lease removed its directory
+    finally:
+        os.rmdir(short)

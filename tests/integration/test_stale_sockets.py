@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.net_bridge import socket_dir_prefix, socket_path
-from wfbench.adapters.stale import sweep_scratch
-from wfbench.adapters.stale_sockets import remove_stale_socket_dirs
+from wfbench.adapters.sandbox.net_bridge import socket_dir_prefix, socket_path
+from wfbench.adapters.sandbox.stale_sockets import remove_stale_socket_dirs
+from wfbench.adapters.store.stale import sweep_scratch
 
 #: A child that makes a bridge socket directory under argv[1], binds its socket, then waits.
 CHILD = """
 import socket, sys, time
-from wfbench.adapters.net_bridge import socket_path
+from wfbench.adapters.sandbox.net_bridge import socket_path
 path = socket_path("model.sock", parent=sys.argv[1])
 server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 server.bind(path)
@@ -85,3 +85,73 @@ def test_a_sweep_start_removes_the_socket_directories_of_killed_processes(
         pass
     assert not stale.parent.exists()
     assert notes == []  # removed silently: a socket directory holds no one's data
+
+
+#: Run in a new PID namespace: make the next pid 100000 (dead on the host: above its pid_max of
+#: 32768, or at least not this test's), start a socket owner there, report its path and wait.
+NS_OWNER = """
+echo 99999 > /proc/sys/kernel/ns_last_pid
+{python} -c '{child}' {root}
+exit 0
+"""
+#: Run in a new PID namespace: a directory of a dead owner of this namespace, then the cleanup.
+NS_CLEANER = """
+import os, socket, sys
+from wfbench.adapters.sandbox.net_bridge import socket_dir_prefix
+from wfbench.adapters.sandbox.stale_sockets import remove_stale_socket_dirs
+dead = os.path.join(sys.argv[1], socket_dir_prefix(pid=99999) + "abc")
+os.mkdir(dead, 0o700)
+socket.socket(socket.AF_UNIX).bind(os.path.join(dead, "model.sock"))
+print(" ".join(remove_stale_socket_dirs([sys.argv[1]])), flush=True)
+"""
+
+
+def _unshare_or_skip() -> list[str]:
+    command = ["unshare", "--pid", "--fork", "--mount-proc"]
+    if os.geteuid() != 0 or subprocess.run([*command, "true"], capture_output=True, check=False).returncode:
+        pytest.skip("a new PID namespace needs root and unshare(1)")
+    return command
+
+
+def test_cleanups_in_two_pid_namespaces_sharing_one_root_leave_each_others_live_sockets(
+    tmp_path: Path,
+) -> None:
+    """A live owner in a namespace (pid 100000 there, dead here) and a live one here (a pid the
+    namespace cannot see): neither side's cleanup removes the other's; each removes its own dead."""
+    unshare = _unshare_or_skip()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    script = (
+        NS_OWNER.replace("{python}", sys.executable)
+        .replace("{child}", CHILD)
+        .replace("{root}", str(tmp_path))
+    )
+    owner = subprocess.Popen([*unshare, "sh", "-c", script], stdout=subprocess.PIPE, text=True, env=env)  # noqa: S603
+    try:
+        assert owner.stdout is not None
+        theirs = Path(owner.stdout.readline().strip())
+        assert theirs.parent.name.startswith("wfb-100000-n")
+        mine = _killed_owner_socket(tmp_path)  # a dead owner of this namespace: the positive control
+        live_path = socket_path("model.sock", parent=str(tmp_path))
+        live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        live.bind(live_path)
+        try:
+            assert remove_stale_socket_dirs([str(tmp_path)]) == (str(mine.parent),)
+            assert theirs.exists()
+            cleaner = subprocess.run(
+                [*unshare, sys.executable, "-c", NS_CLEANER, str(tmp_path)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+                timeout=60,
+            )
+            removed = cleaner.stdout.split()
+            assert len(removed) == 1
+            assert Path(removed[0]).name.startswith("wfb-99999-n")
+            assert os.path.exists(live_path)
+            assert theirs.exists()
+        finally:
+            live.close()
+    finally:
+        owner.kill()
+        owner.wait(timeout=30)

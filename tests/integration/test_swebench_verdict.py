@@ -27,9 +27,9 @@ import yaml
 
 from tests.integration.realrepo_kit import BUGGY, F2P, FIXED, P2P, REGRESSION, SUITE, WRONG, make_library
 from tests.integration.sweep_kit import git
-from wfbench.app.junit_report import read_report
-from wfbench.app.oracle_run import pytest_addopts, python_guard_env, write_site
-from wfbench.app.swebench import Instance, import_instances
+from wfbench.app.cell.junit_report import read_report
+from wfbench.app.cell.oracle_run import pytest_addopts, python_guard_env, write_site
+from wfbench.app.corpus.swebench import Instance, import_instances
 from wfbench.domain.workspace.canary import canaries_for, canary_file_name, canary_source
 from wfbench.domain.workspace.oracle import (
     Canaries,

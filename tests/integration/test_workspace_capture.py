@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_workspace import ENV, git
-from wfbench.adapters.git_snapshot import build_snapshot
-from wfbench.adapters.workspace import capture_patch, churn, private_copy
-from wfbench.adapters.workspace_capture import MAX_DIFF_FILE_BYTES, CaptureError
+from wfbench.adapters.repo.capture import MAX_DIFF_FILE_BYTES, CaptureError
+from wfbench.adapters.repo.snapshot import build_snapshot
+from wfbench.adapters.repo.workspace import capture_patch, churn, private_copy
 from wfbench.domain.workspace.rules import Snapshot
 
 
@@ -40,8 +40,11 @@ def ws(snapshot: Snapshot, tmp_path: Path) -> Path:
 
 
 def _paths(patch: bytes) -> set[str]:
-    return {line.split(" b/", 1)[1] for line in patch.decode("utf-8", "replace").splitlines()
-            if line.startswith("diff --git ")}  # fmt: skip
+    return {
+        line.split(" b/", 1)[1]
+        for line in patch.decode("utf-8", "replace").splitlines()
+        if line.startswith("diff --git ")
+    }
 
 
 def test_ignored_files_are_in_the_patch_and_in_churn(snapshot: Snapshot, ws: Path) -> None:

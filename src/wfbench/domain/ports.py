@@ -113,8 +113,12 @@ class ModelLease(Protocol):
 class ModelGateway(Protocol):
     """Where agent sessions reach the model: one metered lease per cell, and the sweep's spend."""
 
-    def lease(self, label: str, *, model: str | None = None) -> ModelLease:
+    def lease(self, label: str, *, model: str | None = None, scratch: str | None = None) -> ModelLease:
         """A new lease for the cell ``label`` whose requests must name ``model`` (None: the sweep's).
+
+        ``scratch`` is the cell's own scratch directory: the lease's socket goes there when the
+        path fits a UNIX socket (else under the temporary directory, named with its owner's pid
+        and PID namespace).
 
         Raises:
             SandboxError: the lease's socket cannot be created.
@@ -246,6 +250,8 @@ class Environments(Protocol):
         cancel: CancelToken | None = None,
     ) -> BuiltEnvironment:
         """The environment of ``spec`` for ``snapshot``: from the cache when its digest was built."""
+
+
 class SkillTarget(Protocol):
     """The repository a promoted overlay is applied to (``wfbench promote apply``)."""
 
@@ -306,8 +312,8 @@ class SkillTarget(Protocol):
 
 
 class CellExecutor(Protocol):
-    """Runs the cells of a sweep somewhere: threads of this process (``app/thread_executor.py``,
-    the default) or the nodes of a cluster (``adapters/ray_executor.py``).
+    """Runs the cells of a sweep somewhere: threads of this process (``app/sweep/thread_executor.py``,
+    the default) or the nodes of a cluster (``adapters/executors/ray_executor.py``).
 
     The driver keeps the fold, the breaker and every row: an executor runs cells and reports
     them finished, and never persists anything. Every submitted cell is reported exactly once,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import wide_rows
-from wfbench.app.gating import TASK_BINDING_FIELDS, derive_bindings, gate_input, regate, resolve_model
+from wfbench.app.gating.gating import TASK_BINDING_FIELDS, derive_bindings, gate_input, regate, resolve_model
 from wfbench.domain.promotion.evidence import EvidenceBindings
 from wfbench.domain.results.rows import Row
 
@@ -58,10 +58,13 @@ def naive_derive_bindings(
     candidate_rows = [row for row in rows if row.arm in candidates]
     plugin = {"version": single("ce_plugin_version"), "manifest_digest": single("ce_plugin_manifest_digest")}
     return EvidenceBindings(
-        benchmark_model=model, proposer_model=single("proposer_model"), effort=single("effort"),
+        benchmark_model=model,
+        proposer_model=single("proposer_model"),
+        effort=single("effort"),
         candidate_overlay_digest=single("candidate_overlay_digest", candidate_rows),
-        selected_tasks=tuple(tasks), ce_plugin=plugin if any(plugin.values()) else None,
-    )  # fmt: skip
+        selected_tasks=tuple(tasks),
+        ce_plugin=plugin if any(plugin.values()) else None,
+    )
 
 
 def _typed(value: Any) -> Any:
@@ -159,16 +162,23 @@ def test_every_disagreeing_model_is_named_in_first_seen_order_across_arms() -> N
 
 _STAMPS = st.sampled_from(
     [
-        "2026-01-01T00:00:00+00:00", "2026-01-01T01:00:00+02:00", "2026-01-02T00:00:00Z",
-        "2026-01-03T00:00:00", "yesterday", "", None, 7, "2025-12-31T23:59:59+00:00",
+        "2026-01-01T00:00:00+00:00",
+        "2026-01-01T01:00:00+02:00",
+        "2026-01-02T00:00:00Z",
+        "2026-01-03T00:00:00",
+        "yesterday",
+        "",
+        None,
+        7,
+        "2025-12-31T23:59:59+00:00",
     ]
-)  # fmt: skip
+)
 
 
 @relaxed
 @given(st.lists(st.tuples(wide_rows(), _STAMPS), max_size=12))
 def test_the_newest_recorded_at_is_the_newest_aware_time_of_any_row(drawn: list[tuple[Row, Any]]) -> None:
-    from wfbench.app.gating import aware_time
+    from wfbench.app.gating.gating import aware_time
 
     rows = [attrs.evolve(row, extra={**row.extra, "recorded_at": stamp}) for row, stamp in drawn]
     times = [moment for row in rows if (moment := aware_time(row.extra["recorded_at"])) is not None]

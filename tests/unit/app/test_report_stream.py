@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.strategies import wide_rows
 from tests.unit.app.report_model_oracle import naive_build_model
-from wfbench.app.gating import gate_input
+from wfbench.app.gating.gating import gate_input
 from wfbench.app.report.model import ModelBuilder, ReportInputs, build_model
 from wfbench.app.report.render import read_for_report, render_model, render_reports
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -102,11 +102,19 @@ def test_the_model_builder_keeps_no_row_alive() -> None:
     def stream() -> Iterator[Row]:
         for run in range(200):
             row = Row(
-                task=f"t{run % 7}", arm="review" if run % 2 else "workflow", run=run, resolved=run % 3 == 0,
-                cost_usd=0.5 + run, review={"review_weighted_f1": run / 200},
-                extra={"benchmark_model": "m", "cell_wall_s": 1.5, "recorded_at": "2026-01-01T00:00:00Z",
-                       "evidence_diagnostics": ["x"]},
-            )  # fmt: skip
+                task=f"t{run % 7}",
+                arm="review" if run % 2 else "workflow",
+                run=run,
+                resolved=run % 3 == 0,
+                cost_usd=0.5 + run,
+                review={"review_weighted_f1": run / 200},
+                extra={
+                    "benchmark_model": "m",
+                    "cell_wall_s": 1.5,
+                    "recorded_at": "2026-01-01T00:00:00Z",
+                    "evidence_diagnostics": ["x"],
+                },
+            )
             refs.append(weakref.ref(row))
             yield row
 
@@ -140,7 +148,7 @@ def test_detectability_of_fresh_decisions_equals_the_sentences_recomputed_from_p
     import datetime as dt
 
     from tests.unit.promotion.promotion_fixtures import runs, same
-    from wfbench.app.gating import regate
+    from wfbench.app.gating.gating import regate
     from wfbench.app.report.verdicts import detectability_of, detectability_sentences
 
     rows = []

@@ -1,0 +1,116 @@
+"""The corpus's ``environment`` and ``env`` keys, validated (docs/real-repos.md "Environments").
+
+A corpus (top level) or a task declares ``environment``; a task's own replaces the corpus's, and
+``environment: false`` opts a task out. ``env`` is a task's variables (name → value), checked
+against the names the harness owns and credential-like names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from typing import Any
+
+from wfbench.domain.environment.spec import BUILD_TIMEOUT_S, EnvironmentSpec, task_env_problem
+from wfbench.domain.errors import InputError
+
+ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "timeout"})
+_VERSION = re.compile(r"^3\.[0-9]{1,2}$")
+
+
+def parse_environment(raw: Any, *, locator: str, field: str = "environment") -> EnvironmentSpec | None:
+    """An ``environment`` mapping as a spec; ``false`` is no environment.
+
+    Raises:
+        InputError: naming the field (``environment.python``, ``environment.install``…).
+    """
+    if raw is False:
+        return None
+    if not isinstance(raw, Mapping):
+        raise InputError("must be a mapping (or false for no environment)", locator=locator, field=field)
+    unknown = sorted(str(k) for k in raw if k not in ENVIRONMENT_KEYS)
+    if unknown:
+        allowed = ", ".join(sorted(ENVIRONMENT_KEYS))
+        raise InputError(f"unknown key (allowed: {allowed})", locator=locator, field=f"{field}.{unknown[0]}")
+    return EnvironmentSpec(
+        python=_python(raw.get("python", "harness"), locator, f"{field}.python"),
+        install=_commands(raw.get("install", []), locator, f"{field}.install"),
+        key_files=_key_files(raw.get("key_files"), locator, f"{field}.key_files"),
+        timeout_s=_timeout(raw.get("timeout", BUILD_TIMEOUT_S), locator, f"{field}.timeout"),
+    )
+
+
+def _python(raw: Any, locator: str, field: str) -> str | None:
+    if raw is None or raw == "none":
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise InputError(
+            "must be harness, none, a version such as 3.12, or an interpreter path",
+            locator=locator,
+            field=field,
+        )
+    if raw == "harness":
+        return raw
+    if _VERSION.match(raw):
+        if shutil.which(f"python{raw}") is None:
+            raise InputError(f"python{raw} is not installed on this machine", locator=locator, field=field)
+        return raw
+    if not os.path.isabs(raw) or not (os.path.isfile(raw) and os.access(raw, os.X_OK)):
+        raise InputError(
+            f"{raw} is not an executable interpreter (an absolute path)", locator=locator, field=field
+        )
+    return raw
+
+
+def _commands(raw: Any, locator: str, field: str) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(c, str) and c.strip() for c in raw):
+        raise InputError("must be a command or a list of commands", locator=locator, field=field)
+    return tuple(raw)
+
+
+def _key_files(raw: Any, locator: str, field: str) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not raw or not all(isinstance(p, str) and p for p in raw):
+        raise InputError("must be a non-empty list of paths of the repository", locator=locator, field=field)
+    paths = []
+    for path in raw:
+        norm = os.path.normpath(path)
+        if os.path.isabs(path) or norm == "." or norm.startswith("..") or "\x00" in path:
+            raise InputError(
+                f"{path!r} must be a relative path inside the repository", locator=locator, field=field
+            )
+        paths.append(norm)
+    return tuple(sorted(set(paths)))
+
+
+def _timeout(raw: Any, locator: str, field: str) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 1 <= raw <= 86400:
+        raise InputError("must be a number of seconds (1..86400)", locator=locator, field=field)
+    return float(raw)
+
+
+def parse_task_env(raw: Any, *, locator: str) -> tuple[tuple[str, str], ...]:
+    """A task's ``env`` mapping (name → value) as sorted pairs.
+
+    Raises:
+        InputError: naming ``env.<NAME>`` and why (reserved, credential-like, not one line).
+    """
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        raise InputError("must be a mapping of NAME: value", locator=locator, field="env")
+    pairs: list[tuple[str, str]] = []
+    for name, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise InputError("must be a string", locator=locator, field=f"env.{name}")
+        text = str(value)
+        problem = task_env_problem(str(name), text)
+        if problem:
+            raise InputError(problem, locator=locator, field=f"env.{name}")
+        pairs.append((str(name), text))
+    return tuple(sorted(pairs))
