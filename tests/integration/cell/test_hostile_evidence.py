@@ -316,10 +316,12 @@ def test_an_exit_code_oracle_is_still_fooled_by_an_exit_on_import(sweep: Sweep) 
 
 
 def test_a_forged_report_without_the_expected_ids_is_refused(sweep: Sweep) -> None:
-    """The module writes its own junit.xml (one fake case) and exits 0: the expected ids are missing."""
+    """The module writes its own junit.xml (one fake case) and exits 0: the harness canaries are
+    missing from it (issue 25: before the canaries, the expected ids were the first check to fail)."""
     row = sweep.row("forged-report")
     assert (row["oracle_passed"], row["error_kind"]) == (False, "oracle-failed"), row
-    assert "2 of 2 expected test case(s) missing" in row["error_detail"]
+    assert "a harness canary did not run" in row["error_detail"]
+    assert row["oracle_outcome"] == "canary-tripped"
     assert "test_answer_is_43" not in json.dumps(row)  # hidden test names stay out of rows
 
 

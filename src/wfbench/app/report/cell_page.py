@@ -102,6 +102,32 @@ def _outcome(row: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _oracle_outcome(row: Mapping[str, Any], source: ArtifactSource, links: Links) -> str:
+    """The oracle's outcome class and, from the harness-only ``oracle.json``, the expected ids that
+    failed or were missing (for the task's author; never shown to an agent)."""
+    outcome = row.get("oracle_outcome")
+    if not outcome:
+        return ""
+    out = [f"<p>oracle outcome: <b>{esc(outcome)}</b>"]
+    rel = row.get("oracle_outcome_artifact")
+    ids: list[str] = []
+    if isinstance(rel, str) and rel:
+        artifact = source.artifact(rel, limit=64 * 1024)
+        if artifact.readable:
+            try:
+                found = json.loads(artifact.text()).get("failing_ids") or []
+            except (ValueError, AttributeError):
+                found = []
+            ids = [str(i) for i in found if isinstance(i, str)]
+        out.append(f' · <a href="{esc(links.raw(rel))}">oracle.json</a>')
+    out.append("</p>")
+    if ids:
+        out.append("<p>expected tests that failed or were missing:</p><ul>")
+        out += [f"<li><code>{esc(i)}</code></li>" for i in ids[:50]]
+        out.append("</ul>")
+    return "".join(out)
+
+
 def _finding_rows(findings: Sequence[Mapping[str, Any]], matched: Mapping[str, Mapping[str, Any]]) -> str:
     rows = []
     for finding in findings:
@@ -356,6 +382,7 @@ def render_cell_page(
         f'<nav class="cellnav"><a href="{esc(links.task(task))}">all cells of {esc(task)}</a> {nav}</nav>'
         + _facts(row)
         + _outcome(row)
+        + _oracle_outcome(row, source, links)
         + _review(row, source, links)
         + _patch(row, source, links, key)
         + _transcripts(row, source, links)

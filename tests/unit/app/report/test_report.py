@@ -362,3 +362,18 @@ def test_the_spend_says_it_was_metered_at_the_wire_when_every_row_was():
     assert "from usage metered at the wire by the key proxy, at the pinned model's prices" in report
     mixed = render_markdown(_model(wired[:6] + _sweep()[6:]))
     assert "from usage metered at the wire for 6 of 18 row(s), else self-reported" in mixed
+
+
+def test_the_markdown_report_counts_the_oracle_outcome_classes_per_arm() -> None:
+    """Issue 25 §5: the author sees why oracles failed (the ids stay in each cell's oracle.json)."""
+    rows = _sweep()
+    assert "## Hidden oracle outcomes" not in render_markdown(_model(rows))  # control: no outcome, no section
+    classes = ["tests-failed", "canary-tripped", "tests-failed", "expected-ids-missing", "tests-failed"]
+    outcomes = iter(classes * 9)
+    marked = [
+        attrs.evolve(r, extra={**r.extra, "oracle_outcome": next(outcomes)}) if r.arm == "baseline" else r
+        for r in rows
+    ]
+    report = render_markdown(_model(marked))
+    assert "## Hidden oracle outcomes" in report
+    assert "- `baseline`: canary-tripped 1, expected-ids-missing 1, tests-failed 4" in report
