@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """What the issue-25 oracle costs: the restore rule and the canaries, per oracle run (one per cell).
 
-Builds the real-shaped library of ``tests/integration/realrepo_kit.py``, imports its fix as a
-SWE-bench instance, and runs the imported runner (``app/swebench_oracle.py``) on a workspace with
+Builds the real-shaped library of ``tests/support/realrepo_kit.py``, imports its fix as a
+SWE-bench instance, and runs the imported runner (``app/corpus/swebench_oracle.py``) on a workspace with
 the upstream fix (its test file untouched, so the test patch applies even without the restore),
 with the harness's oracle environment (``oracle_run.python_guard_env``), three ways, interleaved
 (each repeat runs each once, in an order rotated from one repeat to the next):
@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.realrepo_kit import F2P, FIXED, P2P, make_library
-from tests.integration.sweep_kit import git
+from tests.support.realrepo_kit import F2P, FIXED, P2P, make_library
+from tests.support.sweep_kit import git
 
 from wfbench.app.cell.oracle_run import pytest_addopts, python_guard_env, write_site
 from wfbench.app.corpus.swebench import Instance, import_instances
@@ -48,9 +48,17 @@ def _setup(root: Path) -> tuple[Path, Path]:
     repos = root / "mirrors"
     repos.mkdir()
     shutil.copytree(lib["repo"], repos / "acme__intervals")
-    instance = Instance(line=1, instance_id="i", repo="acme/intervals", base_commit=lib["base"],
-                        patch=lib["gold"], test_patch=lib["test_patch"], problem_statement="p",
-                        fail_to_pass=(F2P,), pass_to_pass=P2P)  # fmt: skip
+    instance = Instance(
+        line=1,
+        instance_id="i",
+        repo="acme/intervals",
+        base_commit=lib["base"],
+        patch=lib["gold"],
+        test_patch=lib["test_patch"],
+        problem_statement="p",
+        fail_to_pass=(F2P,),
+        pass_to_pass=P2P,
+    )
     corpus = Path(
         import_instances([instance], source="i", repos_dir=str(repos), out_dir=str(root / "c"))
     ).parent
@@ -69,8 +77,11 @@ def _run(corpus: Path, ws: Path, variant: str, scratch: Path) -> float:
         (stage / "restore.json").write_text(json.dumps({"files": {}}))
     site = write_site(str(scratch / "site"))
     (scratch / "report").mkdir()
-    env = python_guard_env({"PATH": os.environ["PATH"], "HOME": str(scratch)}, site=site,
-                           append=[str(ws), str(ws / "src"), str(stage)])  # fmt: skip
+    env = python_guard_env(
+        {"PATH": os.environ["PATH"], "HOME": str(scratch)},
+        site=site,
+        append=[str(ws), str(ws / "src"), str(stage)],
+    )
     canary = None
     if variant == "full":
         canary = str(stage / canary_file_name(TOKEN))
@@ -79,8 +90,14 @@ def _run(corpus: Path, ws: Path, variant: str, scratch: Path) -> float:
     env["PYTEST_ADDOPTS"] = pytest_addopts(site=site, root=str(stage), canary=canary)
     env["WFBENCH_ORACLE_REPORT"] = str(scratch / "report/junit.xml")
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(stage / "swebench_oracle.py"), str(stage)], cwd=ws, env=env,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(stage / "swebench_oracle.py"), str(stage)],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     seconds = time.perf_counter() - started
     if done.returncode != (1 if variant == "full" else 0):
         raise SystemExit(f"{variant}: the runner exited {done.returncode}\n{done.stdout[-2000:]}")

@@ -204,8 +204,9 @@ def test_a_tripped_canary_still_names_the_failing_and_missing_ids_for_the_author
         verdict.detail
         == "a harness canary did not run (the oracle must run the canary staged beside its tests)"
     )
-    forged_exit = _canaried((ReportedCase("test_hidden::test_a", FAIL), *HONEST_CANARIES), returncode=0,
-                            expect=("test_a",))  # fmt: skip
+    forged_exit = _canaried(
+        (ReportedCase("test_hidden::test_a", FAIL), *HONEST_CANARIES), returncode=0, expect=("test_a",)
+    )
     assert (forged_exit.outcome, forged_exit.failing_ids) == (OracleOutcome.CANARY_TRIPPED, ("test_a",))
 
 

@@ -251,14 +251,24 @@ def derived_environment(is_package: bool) -> dict[str, Any]:
 
 def _show(repository: str, commit: str, path: str) -> bytes | None:
     """``path``'s bytes at ``commit``, or None when the commit has no such file."""
-    done = subprocess.run(["git", "-c", "safe.directory=*", "cat-file", "blob", f"{commit}:{path}"],
-                          cwd=repository, capture_output=True, env=_GIT_ENV, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "cat-file", "blob", f"{commit}:{path}"],
+        cwd=repository,
+        capture_output=True,
+        env=_GIT_ENV,
+        check=False,
+    )
     return done.stdout if done.returncode == 0 else None
 
 
 def _tree(repository: str, commit: str) -> tuple[str, ...]:
-    done = subprocess.run(["git", "-c", "safe.directory=*", "ls-tree", "-r", "-z", "--name-only", commit],
-                          cwd=repository, capture_output=True, env=_GIT_ENV, check=True)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "ls-tree", "-r", "-z", "--name-only", commit],
+        cwd=repository,
+        capture_output=True,
+        env=_GIT_ENV,
+        check=True,
+    )
     return tuple(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
 
 

@@ -31,8 +31,17 @@ import sys
 import tempfile
 
 PATCH_NOT_APPLIED = 97
-_CONFIG_NAMES = frozenset({"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-                           "sitecustomize.py", "usercustomize.py"})  # fmt: skip
+_CONFIG_NAMES = frozenset(
+    {
+        "conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "sitecustomize.py",
+        "usercustomize.py",
+    }
+)
 _METADATA = (".dist-info", ".egg-info", ".egg-link")
 _RUNNERS = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "unittest", "__future__"})
 
@@ -132,8 +141,9 @@ def main(argv: list[str]) -> int:
     shutil.copytree(os.getcwd(), copy, symlinks=True)
     restore(copy, files)
     patch = os.path.join(root, "test.patch")
-    applied = subprocess.run(["git", "-c", "core.fsmonitor=false", "apply", "--whitespace=nowarn", patch],
-                             cwd=copy, check=False)  # fmt: skip
+    applied = subprocess.run(
+        ["git", "-c", "core.fsmonitor=false", "apply", "--whitespace=nowarn", patch], cwd=copy, check=False
+    )
     if applied.returncode != 0:
         print("the test patch does not apply", file=sys.stderr)
         return PATCH_NOT_APPLIED
@@ -143,9 +153,23 @@ def main(argv: list[str]) -> int:
     hidden = os.pathsep.join(p for p in (env.get("WFBENCH_METADATA_HIDDEN"), copy) if p)
     env["WFBENCH_METADATA_HIDDEN"] = hidden
     report = os.environ["WFBENCH_ORACLE_REPORT"]
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *environment_plugins(copy),
-               "--rootdir", copy, "-rA", "--tb=short", "-q", "--junitxml", report,
-               *wanted, *([canary] if canary else [])]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        *environment_plugins(copy),
+        "--rootdir",
+        copy,
+        "-rA",
+        "--tb=short",
+        "-q",
+        "--junitxml",
+        report,
+        *wanted,
+        *([canary] if canary else []),
+    ]
     return subprocess.run(command, cwd=copy, env=env, check=False).returncode
 
 

@@ -206,8 +206,10 @@ def _probe(
     path, rest = target
     problems = list(result.problems)
     verdicts = []
-    for gold, text, when in ((True, HONEST_TEST, "gold + an added test"),
-                             (False, shadowing_test(rest), "no fix + a shadowing test")):  # fmt: skip
+    for gold, text, when in (
+        (True, HONEST_TEST, "gold + an added test"),
+        (False, shadowing_test(rest), "no fix + a shadowing test"),
+    ):
         with _copy(task, services, settings, cancel) as ctx:
             problem = _setup(ctx, task.spec) or (_apply_gold(ctx, task.spec) if gold else None)
             if problem:

@@ -1,6 +1,6 @@
 """The SWE-bench oracle's verdict on a real-shaped library, run as the harness runs it but outside bwrap.
 
-An imported instance's runner (``app/swebench_oracle.py``) is run on workspaces an agent could
+An imported instance's runner (``app/corpus/swebench_oracle.py``) is run on workspaces an agent could
 leave: the exact upstream fix plus an extra test in the file the test patch touches (resolved:
 the restore rule), a wrong fix plus a test that shadows the hidden one (not resolved), and the
 forgeries of issue 25 — a ``[pytest11]`` plugin in ``*.DIST-INFO`` and ``*.dist-info``, a nested
@@ -8,7 +8,7 @@ forgeries of issue 25 — a ``[pytest11]`` plugin in ``*.DIST-INFO`` and ``*.dis
 each with its positive control (the same attack *does* forge a plain ``pytest`` run of the
 workspace) and never resolved. The harness's guard environment (``oracle_run.python_guard_env``)
 and a canary (``domain/workspace/canary.py``) are used exactly as in a cell; the end-to-end runs
-under bwrap are ``tests/integration/test_hostile_verdict.py``.
+under bwrap are ``tests/integration/cell/test_hostile_verdict.py``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.realrepo_kit import BUGGY, F2P, FIXED, P2P, REGRESSION, SUITE, WRONG, make_library
-from tests.integration.sweep_kit import git
+from tests.support.realrepo_kit import BUGGY, F2P, FIXED, P2P, REGRESSION, SUITE, WRONG, make_library
+from tests.support.sweep_kit import git
 from wfbench.app.cell.junit_report import read_report
 from wfbench.app.cell.oracle_run import pytest_addopts, python_guard_env, write_site
 from wfbench.app.corpus.swebench import Instance, import_instances
@@ -64,10 +64,16 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     repos.mkdir()
     shutil.copytree(made["repo"], repos / "acme__intervals")
     instance = Instance(
-        line=1, instance_id="acme__intervals-12", repo="acme/intervals", base_commit=made["base"],
-        patch=made["gold"], test_patch=made["test_patch"], problem_statement="merge touching intervals",
-        fail_to_pass=(F2P,), pass_to_pass=P2P,
-    )  # fmt: skip
+        line=1,
+        instance_id="acme__intervals-12",
+        repo="acme/intervals",
+        base_commit=made["base"],
+        patch=made["gold"],
+        test_patch=made["test_patch"],
+        problem_statement="merge touching intervals",
+        fail_to_pass=(F2P,),
+        pass_to_pass=P2P,
+    )
     corpus = import_instances([instance], source="i.jsonl", repos_dir=str(repos), out_dir=str(root / "c"))
     made["corpus"] = Path(corpus).parent
     made["root"] = root
@@ -116,9 +122,14 @@ def run_oracle(lib: dict[str, Any], ws: Path, canaries: Canaries | None = CANARI
     """The verdict the harness gives on ``ws`` (``canaries=None``: as if the run had no canaries)."""
     returncode, cases, problem = run_raw(lib, ws)
     return oracle_verdict(
-        exit_ok=returncode == 0, returncode=returncode, report=cases, report_problem=problem,
-        require_report=True, expect=[F2P, *P2P], canaries=canaries,
-    )  # fmt: skip
+        exit_ok=returncode == 0,
+        returncode=returncode,
+        report=cases,
+        report_problem=problem,
+        require_report=True,
+        expect=[F2P, *P2P],
+        canaries=canaries,
+    )
 
 
 def plain_pytest(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -240,8 +251,10 @@ def test_own_2_weakening_a_pass_to_pass_test_the_oracle_runs_is_undone(lib):
     assert plain_pytest(ws, TESTS).returncode == 0  # control
     verdict = run_oracle(lib, ws)
     assert (verdict.passed, verdict.outcome, verdict.failing_ids) == (
-        False, OracleOutcome.TESTS_FAILED, (P2P[0],)
-    ), verdict  # fmt: skip
+        False,
+        OracleOutcome.TESTS_FAILED,
+        (P2P[0],),
+    ), verdict
 
 
 def test_own_3_a_sitecustomize_on_a_path_the_code_needs_never_runs(lib):
