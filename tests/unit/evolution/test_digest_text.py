@@ -286,7 +286,9 @@ def test_the_oracles_outcome_class_and_its_failing_ids_never_reach_the_proposer(
             extra={
                 "oracle_outcome": "expected-ids-missing",
                 "oracle_outcome_artifact": "cells/t1/candidate/run-0/oracle.json",
-                "error_detail": "hidden oracle failed: the must-fail canary test_5f3a did not fail (1 passed)",
+                "error_detail": (
+                    "hidden oracle failed: the must-fail canary test_5f3a did not fail (1 passed)"
+                ),
             },
         ),
         _row("t1", "candidate", 1, error_kind="oracle-failed", extra={"oracle_outcome": "canary-tripped"}),
