@@ -246,6 +246,8 @@ class Environments(Protocol):
         cancel: CancelToken | None = None,
     ) -> BuiltEnvironment:
         """The environment of ``spec`` for ``snapshot``: from the cache when its digest was built."""
+
+
 class SkillTarget(Protocol):
     """The repository a promoted overlay is applied to (``wfbench promote apply``)."""
 

@@ -138,9 +138,12 @@ def test_two_overlay_files_for_one_destination_are_refused() -> None:
         _refusal(lambda: destinations(files)).message
         == "overlay: two overlay files map to the same destination"
     )
-    assert _refusal(
-        lambda: destinations([("AGENTS.md", b"1"), ("AGENTS.md", b"2")], root_files={"AGENTS.md"})
-    ).field == "overlay"
+    assert (
+        _refusal(
+            lambda: destinations([("AGENTS.md", b"1"), ("AGENTS.md", b"2")], root_files={"AGENTS.md"})
+        ).field
+        == "overlay"
+    )
 
 
 def test_a_root_file_is_recognised_only_at_the_root() -> None:

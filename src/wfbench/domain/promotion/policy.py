@@ -18,6 +18,8 @@ import attrs
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.statistics.config import AnalysisConfig
+from wfbench.domain.statistics.effects import Scale
+from wfbench.domain.statistics.gate_power import GateDesign
 
 __all__ = [
     "CANDIDATE_ARMS",
@@ -173,8 +175,9 @@ class PromotionPolicy:
     resamples: int = attrs.field(default=2000, validator=_check_resamples)
     power: float = attrs.field(default=0.8, validator=_check_unit)
     seed: int | None = attrs.field(default=None, validator=_check_seed)
-    #: Statistical policy: the resolution drop (points) the candidate must be shown not to exceed.
-    non_inferiority_margin_pts: float = attrs.field(default=5.0, validator=_check_non_negative)
+    #: Statistical policy: the resolution drop (points) a cheaper candidate must be shown not to
+    #: exceed (``docs/statistics.md``, "The non-inferiority design").
+    non_inferiority_margin_pts: float = attrs.field(default=10.0, validator=_check_non_negative)
     #: Statistical policy: fewest paired tasks (below 5 no exact test reaches one-sided 5 %).
     min_tasks: int = attrs.field(default=5, validator=_check_min_tasks)
 
@@ -216,6 +219,19 @@ class PromotionPolicy:
         if self.statistical_fields() != _DEFAULT_STATISTICAL_FIELDS:
             out |= self.statistical_fields()
         return out
+
+    def gate_design(self, claims: int = 2) -> GateDesign:
+        """What the statistical gate asks of a sweep whose Holm family has ``claims`` claims (two
+        per candidate): each claim's first-step level, the margin and the saving it requires."""
+        required = Scale.LOG_RATIO.from_presented(max(0.0, min(99.0, self.min_improvement_pct)))
+        return GateDesign(
+            alpha=self.analysis.alpha / claims,
+            margin=self.non_inferiority_margin_pts / 100.0,
+            required=required,
+            power=self.power,
+            min_tasks=self.min_tasks,
+            min_runs=self.min_runs,
+        )
 
     def statistical_fields(self) -> dict[str, Any]:
         """The statistical policy's settings, with the names ``promotion.json`` records."""

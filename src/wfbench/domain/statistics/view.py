@@ -43,14 +43,14 @@ class EffectLine:
         if self.effect is None:
             return f"{self.quantity}: n/a {design}"
         if self.unit == "savings_pct":
-            value = f"{self.effect:.1f}%"
+            value = f"{self.effect:z.1f}%"
             interval = (
-                "n/a" if self.low is None or self.high is None else f"[{self.low:.1f}%, {self.high:.1f}%]"
+                "n/a" if self.low is None or self.high is None else f"[{self.low:z.1f}%, {self.high:z.1f}%]"
             )
         else:
-            value = f"{self.effect:+.1f} points"
+            value = f"{self.effect:+z.1f} points"
             interval = (
-                "n/a" if self.low is None or self.high is None else f"[{self.low:+.1f}, {self.high:+.1f}]"
+                "n/a" if self.low is None or self.high is None else f"[{self.low:+z.1f}, {self.high:+z.1f}]"
             )
         return f"{self.quantity}: {value}, {self.confidence:.0%} interval {interval} {design}"
 

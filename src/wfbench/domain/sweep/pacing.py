@@ -247,4 +247,3 @@ def _changed(old: Pacing, new: Pacing, reason: str, index: int, status: int | No
 
 def _without(mapping: Mapping[int, Any], key: int) -> dict[int, Any]:
     return {k: v for k, v in mapping.items() if k != key}
-
