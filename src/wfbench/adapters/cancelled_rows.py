@@ -176,5 +176,3 @@ def _read(path: str) -> bytes:
     except FileNotFoundError:
         return b""
     return _terminated(data) if data else data
-
-

@@ -99,6 +99,8 @@ def shell_prefix_script(names: Sequence[str]) -> str:
     """The Bash wrapper, forwarding each of ``names`` when set (``${N+"N=$N"}``)."""
     forwarded = "".join(f' ${{{n}+"{n}=${n}"}}' for n in names)
     return SHELL_PREFIX_SCRIPT.replace("{forwarded}", forwarded)
+
+
 __all__ = [
     "ClaudeCLI",
     "build_argv",
@@ -267,6 +269,7 @@ def session_record(
     )
     transcript, truncated = redact_transcript(result.stdout, secrets, limit=transcript_limit)
     return record_from_verdict(verdict, transcript, truncated or result.stdout_overflow, secrets)
+
 
 def record_from_verdict(
     verdict: SessionVerdict, transcript: bytes, truncated: bool, secrets: Sequence[str]

@@ -234,6 +234,7 @@ class CodexCLI:
         """The session record of a finished process (also usable on a recorded capture)."""
         return session_record(result, request, classify_codex_session, transcript_limit=self.transcript_limit)
 
+
 def _toml(value: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's for these values)."""
     return json.dumps(value, ensure_ascii=True)

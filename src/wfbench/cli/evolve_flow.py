@@ -101,6 +101,7 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading
         cell = CellServices(
             services.sandbox, services.agent, services.workspaces, services.clock, gateway=ep.gateway
         )
+
         def propose(order: Any) -> Any:
             proposal = run_proposer(
                 workspace=order.workspace, incumbent=order.incumbent, evidence=order.evidence,

@@ -279,7 +279,10 @@ def _claimed_sweep(
         from wfbench.cli.run_guards import check_budget_prices, check_host_network
 
         check_host_network(
-            setup.corpus, setup.arms, allowed=request.allow_host_network, environ=os.environ,
+            setup.corpus,
+            setup.arms,
+            allowed=request.allow_host_network,
+            environ=os.environ,
             warn=_human(request),
         )
         executor_name = request.executor.name if request.executor is not None else "local"

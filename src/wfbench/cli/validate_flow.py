@@ -53,7 +53,10 @@ def validate(corpus: str, *, patterns: list[str], as_json: bool, sandbox: str) -
             command_env=boot.harness_command_env(), agent_env={},
         )  # fmt: skip
         cell = CellServices(
-            services.sandbox, services.agent, services.workspaces, services.clock,
+            services.sandbox,
+            services.agent,
+            services.workspaces,
+            services.clock,
             environments=services.environments,
         )
         echo = (lambda _r: None) if as_json else (lambda r: typer.echo(_line(r)))

@@ -30,6 +30,7 @@ __all__ = [
     "MAIN_LOOP_ONLY_METRICS",
     "METRIC_WARNING",
     "PROMOTION_METRICS",
+    "REFERENCE_POLICY",
     "REVIEW_METRIC",
     "REVIEW_QUALITY_RULE",
     "SKILL_ATTRIBUTABLE_ERROR_KINDS",
@@ -51,9 +52,11 @@ class GateKind(enum.StrEnum):
 class DecisionPolicy(enum.StrEnum):
     """Which rule decides: the reference's thresholds, or the statistical policy."""
 
-    #: The reference harness's deterministic threshold rules (the default, for compatibility).
+    #: The reference harness's deterministic threshold rules (``--policy reference``; what
+    #: re-gating a reference sweep reproduces).
     REFERENCE = "reference"
-    #: Paired per-task intervals, non-inferiority and Holm across candidates (``docs/statistics.md``).
+    #: Paired per-task intervals, non-inferiority and Holm across candidates (``docs/statistics.md``);
+    #: the default.
     STATISTICAL = "statistical"
 
 
@@ -167,7 +170,7 @@ class PromotionPolicy:
     review_min_improvement: float = attrs.field(default=0.01, validator=_check_finite)
     #: Which rule decides (the other one's decision is recorded beside it).
     decision_policy: DecisionPolicy = attrs.field(
-        default=DecisionPolicy.REFERENCE, converter=_decision_policy
+        default=DecisionPolicy.STATISTICAL, converter=_decision_policy
     )
     #: The statistical analysis: two-sided confidence (one-sided α = half the rest), bootstrap
     #: resamples, the MDE's power, and the seed (``None``: derived from the evidence).
@@ -183,7 +186,7 @@ class PromotionPolicy:
 
     @classmethod
     def default(cls) -> PromotionPolicy:
-        """The reference's defaults: cost_usd, 3 runs, +5 % median, −20 % task cap."""
+        """The defaults: cost_usd, 3 runs, +5 %, −20 % task cap; the statistical policy decides."""
         return cls()
 
     @property
@@ -196,8 +199,9 @@ class PromotionPolicy:
     def for_gate(self, gate: GateKind) -> dict[str, Any]:
         """The policy one candidate arm is judged by, as written into ``promotion.json``.
 
-        The reference policy's entry has exactly the reference's fields; the statistical
-        policy adds its own (``decision_policy`` and the analysis settings).
+        The reference policy's entry (at the default analysis settings) has exactly the
+        reference's fields; any other adds the statistical ones (``decision_policy`` and the
+        analysis settings), so an entry without ``decision_policy`` is the reference's.
         """
         if gate is GateKind.REVIEW:
             out: dict[str, Any] = {
@@ -247,9 +251,11 @@ class PromotionPolicy:
         }
 
 
-#: The reference's default policy.
+#: The default policy: the reference's thresholds, decided by the statistical policy.
 DEFAULT_POLICY = PromotionPolicy()
-_DEFAULT_STATISTICAL_FIELDS = DEFAULT_POLICY.statistical_fields()
+#: The reference's own policy (``--policy reference``).
+REFERENCE_POLICY = PromotionPolicy(decision_policy=DecisionPolicy.REFERENCE)
+_DEFAULT_STATISTICAL_FIELDS = REFERENCE_POLICY.statistical_fields()
 
 
 def metric_warning(metric: str) -> str | None:
