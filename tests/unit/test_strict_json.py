@@ -241,7 +241,7 @@ def test_a_located_error_counts_only_the_newlines_before_it_including_one_at_the
     """Line and column of a refused token: a newline at offset 0 counts, newlines after the token do not."""
     error = _error('\n{"a": 1, "a": 2}\n\n\n')
     assert (error.lineno, error.colno, error.pos) == (2, 10, 10)
-    error = _error('\n\n  [NaN]\n\n')
+    error = _error("\n\n  [NaN]\n\n")
     assert (error.lineno, error.colno, error.pos) == (3, 4, 5)
 
 
@@ -269,9 +269,7 @@ def test_an_integer_at_the_digit_limit_is_not_the_error() -> None:
     assert (error.msg, error.colno) == ("Expecting value (NaN and Infinity are not JSON)", 2 * 4300 + 7)
 
 
-@pytest.mark.parametrize(
-    ("text", "column"), [('"}\t', 3), ('["\\"NaN\x01"]', 8), ('["\\"1e400 ]\x01"]', 12)]
-)
+@pytest.mark.parametrize(("text", "column"), [('"}\t', 3), ('["\\"NaN\x01"]', 8), ('["\\"1e400 ]\x01"]', 12)])
 def test_text_inside_a_string_the_decoder_stopped_in_is_not_scanned_for_refused_tokens(
     text: str, column: int
 ) -> None:

@@ -156,8 +156,6 @@ def _single(collector: _Collector, name: str) -> str | None:
     return None if not values else values[0] if len(values) == 1 else ", ".join(values)
 
 
-
-
 def _arm_agents(collector: _Collector) -> str | None:
     """``arm: agent version (model m); …`` in arm order, or None when no row names its agent."""
     parts = [
@@ -190,10 +188,6 @@ def _provenance(inputs: ReportInputs, collector: _Collector) -> tuple[tuple[str,
         ("evidence expires", promotion.get("evidence_expires_at")),
         ("scripted provider", _provider_replies(inputs.provider_replies)),
     )
-
-
-
-
 
 
 def naive_build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -> SweepModel:

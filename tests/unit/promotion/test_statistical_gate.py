@@ -93,16 +93,18 @@ def test_one_task_regressing_does_not_block_a_candidate_better_on_the_rest() -> 
     assert "resolution regressed" in "\n".join(reference.reasons)
 
 
-def test_the_reference_policy_still_decides_by_default_and_records_the_statistical_verdict() -> None:
+def test_the_statistical_policy_decides_by_default_and_the_reference_s_verdict_is_recorded() -> None:
     rows = wins(11)[: 11 * 6] + task_rows("t11", "111", "110")
 
     decision = only(rows, policy=PromotionPolicy())
-    statistical = next(v for v in decision.verdicts if v.policy is DecisionPolicy.STATISTICAL)
+    chosen = only(rows, policy=PromotionPolicy(decision_policy=DecisionPolicy.REFERENCE))
 
-    assert decision.policy is DecisionPolicy.REFERENCE
-    assert decision.kind is KEEP
-    assert statistical.kind is PROMOTE
-    assert decision.to_mapping()["by_policy"]["statistical"]["decision"] == "promote"
+    assert decision.policy is DecisionPolicy.STATISTICAL
+    assert decision.kind is PROMOTE
+    assert decision.to_mapping()["by_policy"]["reference"]["decision"] == "keep_incumbent"
+    assert chosen.policy is DecisionPolicy.REFERENCE
+    assert chosen.kind is KEEP
+    assert chosen.to_mapping()["by_policy"]["statistical"]["decision"] == "promote"
 
 
 def test_a_gain_on_too_few_tasks_is_not_credible() -> None:

@@ -199,6 +199,8 @@ def detectability(
         can = metric_mde is not None and metric_mde <= target
         if can:
             sentence += f", so it could detect the {_target(metric, target)} asked for"
+        elif metric.mde is None:  # no noise on the metric to plan on
+            sentence += f"; it cannot say whether it could detect the {_target(metric, target)} asked for"
         else:
             saving = metric.scale.from_presented(target)
             tasks = (
