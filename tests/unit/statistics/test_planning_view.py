@@ -201,3 +201,16 @@ def test_one_run_per_arm_plans_tasks_but_not_runs() -> None:
         f"{planned.tasks_needed} tasks at 1 runs ({planned.tasks_needed - 2} more) would; whether more runs "
         "would is unknown (no task has two runs of an arm)"
     )
+
+
+def test_two_tasks_print_no_interval_and_no_bound_reads_minus_zero() -> None:
+    from wfbench.domain.statistics.view import EffectLine
+
+    two = EffectLine("cost_usd saving", "savings_pct", 2, 3, 24.0, -10766.0, 60.0, 0.9, None, None)
+    tiny = EffectLine("resolution", "points", 12, 3, -1e-16, -1.1e-15, 26.7, 0.9, None, None)
+
+    assert (
+        two.text()
+        == "cost_usd saving: 24.0%, 90% interval n/a (too few tasks for an interval) (2 tasks x 3 runs)"
+    )
+    assert tiny.text() == "resolution: +0.0 points, 90% interval [+0.0, +26.7] (12 tasks x 3 runs)"
