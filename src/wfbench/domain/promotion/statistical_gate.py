@@ -8,16 +8,18 @@ needs at least ``min_tasks`` paired tasks. It drops the reference's per-task res
 spend rules and its "margin ≥ 2 runs" path, which measure noise as often as signal. Then, with
 the pair's :class:`~wfbench.domain.statistics.analysis.PairStatistics`:
 
-a. **non-inferiority on resolution**: the interval's lower bound below −margin (5 points)
-   keeps the incumbent (a *credible regression* when its upper bound is below 0 too);
-b. **promote** when the resolution gain is significant;
-c. else **promote** when the saving on the metric is at least ``min_improvement_pct`` and
-   significant;
-d. else **insufficient_evidence** when the sweep could not have detected the saving the
-   policy asks for (MDE above ``min_improvement_pct``), with how many tasks or runs would;
-e. else **keep_incumbent**.
+a. **promote** when the resolution gain is significant (the *resolution* claim);
+b. else **promote** when the *saving* claim — an intersection-union test of a significant saving
+   and non-inferiority on resolution (lower bound above −margin, 10 points), its p-value the larger
+   of the two — is significant and the saving is at least ``min_improvement_pct``;
+c. else **keep_incumbent** only when the evidence speaks against the candidate: the whole
+   resolution interval below 0 (a *credible regression*), or the whole saving interval (not of
+   zero width) below ``min_improvement_pct``;
+d. else **insufficient_evidence**, saying which part failed and how many tasks would show
+   non-inferiority. A sweep without quality signal (no resolved run in either arm, or every
+   task's resolution effect alike) never shows non-inferiority.
 
-"Significant" is the bootstrap's one-sided p-value against the Holm step-down threshold over
+"Significant" is the claim's one-sided p-value against the Holm step-down threshold over
 every promotion claim of the sweep — two per implementation candidate (resolution, saving) —
 so the chance that *any* candidate is promoted without a real improvement stays at most
 ``α`` (0.05 with the default 90 % intervals) however many candidates and paths there are.
