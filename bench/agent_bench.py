@@ -26,10 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.conftest import claude_binary, codex_binary
 from tests.fakes import DirectSandbox
 
-from wfbench.adapters.claude_cli import ClaudeCLI
-from wfbench.adapters.codex_cli import CodexCLI
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.agents.claude import ClaudeCLI
+from wfbench.adapters.agents.codex import CodexCLI
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.domain.session.records import SessionRequest
 from wfbench.domain.workspace.sandbox import SandboxPolicy
 
@@ -65,7 +65,7 @@ SCRIPT["conversations"].reverse()  # the Codex rule (protocol-limited) first
 
 def sandbox_for(use_bwrap: bool, home: str) -> object:
     if use_bwrap:
-        from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+        from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 
         return BwrapSandbox()
     return DirectSandbox(home=home)

@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.integration.realrepo_kit import ENVIRONMENT, ORACLE, PYTEST, make_library
 from tests.integration.sweep_kit import MODEL, git
 
-from wfbench.adapters.envbuild import CachedEnvironments
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
-from wfbench.adapters.workspace import GitWorkspaces
-from wfbench.app.environment_spec import parse_environment
+from wfbench.adapters.repo.envbuild import CachedEnvironments
+from wfbench.adapters.repo.workspace import GitWorkspaces
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
+from wfbench.app.corpus.environment_spec import parse_environment
 from wfbench.cli.bootstrap import harness_command_env
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 

@@ -16,9 +16,9 @@ import statistics
 import time
 from urllib.parse import urlsplit
 
-from wfbench.adapters.key_proxy import KeyProxy
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.gateway.key_proxy import KeyProxy
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 
 SCRIPT = """
 conversations:

@@ -80,8 +80,8 @@ def client(base_url: str, k: int, stop: threading.Event, out: list[float], error
 
 def start_server(script_path: Path, in_process: bool) -> tuple[str, object]:
     if in_process:
-        from wfbench.adapters.provider_script import ProviderScript
-        from wfbench.adapters.scripted_provider import ScriptedProvider
+        from wfbench.adapters.provider.script import ProviderScript
+        from wfbench.adapters.provider.scripted import ScriptedProvider
 
         provider = ScriptedProvider(ProviderScript.load(script_path)).start()
         return provider.base_url, provider

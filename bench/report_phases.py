@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where ``wfbench report``'s memory goes: peak and current RSS after each phase of the command.
 
-Runs the steps of ``wfbench report RESULTS`` (``cli/gate_cmd._report_model`` then the streamed
+Runs the steps of ``wfbench report RESULTS`` (``cli/commands/gate._report_model`` then the streamed
 write) in this process, with a checkpoint after each: the one pass over the rows, the gate, the
 evidence mapping, the model, and the two files written. Each line prints the process's current
 RSS (``/proc/self/statm``), its peak so far (``ru_maxrss``) and its CPU time, so the phase that
@@ -45,13 +45,13 @@ def main() -> int:
     parser.add_argument("results", type=Path)
     args = parser.parse_args()
 
-    from wfbench.adapters.jsonl_store import JsonlResultStore
-    from wfbench.adapters.streamed_files import write_texts_atomic
-    from wfbench.app import concurrency
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
+    from wfbench.adapters.store.streamed_files import write_texts_atomic
     from wfbench.app.report.model import ReportInputs, aggregates_only
     from wfbench.app.report.render import read_for_report, report_parts
     from wfbench.app.report.verdicts import detectability_of
-    from wfbench.cli.gate_cmd import _policy, _regate, default_pairs, evidence_time, results_path
+    from wfbench.app.sweep import concurrency
+    from wfbench.cli.commands.gate import _policy, _regate, default_pairs, evidence_time, results_path
 
     checkpoint("imports")
     source = results_path(args.results)

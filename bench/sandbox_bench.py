@@ -42,10 +42,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from wfbench.adapters.git_snapshot import build_snapshot
-from wfbench.adapters.process import run_managed
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
-from wfbench.adapters.workspace import private_copy, remove_tree
+from wfbench.adapters.repo.snapshot import build_snapshot
+from wfbench.adapters.repo.workspace import private_copy, remove_tree
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
+from wfbench.adapters.sandbox.process import run_managed
 from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 SESSION_SCRIPT = """
@@ -110,10 +110,10 @@ def bridge_sessions(runs: int, real_runs: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.conftest import claude_binary
 
-    from wfbench.adapters.claude_cli import ClaudeCLI
-    from wfbench.adapters.key_proxy import KeyProxy
-    from wfbench.adapters.provider_script import ProviderScript
-    from wfbench.adapters.scripted_provider import ScriptedProvider
+    from wfbench.adapters.agents.claude import ClaudeCLI
+    from wfbench.adapters.gateway.key_proxy import KeyProxy
+    from wfbench.adapters.provider.script import ProviderScript
+    from wfbench.adapters.provider.scripted import ScriptedProvider
     from wfbench.domain.session.records import SessionRequest
 
     sandbox = BwrapSandbox()
@@ -167,7 +167,7 @@ def _dumpable(cli: object) -> object:
     """The same agent started as before issue 10: PID 1 of its sandbox and dumpable."""
     import attrs
 
-    from wfbench.adapters.claude_cli import ClaudeCLI
+    from wfbench.adapters.agents.claude import ClaudeCLI
 
     @attrs.frozen
     class DumpableCLI(ClaudeCLI):

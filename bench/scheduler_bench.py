@@ -6,7 +6,7 @@ The input is ``../shared/data/session_durations.json`` beside the project root (
 The arms' samples are interleaved run-major, arm-minor (the arm order as stored in the file,
 or every order with ``--all-orders``) into one 41-cell plan; every duration is divided by
 ``--scale`` (5000 by default, so the 5400 s ceiling becomes 1.08 s) and each cell sleeps that
-long on a real worker thread of :func:`wfbench.app.scheduler.run_packed`.
+long on a real worker thread of :func:`wfbench.app.sweep.scheduler.run_packed`.
 
 Printed figures (makespans are medians over ``--repeat`` runs):
 
@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import sweep_model  # noqa: E402 - bench/ is the script's directory, hence on the path
 
-from wfbench.app.scheduler import run_packed  # noqa: E402 - after the path set-up above
+from wfbench.app.sweep.scheduler import run_packed  # noqa: E402 - after the path set-up above
 from wfbench.domain.ports import CancelToken  # noqa: E402
 from wfbench.domain.results.rows import ErrorKind, Row  # noqa: E402
 from wfbench.domain.sweep.scheduling import Cell, longest_first, packed_window  # noqa: E402

@@ -1,6 +1,6 @@
 """A discrete-event model of ``run_packed``, driven by the real fold, for sweeps too long to time.
 
-The model replays what :func:`wfbench.app.scheduler.run_packed` does with simulated time instead
+The model replays what :func:`wfbench.app.sweep.scheduler.run_packed` does with simulated time instead
 of threads: the actions come from the real pure fold (:func:`wfbench.domain.sweep.scheduling.start_fold`
 and :func:`~wfbench.domain.sweep.scheduling.fold`, with the same :class:`Pacing`), a submitted cell
 starts at once (after its retry back-off) and finishes after its duration, a cell started after

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
+import sysconfig
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -22,6 +25,22 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+# A child process that imports wfbench runs on the interpreter running the tests (the project
+# venv's ``python``, which reads its ``pyvenv.cfg``), never on ``os.path.realpath(sys.executable)``:
+# that is the *base* interpreter, which on a fresh machine has neither wfbench nor its dependencies
+# (issue 23). Commands that need only the standard library (inside a sandbox, say) may use the base.
+HARNESS_PYTHON = sys.executable
+
+
+def harness_pythonpath() -> str:
+    """``PYTHONPATH`` that makes wfbench and its dependencies importable by *another* interpreter
+    (a base interpreter, or a venv made for a test): the source tree and this venv's site-packages,
+    named explicitly instead of relying on whatever the base interpreter happens to have installed."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    sites = dict.fromkeys(sysconfig.get_path(key) for key in ("purelib", "platlib"))
+    return os.pathsep.join([str(src), *sites])
 
 
 def require_or_skip(env_var: str, reason: str) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from wfbench.adapters.process import run_managed
+from wfbench.adapters.sandbox.process import run_managed
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.workspace.sandbox import ExecResult, SandboxPolicy

@@ -310,7 +310,7 @@ _token_counts = st.none() | st.integers(min_value=0, max_value=10**7)
 @st.composite
 def scripted_turns(draw: st.DrawFn) -> object:
     """A provider-script Turn: optional text, 0-3 tools with JSON inputs, any subset of usage."""
-    from wfbench.adapters.provider_script import ScriptedUsage, ToolCall, Turn
+    from wfbench.adapters.provider.script import ScriptedUsage, ToolCall, Turn
 
     tools = draw(
         st.lists(

@@ -99,8 +99,11 @@ def test_gate_help_lists_metrics_fail_on_and_exit_codes() -> None:
 
 def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
     """The literal lists of the CLI modules (kept import-light) equal their sources."""
-    from wfbench.app.arms import preset_arms
-    from wfbench.cli import bootstrap, gate_cmd, run_cmd, sweep_options
+    from wfbench.app.corpus.arms import preset_arms
+    from wfbench.cli import bootstrap
+    from wfbench.cli.commands import gate as gate_cmd
+    from wfbench.cli.options import sweep as sweep_options
+    from wfbench.cli.run import command as run_cmd
     from wfbench.domain.promotion.decision import DecisionKind
     from wfbench.domain.promotion.policy import PROMOTION_METRICS
 

@@ -395,7 +395,7 @@ def test_fail_on_refuses_an_unknown_decision(tmp_path: Path) -> None:
 def test_the_sweeps_promotion_json_is_read_once_per_command_and_afresh_by_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wfbench.cli import gate_cmd
+    from wfbench.cli.commands import gate as gate_cmd
 
     evidence = tmp_path / "promotion.json"
     evidence.write_text(json.dumps({"generated_at": "2026-01-01T00:00:00+00:00", "decisions": []}))

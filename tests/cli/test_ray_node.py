@@ -1,4 +1,7 @@
-"""The node side of ``--executor ray`` without a cluster: how a task waits for its cell (cli/ray_node.py)."""
+"""The node side of ``--executor ray`` without a cluster: how a task waits for its cell.
+
+(cli/run/ray_node.py)
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import _thread
 import threading
 import time
 
-from wfbench.cli.ray_node import wait_for_cell
+from wfbench.cli.run.ray_node import wait_for_cell
 
 
 def _cell(box: dict[str, object], token: threading.Event, *, stop_after: float) -> threading.Thread:
@@ -67,8 +70,8 @@ def test_a_nodes_endpoint_gives_each_cell_a_metered_lease_on_its_agents_routes(t
     """On a node the cell's model traffic goes through this node's key proxy: a lease (bridge + token)."""
     from types import SimpleNamespace
 
-    from wfbench.adapters.key_proxy_rules import OPENAI_RESPONSES_ROUTE
-    from wfbench.cli.ray_node import _endpoint
+    from wfbench.adapters.gateway.rules import OPENAI_RESPONSES_ROUTE
+    from wfbench.cli.run.ray_node import _endpoint
 
     runtime = SimpleNamespace(
         script=b"default: {say: hi, usage: {input_tokens: 1, output_tokens: 1}}\n",

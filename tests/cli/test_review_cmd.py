@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from wfbench.app.review_scoring import read_review_artifact, score_review_files
+from wfbench.app.gating.review_scoring import read_review_artifact, score_review_files
 from wfbench.domain.errors import InputError, ReviewArtifactError
 
 FINDING = {

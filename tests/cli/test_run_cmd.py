@@ -85,7 +85,7 @@ def test_doctor_checks_the_api_key_variable_and_says_the_standard_one_is_not_rea
 
 def test_doctor_compares_the_installed_agent_with_the_pinned_version(tmp_path):
     """A claude CLI that is not the pinned version is a warning naming both versions (not a failure)."""
-    from wfbench.adapters.claude_cli import CLAUDE_VERSION
+    from wfbench.adapters.agents.claude import CLAUDE_VERSION
 
     fake = tmp_path / "claude"
     fake.write_text("#!/bin/sh\necho '2.0.1 (Claude Code)'\n")
@@ -100,8 +100,8 @@ def test_doctor_compares_the_installed_agent_with_the_pinned_version(tmp_path):
 
 
 def test_the_pinned_claude_version_is_the_one_install_tools_installs():
-    from wfbench.adapters.claude_cli import CLAUDE_VERSION
-    from wfbench.adapters.codex_cli import CODEX_VERSION
+    from wfbench.adapters.agents.claude import CLAUDE_VERSION
+    from wfbench.adapters.agents.codex import CODEX_VERSION
 
     script = (Path(__file__).resolve().parents[2] / "scripts" / "install-tools").read_text()
 

@@ -1,4 +1,4 @@
-"""``wfbench run``'s network and budget refusals (cli/run_guards.py), before any session."""
+"""``wfbench run``'s network and budget refusals (cli/run/guards.py), before any session."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from wfbench.cli.run_guards import check_budget_prices, check_host_network
+from wfbench.cli.run.guards import check_budget_prices, check_host_network
 from wfbench.domain.errors import InputError
 
 PRICED = "claude-sonnet-4-5"

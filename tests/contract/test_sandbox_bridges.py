@@ -29,7 +29,7 @@ from tests.contract.test_sandbox_contract import (  # noqa: F401 - fixtures
     sandbox,
     workspace,
 )
-from wfbench.adapters.net_bridge import TcpBridge, free_port
+from wfbench.adapters.sandbox.net_bridge import TcpBridge, free_port
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import Sandbox
 

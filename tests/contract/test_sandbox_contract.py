@@ -20,16 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_or_skip
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox, python_runtime_paths
-from wfbench.adapters.sandbox_host import UnsafeHostSandbox
+from tests.conftest import HARNESS_PYTHON, require_or_skip
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox, python_runtime_paths
+from wfbench.adapters.sandbox.host import UnsafeHostSandbox
 from wfbench.domain.errors import SandboxUnavailable
 from wfbench.domain.ports import Sandbox
 from wfbench.domain.workspace.sandbox import Mount, ProcessState, SandboxPolicy
 
 BACKENDS = ("bwrap", "host-unsafe")
 PATH = f"{os.path.dirname(os.path.realpath(sys.executable))}:/usr/bin:/bin"
-PY = os.path.realpath(sys.executable)
+PY = os.path.realpath(sys.executable)  # inside the sandbox: the standard library only
 
 GAPS = {
     "host_files": "host-unsafe runs on the host: every host file the harness user can read is visible",
@@ -413,9 +413,9 @@ import os
 backend, ws = sys.argv[1:3]
 script = os.environ["HARNESS_SCRIPT"]
 if backend == "bwrap":
-    from wfbench.adapters.sandbox_bwrap import BwrapSandbox as S
+    from wfbench.adapters.sandbox.bwrap import BwrapSandbox as S
 else:
-    from wfbench.adapters.sandbox_host import UnsafeHostSandbox as S
+    from wfbench.adapters.sandbox.host import UnsafeHostSandbox as S
 env = {"PATH": "/usr/bin:/bin"}
 pol = SandboxPolicy(workspace=ws, workspace_writable=True, network=False, timeout_s=120, env=env)
 S().run(["/bin/sh", "-c", script], policy=pol)
@@ -430,7 +430,7 @@ def test_the_sandbox_dies_with_its_parent(
     gap(request, backend, "parent")
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env["HARNESS_SCRIPT"] = f"{sleeper(token)} & wait"  # not in the harness's argv: only sandboxed pids match
-    harness = subprocess.Popen([PY, "-c", _HARNESS, backend, str(workspace)], env=env)
+    harness = subprocess.Popen([HARNESS_PYTHON, "-c", _HARNESS, backend, str(workspace)], env=env)
     try:
         deadline = time.monotonic() + 20
         while not sleeping(token) and time.monotonic() < deadline:

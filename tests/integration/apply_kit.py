@@ -36,7 +36,7 @@ STATE_DIR = ".git/wfbench-apply"
 #: (0: never). Every step name is printed (flushed) before the kill so the parent can count them.
 KILL_AT_STEP = """
 import os, signal, sys
-from wfbench.adapters import skill_transaction as transaction
+from wfbench.adapters.repo import skill_transaction as transaction
 kill_at, seen = int(sys.argv[1]), []
 def step(self, name):
     seen.append(name)
@@ -54,7 +54,7 @@ main(sys.argv[2:])
 #: first. git itself always finishes: what is cut is wfbench.
 KILL_AFTER_GIT = """
 import os, signal, sys
-from wfbench.adapters import git_skill_target as target, skill_transaction as transaction
+from wfbench.adapters.repo import skill_target as target, skill_transaction as transaction
 when, armed, seen = sys.argv[1], [], []
 def name_of(args):
     rest = list(args)

@@ -276,7 +276,7 @@ class LoopbackCluster:
 
 def _remove_groups_of(namespace: int) -> None:
     """rmdir every wfbench pids/memory group a process of PID namespace ``namespace`` created."""
-    from wfbench.adapters import memory_cgroup, pids_cgroup
+    from wfbench.adapters.sandbox import memory_cgroup, pids_cgroup
 
     for detect, error in ((pids_cgroup.detect, pids_cgroup.PidsUnavailable),
                           (memory_cgroup.detect, memory_cgroup.MemoryUnavailable)):  # fmt: skip

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.integration.demo_run import bwrap_or_skip, rows, wfbench
-from wfbench.app.plugins import plugin_identity
+from wfbench.app.corpus.plugins import plugin_identity
 from wfbench.domain.errors import InputError
 
 PLUGIN_JSON = {"name": "compound-engineering", "version": "0.0.0-fixture"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from wfbench.app.cell_review import LABELS_TARGET, grade_review
+from wfbench.app.cell.review import LABELS_TARGET, grade_review
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFile
 
 KEY = "wfb-planted-0123456789abcdef0123456789abcdef"

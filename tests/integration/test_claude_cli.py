@@ -20,9 +20,9 @@ import yaml
 
 from tests.conftest import claude_binary, require_or_skip
 from tests.fakes import DirectSandbox
-from wfbench.adapters.claude_cli import ClaudeCLI
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.agents.claude import ClaudeCLI
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.records import SessionRecord, SessionRequest
@@ -353,7 +353,7 @@ def bwrap_sandbox() -> Any:
     """G's bubblewrap backend (skip without bwrap; WFBENCH_REQUIRE_BWRAP=1 makes it a failure)."""
     if shutil.which("bwrap") is None:
         require_or_skip("WFBENCH_REQUIRE_BWRAP", "bubblewrap is not installed")
-    from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+    from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 
     sandbox = BwrapSandbox()
     sandbox.preflight()

@@ -21,10 +21,10 @@ import pytest
 import yaml
 
 from tests.conftest import codex_binary, require_or_skip
-from wfbench.adapters.codex_cli import CodexCLI
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
-from wfbench.adapters.scripted_provider import ReplySource, ScriptedProvider
+from wfbench.adapters.agents.codex import CodexCLI
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ReplySource, ScriptedProvider
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.records import SessionRecord, SessionRequest, Usage

@@ -1,4 +1,4 @@
-"""Per-command resource limits of the bwrap sandbox (adapters/command_limits.py, memory_cgroup.py).
+"""Per-command resource limits of the bwrap sandbox (adapters/sandbox/command_limits.py, memory_cgroup.py).
 
 Real bubblewrap, real cgroups: a memory limit the OOM killer enforces (and the result names),
 RLIMIT_FSIZE and RLIMIT_NOFILE inherited by every process, groups removed after the run, the
@@ -16,10 +16,10 @@ import pytest
 
 from tests.conftest import require_or_skip
 from tests.integration.sweep_kit import bwrap_or_skip
-from wfbench.adapters import memory_cgroup
-from wfbench.adapters.command_limits import ResourceLimits, parse_size
-from wfbench.adapters.memory_cgroup import MemoryUnavailable, find_memory_mount
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+from wfbench.adapters.sandbox import memory_cgroup
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
+from wfbench.adapters.sandbox.command_limits import ResourceLimits, parse_size
+from wfbench.adapters.sandbox.memory_cgroup import MemoryUnavailable, find_memory_mount
 from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 PY = os.path.realpath(sys.executable)

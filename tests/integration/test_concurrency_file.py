@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from wfbench.app import concurrency
-from wfbench.app.scheduler import LimitEvent
+from wfbench.app.sweep import concurrency
+from wfbench.app.sweep.scheduler import LimitEvent
 from wfbench.domain.sweep.pacing import LimitChanged
 from wfbench.domain.sweep.scheduling import Cell
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from wfbench.app.arms import (
+from wfbench.app.corpus.arms import (
     AgentChoice,
     PhaseRole,
     SkillNames,
@@ -26,7 +26,7 @@ from wfbench.app.arms import (
     resolve_arms,
     runtime_candidate,
 )
-from wfbench.app.corpus import load_corpus
+from wfbench.app.corpus.corpus import load_corpus
 from wfbench.domain.errors import InputError
 
 ORACLE = {"command": "true", "files": [{"source": "oracle.py", "target": "test_o.py"}]}

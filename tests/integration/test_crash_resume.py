@@ -29,8 +29,8 @@ import attrs
 import pytest
 
 from tests.conftest import require_or_skip
-from wfbench.adapters import stale
-from wfbench.adapters.jsonl_store import JsonlResultStore, encode_row, read_rows
+from wfbench.adapters.store import stale
+from wfbench.adapters.store.jsonl_store import JsonlResultStore, encode_row, read_rows
 from wfbench.domain import aggregate
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import USAGE_FIELDS, Row
@@ -533,8 +533,11 @@ def _git_head(repo: Path) -> str:
 
 
 def _child(code: str) -> subprocess.Popen[str]:
-    """A Python child running ``code`` after ``import time`` and ``from wfbench.adapters import stale``."""
-    prelude = "import time\nfrom wfbench.adapters import stale\n"
+    """A Python child running ``code`` after ``import time``.
+
+    And after ``from wfbench.adapters.store import stale``.
+    """
+    prelude = "import time\nfrom wfbench.adapters.store import stale\n"
     return subprocess.Popen(
         [sys.executable, "-c", prelude + code],
         stdout=subprocess.PIPE,

@@ -28,9 +28,9 @@ from tests.integration.sweep_kit import (
     turn,
     write_corpus,
 )
-from wfbench.adapters.envbuild import CachedEnvironments
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
-from wfbench.adapters.workspace import GitWorkspaces
+from wfbench.adapters.repo.envbuild import CachedEnvironments
+from wfbench.adapters.repo.workspace import GitWorkspaces
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.cli.bootstrap import harness_command_env
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import SandboxError

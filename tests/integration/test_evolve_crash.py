@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.bwrap]
 KILL_AT_STEP = """
 import os, signal, sys
 import attrs
-from wfbench.app import evolution
+from wfbench.app.evolve import evolution
 kill_at, seen = int(sys.argv[1]), []
 def step(name):
     seen.append(name)
@@ -174,7 +174,7 @@ def test_a_run_killed_again_while_finishing_a_generation_still_ends_as_an_uninte
 
 KILL_IN_APPLY = """
 import os, signal, sys
-from wfbench.adapters import skill_transaction as transaction
+from wfbench.adapters.repo import skill_transaction as transaction
 def step(self, name):
     if name == sys.argv[1]:
         os.kill(os.getpid(), signal.SIGKILL)

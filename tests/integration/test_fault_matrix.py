@@ -324,7 +324,7 @@ def test_a_full_out_directory_fails_loudly_without_tearing_results(tmp_path, tin
 
 def test_a_row_that_does_not_fit_on_the_disk_leaves_no_torn_line(tiny_disk):
     """JsonlResultStore.append on a full disk raises OSError and cuts off its partial line."""
-    from wfbench.adapters.jsonl_store import JsonlResultStore, read_rows
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore, read_rows
     from wfbench.domain.results.rows import Row
 
     store = JsonlResultStore(tiny_disk / "results.jsonl")

@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import require_or_skip
-from wfbench.adapters.claude_cli import ClaudeCLI
-from wfbench.adapters.git_snapshot import build_snapshot
-from wfbench.adapters.oracle_files import capture_oracle
-from wfbench.adapters.provider_script import Conversation, ProviderScript, ToolCall, Turn
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
-from wfbench.adapters.scripted_provider import ScriptedProvider
-from wfbench.adapters.workspace import private_copy
+from wfbench.adapters.agents.claude import ClaudeCLI
+from wfbench.adapters.provider.script import Conversation, ProviderScript, ToolCall, Turn
+from wfbench.adapters.provider.scripted import ScriptedProvider
+from wfbench.adapters.repo.oracle_files import capture_oracle
+from wfbench.adapters.repo.snapshot import build_snapshot
+from wfbench.adapters.repo.workspace import private_copy
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.domain.errors import SandboxUnavailable
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.workspace.oracle import OracleFileSpec

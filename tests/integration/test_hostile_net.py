@@ -58,9 +58,9 @@ from tests.integration.sweep_kit import (
     write,
     write_corpus,
 )
-from wfbench.adapters.net_bridge import free_port
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
+from wfbench.adapters.sandbox.net_bridge import free_port
 
 ARM = "baseline"
 

@@ -253,8 +253,8 @@ REVIEWS = ("r-invalid", "r-symlink", "r-huge", "r-key")
 def hostile(tmp_path_factory: pytest.TempPathFactory, listener: tuple[int, list[bytes]]) -> Iterator[Hostile]:
     """Run the hostile corpus once (workers 3, breaker off) against an in-process scripted provider."""
     bwrap_or_skip()
-    from wfbench.adapters.provider_script import ProviderScript
-    from wfbench.adapters.scripted_provider import ScriptedProvider
+    from wfbench.adapters.provider.script import ProviderScript
+    from wfbench.adapters.provider.scripted import ScriptedProvider
 
     port, received = listener
     root = tmp_path_factory.mktemp("hostile")

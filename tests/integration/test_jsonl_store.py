@@ -11,7 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import rows as row_strategy
-from wfbench.adapters.jsonl_store import JsonlResultStore, read_rows, write_json_atomic, write_text_atomic
+from wfbench.adapters.store.jsonl_store import (
+    JsonlResultStore,
+    read_rows,
+    write_json_atomic,
+    write_text_atomic,
+)
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import ErrorKind, Row
 

@@ -20,9 +20,9 @@ import anthropic
 import pytest
 import structlog
 
-from wfbench.adapters.key_proxy import KeyProxy
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.gateway.key_proxy import KeyProxy
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.domain.errors import InputError
 
 REAL_KEY = "sk-ant-api03-wfbench-REAL-key-0123456789abcdefghij"

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.integration.test_key_proxy import REAL_KEY, ask
-from wfbench.adapters.key_proxy import KeyProxy, Lease
-from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
+from wfbench.adapters.gateway.key_proxy import KeyProxy, Lease
+from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.session.records import Usage
 

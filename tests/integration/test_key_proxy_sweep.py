@@ -40,8 +40,8 @@ from tests.integration.sweep_kit import (
     turn,
     write_corpus,
 )
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 
 DUMP = (
     "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' > environ.txt; cat environ.txt;"

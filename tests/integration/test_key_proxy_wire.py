@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from tests.integration.test_key_proxy import REAL_KEY, Recorder, ask
-from wfbench.adapters.key_proxy import KeyProxy, Lease
-from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.gateway.key_proxy import KeyProxy, Lease
+from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.domain.errors import InputError
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.session.records import Usage

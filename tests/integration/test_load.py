@@ -23,9 +23,9 @@ import yaml
 from bench.load_sweep import ARMS, processes_mentioning, provider_script, run_load
 
 from tests.conftest import require_or_skip
-from wfbench.adapters.provider_records import RecordedRequest
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.provider.records import RecordedRequest
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.cli import bootstrap as boot
 
 REQUESTS = 20

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters import bridge_forwarder
-from wfbench.adapters.net_bridge import TcpBridge, forwarder_source, socket_path
-from wfbench.adapters.nondumpable import elf_interpreter, exec_only_copy
+from wfbench.adapters.sandbox import bridge_forwarder
+from wfbench.adapters.sandbox.net_bridge import TcpBridge, forwarder_source, socket_path
+from wfbench.adapters.sandbox.nondumpable import elf_interpreter, exec_only_copy
 from wfbench.domain.errors import SandboxError
 
 PY = os.path.realpath(sys.executable)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from wfbench.app.scheduler import SweepOutcome, run_packed
+from wfbench.app.sweep.scheduler import SweepOutcome, run_packed
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.sweep.scheduling import Cell, canonical_order

@@ -1,4 +1,4 @@
-"""The bwrap sandbox's process limit: one pids cgroup per command (adapters/pids_cgroup.py).
+"""The bwrap sandbox's process limit: one pids cgroup per command (adapters/sandbox/pids_cgroup.py).
 
 Needs bwrap and a writable pids cgroup controller (root, ``/sys/fs/cgroup/pids`` or a cgroup2
 mount offering ``pids``). Skipped with the reason otherwise; under WFBENCH_REQUIRE_BWRAP=1 a
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from tests.conftest import require_or_skip
+from tests.conftest import HARNESS_PYTHON, require_or_skip
 from tests.integration.sweep_kit import bwrap_or_skip, processes_with
-from wfbench.adapters import command_limits, pids_cgroup
-from wfbench.adapters.pids_cgroup import PidsController, PidsUnavailable, find_pids_mount
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+from wfbench.adapters.sandbox import command_limits, pids_cgroup
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
+from wfbench.adapters.sandbox.pids_cgroup import PidsController, PidsUnavailable, find_pids_mount
 from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 PY = os.path.realpath(sys.executable)
@@ -180,7 +180,7 @@ def _in_new_pid_namespace(code: str) -> subprocess.CompletedProcess[str]:
     if os.geteuid() != 0:
         pytest.skip("a new PID namespace needs root (unshare --pid)")
     return subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", PY, "-c", code],
+        ["unshare", "--pid", "--fork", "--mount-proc", HARNESS_PYTHON, "-c", code],
         capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
     )  # fmt: skip
 
@@ -196,7 +196,7 @@ def test_a_process_in_another_pid_namespace_leaves_this_namespaces_live_groups_a
         with open(os.path.join(group.path, "cgroup.procs"), "w", encoding="ascii") as handle:
             handle.write(str(holder.pid))
         done = _in_new_pid_namespace(
-            "from wfbench.adapters import pids_cgroup, memory_cgroup\n"
+            "from wfbench.adapters.sandbox import pids_cgroup, memory_cgroup\n"
             "pids_cgroup.detect()\n"
             "try:\n    memory_cgroup.detect()\nexcept memory_cgroup.MemoryUnavailable:\n    pass\n"
             "print(pids_cgroup.group_name())"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.prior_results import PriorResultsDir
+from wfbench.adapters.store.prior_results import PriorResultsDir
 from wfbench.domain.errors import InputError
 
 

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 import openai
 import pytest
 
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.provider_wire import COMPACTION_PROMPT
-from wfbench.adapters.scripted_provider import ReplySource, ScriptedProvider
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ReplySource, ScriptedProvider
+from wfbench.adapters.provider.wire import COMPACTION_PROMPT
 
 SCRIPT = """
 compaction: {say: "Summary: the first command ran."}

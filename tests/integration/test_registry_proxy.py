@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 
-from wfbench.adapters.registry_proxy import REGISTRIES, RegistryProxy
+from wfbench.adapters.gateway.registry_proxy import REGISTRIES, RegistryProxy
 
 
 def echo_server() -> tuple[socket.socket, int]:

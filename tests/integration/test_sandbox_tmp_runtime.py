@@ -4,7 +4,7 @@ A tree bound at the same path needs a mount point in the sandbox's /tmp tmpfs wh
 under /tmp, and so does the empty tmpfs over its site-packages. Before, such a runtime was bound
 before the /tmp tmpfs (which then hid it) and TMPDIR (/tmp) started with the mount points' directories
 in it. Now /tmp and HOME are made first and TMPDIR is a tmpfs of its own beside them
-(adapters/sandbox_tmpdir.py). Real bubblewrap, required under WFBENCH_REQUIRE_BWRAP=1.
+(adapters/sandbox/tmpdir.py). Real bubblewrap, required under WFBENCH_REQUIRE_BWRAP=1.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import harness_pythonpath
 from tests.integration.sweep_kit import bwrap_or_skip
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox, bwrap_argv
-from wfbench.adapters.sandbox_common import private_root
-from wfbench.adapters.sandbox_tmpdir import mount_targets
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox, bwrap_argv, python_runtime_paths
+from wfbench.adapters.sandbox.common import private_root
+from wfbench.adapters.sandbox.tmpdir import mount_targets
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,6 +72,11 @@ def test_tmp_and_home_are_made_before_a_runtime_under_tmp_is_bound(runtime: Path
     assert argv[at - 3 : at] == ["--size", argv[argv.index("/tmp") - 2], "--tmpfs"]  # bounded like /tmp
 
 
+def _tmp_mount_points(paths: tuple[str, ...]) -> set[str]:
+    """The names a bind of each of ``paths`` makes directly in the sandbox's /tmp."""
+    return {Path(p).relative_to("/tmp").parts[0] for p in paths if p.startswith("/tmp/")}  # noqa: S108
+
+
 def test_a_runtime_under_tmp_stays_visible_and_tmpdir_starts_empty(runtime: Path, tmp_path: Path) -> None:
     """The runtime is readable at its path, its site-packages masked, TMPDIR writable, empty and fresh."""
     bwrap_or_skip()
@@ -91,7 +97,11 @@ def test_a_runtime_under_tmp_stays_visible_and_tmpdir_starts_empty(runtime: Path
     ]  # fmt: skip
     second = sandbox.run(["/bin/sh", "-c", 'ls -A "$TMPDIR"; ls -A /tmp'], policy=policy)
     assert second.ok, second
-    assert sorted(second.stdout.decode().split()) == sorted([runtime.parent.name, "wfbench-tmp"])  # fresh
+    # Fresh: only TMPDIR and the mount points of the trees bound under /tmp (this runtime, and the
+    # harness's own interpreter when the checkout or its venv lives under /tmp, e.g. /tmp/<clone>/.venv).
+    assert sorted(second.stdout.decode().split()) == sorted(
+        {runtime.parent.name, "wfbench-tmp", *_tmp_mount_points(python_runtime_paths())}
+    )
     assert not (runtime / "f").exists()
     assert sorted(p.name for p in runtime.parent.iterdir()) == ["env-runtime", "runtime"]
 
@@ -113,7 +123,7 @@ def test_without_a_mount_under_tmp_tmpdir_is_still_slash_tmp(tmp_path: Path) -> 
 
 VENV_PROBE = """
 import json, sys
-from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.domain.workspace.sandbox import SandboxPolicy
 venv, ws = sys.argv[1], sys.argv[2]
 script = (
@@ -140,7 +150,9 @@ def test_a_harness_running_from_a_venv_under_tmp_gives_the_command_an_empty_tmpd
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     (tmp_path / "ws").mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    # The venv is made from the base interpreter (as a user's would be); wfbench and its dependencies
+    # are put on its path explicitly, never taken from whatever the base interpreter has installed.
+    env = {**os.environ, "PYTHONPATH": harness_pythonpath()}
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-c", VENV_PROBE, str(venv), str(tmp_path / "ws")],
         env=env, capture_output=True, text=True, timeout=120, check=False,

@@ -22,8 +22,8 @@ import openai
 import pytest
 
 from tests.conftest import claude_binary, require_or_skip
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ReplySource, ScriptedProvider
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ReplySource, ScriptedProvider
 
 SCRIPT = """
 default: {say: "Nothing is scripted for this prompt.", usage: {input_tokens: 3, output_tokens: 2}}

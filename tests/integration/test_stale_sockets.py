@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.net_bridge import socket_dir_prefix, socket_path
-from wfbench.adapters.stale import sweep_scratch
-from wfbench.adapters.stale_sockets import remove_stale_socket_dirs
+from wfbench.adapters.sandbox.net_bridge import socket_dir_prefix, socket_path
+from wfbench.adapters.sandbox.stale_sockets import remove_stale_socket_dirs
+from wfbench.adapters.store.stale import sweep_scratch
 
 #: A child that makes a bridge socket directory under argv[1], binds its socket, then waits.
 CHILD = """
 import socket, sys, time
-from wfbench.adapters.net_bridge import socket_path
+from wfbench.adapters.sandbox.net_bridge import socket_path
 path = socket_path("model.sock", parent=sys.argv[1])
 server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 server.bind(path)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from wfbench.adapters import standin_agent
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.agents import standin as standin_agent
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 
 AGENT = os.path.realpath(standin_agent.__file__)
 FLAGS = ["-p", "--input-format", "text", "--output-format", "stream-json", "--verbose"]

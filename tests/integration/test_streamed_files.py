@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.streamed_files import write_texts_atomic
+from wfbench.adapters.store.streamed_files import write_texts_atomic
 
 
 def _pieces(*texts: str) -> Iterator[str]:

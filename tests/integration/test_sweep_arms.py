@@ -15,8 +15,8 @@ import yaml
 
 from tests.integration.demo_run import bwrap_or_skip, rows, wfbench
 from tests.unit.promotion.promotion_fixtures import review_row
-from wfbench.app.arms import preset_arms
-from wfbench.app.finish import FinishInput, promotion_evidence
+from wfbench.app.corpus.arms import preset_arms
+from wfbench.app.sweep.finish import FinishInput, promotion_evidence
 
 BIG = {
     "input_tokens": 2000,

@@ -37,8 +37,8 @@ from tests.integration.sweep_kit import (
     tell,
     write_corpus,
 )
-from wfbench.adapters.provider_script import ProviderScript
-from wfbench.adapters.scripted_provider import ScriptedProvider
+from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.scripted import ScriptedProvider
 
 pytestmark = [pytest.mark.codex, pytest.mark.bwrap]
 DUMMY_PREFIX = "wfbench-proxy-"

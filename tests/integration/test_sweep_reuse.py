@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.integration.demo_run import legacy_copy, row, rows, wfbench
-from wfbench.app.reuse_plan import expected_durations
+from wfbench.app.sweep.reuse_plan import expected_durations
 from wfbench.domain.results.aggregation import aggregate
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.scheduling import Cell, longest_first

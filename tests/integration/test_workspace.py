@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.git_snapshot import build_snapshot, resolve_commit
-from wfbench.adapters.oracle_files import capture_oracle, erase_oracle, stage_oracle, staged_oracle
-from wfbench.adapters.workspace import (
+from wfbench.adapters.repo.oracle_files import capture_oracle, erase_oracle, stage_oracle, staged_oracle
+from wfbench.adapters.repo.snapshot import build_snapshot, resolve_commit
+from wfbench.adapters.repo.workspace import (
     GitWorkspaces,
     capture_patch,
     churn,

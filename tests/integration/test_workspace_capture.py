@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_workspace import ENV, git
-from wfbench.adapters.git_snapshot import build_snapshot
-from wfbench.adapters.workspace import capture_patch, churn, private_copy
-from wfbench.adapters.workspace_capture import MAX_DIFF_FILE_BYTES, CaptureError
+from wfbench.adapters.repo.capture import MAX_DIFF_FILE_BYTES, CaptureError
+from wfbench.adapters.repo.snapshot import build_snapshot
+from wfbench.adapters.repo.workspace import capture_patch, churn, private_copy
 from wfbench.domain.workspace.rules import Snapshot
 
 

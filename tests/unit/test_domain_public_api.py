@@ -84,46 +84,6 @@ def test_the_names_a_tool_needs_to_score_aggregate_and_gate_are_exported() -> No
     assert needed - set(wfbench.domain.__all__) == set()
 
 
-#: The stable API, pinned: adding or removing a public name is a deliberate change of this list,
-#: of docs/domain.md's table and of the CHANGELOG.
-PUBLIC_API = frozenset({
-    "CANDIDATE_ARMS", "DEFAULT_GATES", "DEFAULT_POLICY", "EVIDENCE_FAILURE_KINDS",
-    "EVIDENCE_SCHEMA_VERSION", "EXCLUDED_KINDS", "EXECUTION_FAILURE_KINDS", "PROMOTION_METRICS",
-    "REVIEW_FLAG_METRICS", "REVIEW_NUMERIC_METRICS", "SAVINGS_FIELDS", "SCORE_KEYS", "SYSTEMIC_KINDS",
-    "USAGE_FIELDS", "Aggregate", "AggregateTable", "ApplyExpectation", "ArmHealth", "Category",
-    "CellOutcome", "Decision", "DecisionKind", "ErrorKind", "EvidenceBindings", "Finding", "GateKind",
-    "HealthCounters", "HealthStatus", "ImplementationTask", "InputError", "JsonSyntaxError", "Label",
-    "PromotionEvidence", "PromotionPolicy", "ReviewArtifact", "ReviewArtifactError", "ReviewLabels",
-    "ReviewScore", "ReviewTask", "Row", "RunStatus", "Savings", "Severity", "Verdict", "WfbenchError",
-    "aggregate", "aggregate_from_mapping", "check_candidate_arms", "classify_health",
-    "classify_outcome", "classify_sweep_health", "count_health", "decision_from_mapping",
-    "evaluate_candidate", "evaluate_pair", "evaluate_review_candidate", "infer_gate", "is_scored",
-    "parse_labels", "parse_review_artifact", "parse_rows", "review_oracle_passed", "saving_pct",
-    "savings", "score_review", "unusable_arms", "validate_for_apply",
-    "parse_row_lines", "summarize", "RowSummary", "SummaryBuilder", "TableBuilder",
-    # Paired statistics and the statistical policy (#12).
-    "AnalysisConfig", "DecisionPolicy", "PairSpec", "PairStatistics", "PairedSamples", "PolicyVerdict",
-    "analyze_pair", "detectability", "judge", "judge_rows", "paired_samples", "statistics_view",
-})  # fmt: skip
-
-
-def test_the_public_api_is_exactly_the_pinned_list() -> None:
-    """``__all__`` changes only together with the pinned list (and the docs that describe it)."""
-    assert set(wfbench.domain.__all__) == PUBLIC_API
-
-
-def test_scheduler_and_reuse_internals_stay_in_their_subpackages() -> None:
-    """The fold, the breaker and comparator reuse are importable from ``sweep`` but not public API."""
-    from wfbench.domain.sweep import reuse, scheduling
-
-    internals = {"FoldState", "step", "packed_window", "start_fold", "fold", "Breaker", "Cell",
-                 "select_reusable_comparators", "stamp_reused", "sum_sessions"}  # fmt: skip
-
-    assert internals & set(wfbench.domain.__all__) == set()
-    assert callable(scheduling.step)
-    assert callable(reuse.select_reusable_comparators)
-
-
 def test_the_lazy_table_matches_the_imports_static_checkers_see() -> None:
     """``_SOURCES`` (used at run time) lists exactly the names of the ``TYPE_CHECKING`` imports, by module."""
     import ast

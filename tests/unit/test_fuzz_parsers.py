@@ -29,9 +29,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import review_artifacts, review_labels
-from wfbench.adapters.claude_cli import decode_events, redact_transcript
-from wfbench.adapters.jsonl_store import read_rows
-from wfbench.adapters.provider_script import TURN_KEYS, USAGE_KEYS, ProviderScript
+from wfbench.adapters.agents.claude import decode_events, redact_transcript
+from wfbench.adapters.provider.script import TURN_KEYS, USAGE_KEYS, ProviderScript
+from wfbench.adapters.store.jsonl_store import read_rows
 from wfbench.domain.errors import InputError, ReviewArtifactError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.review.scoring import parse_labels, parse_review_artifact

@@ -68,7 +68,7 @@ class EndpointOptions:
 def build_sandbox(name: str, limits: Any = None) -> Sandbox:
     """The sandbox backend by name; bwrap is preflighted and never falls back to the host.
 
-    ``limits`` (a :class:`wfbench.adapters.command_limits.ResourceLimits`) bounds each bwrap
+    ``limits`` (a :class:`wfbench.adapters.sandbox.command_limits.ResourceLimits`) bounds each bwrap
     command; ``None`` keeps the defaults. host-unsafe applies none of them.
 
     Raises:
@@ -76,7 +76,7 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
         SandboxUnavailable: bwrap cannot start (with how to install it).
     """
     if name == "bwrap":
-        from wfbench.adapters.sandbox_bwrap import BwrapSandbox
+        from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 
         sandbox: Sandbox = BwrapSandbox(limits=limits)
         try:
@@ -85,7 +85,7 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
             raise SandboxUnavailable(f"{BWRAP_HINT} ({exc})") from None
         return sandbox
     if name == "host-unsafe":
-        from wfbench.adapters.sandbox_host import UnsafeHostSandbox
+        from wfbench.adapters.sandbox.host import UnsafeHostSandbox
 
         return UnsafeHostSandbox()
     raise InputError(f"unknown sandbox {name!r} (choose {' or '.join(SANDBOXES)})", field="--sandbox")
@@ -121,12 +121,12 @@ def build_agent(name: str) -> ModelCLI:
     Raises:
         InputError: an unknown agent, or the named CLI not installed.
     """
-    from wfbench.adapters.claude_cli import ClaudeCLI
+    from wfbench.adapters.agents.claude import ClaudeCLI
 
     if name == "standin":
         return ClaudeCLI.standin()
     if name == "codex":
-        from wfbench.adapters.codex_cli import CODEX_VERSION, CodexCLI
+        from wfbench.adapters.agents.codex import CODEX_VERSION, CodexCLI
 
         codex = find_codex()
         if codex is None:
@@ -168,7 +168,7 @@ def runtime_digest(
         return pinned
     parts = [f"wfbench={metadata.version('wfbench')}", f"python={sys.version.split()[0]}", f"agent={agent}"]
     if agent == "standin":
-        from wfbench.adapters import standin_agent
+        from wfbench.adapters.agents import standin as standin_agent
 
         with open(standin_agent.__file__, "rb") as handle:
             parts.append("standin=" + hashlib.sha256(handle.read()).hexdigest())
@@ -194,8 +194,8 @@ def bootstrap(
     environments: Environments | None = None,
 ) -> Services:
     """Build every adapter (or take the override given for it); ``limits`` as in :func:`build_sandbox`."""
-    from wfbench.adapters.clock import SystemClock
-    from wfbench.adapters.workspace import GitWorkspaces
+    from wfbench.adapters.repo.workspace import GitWorkspaces
+    from wfbench.adapters.store.clock import SystemClock
 
     built_sandbox = build_sandbox(sandbox, limits) if isinstance(sandbox, str) else sandbox
     return Services(
@@ -209,7 +209,7 @@ def bootstrap(
 
 def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environments:
     """Task environments built through ``sandbox`` into ``$WFBENCH_CACHE/envs`` (docs/real-repos.md)."""
-    from wfbench.adapters.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
 
     cache = default_cache_dir(environ)
     return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env())
@@ -251,8 +251,8 @@ def endpoint(
     """
     options = options or EndpointOptions()
     if script_path is not None:
-        from wfbench.adapters.provider_script import ProviderScript
-        from wfbench.adapters.scripted_provider import ScriptedProvider
+        from wfbench.adapters.provider.script import ProviderScript
+        from wfbench.adapters.provider.scripted import ScriptedProvider
 
         script = ProviderScript.load(script_path)  # a missing/unreadable file is an InputError
         log_path = None if provider_log is None else _provider_log(provider_log)
@@ -303,8 +303,8 @@ def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = 
     Raises:
         InputError: the upstream URL is unusable (``--base-url``), or a budget cannot be priced.
     """
-    from wfbench.adapters.key_proxy import KeyProxy
-    from wfbench.adapters.key_proxy_rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
+    from wfbench.adapters.gateway.key_proxy import KeyProxy
+    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
 
     options = options or EndpointOptions()
     routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if "codex" in options.agents else ())

@@ -42,17 +42,29 @@ def _print_version(value: bool) -> None:
 
 def build_app() -> typer.Typer:
     """Build the Typer application (nothing is built at import time)."""
-    from wfbench.cli import (
-        evolve_cmd,
-        gate_cmd,
-        plan_cmd,
-        promote_cmd,
-        provider_cmd,
-        release_cmd,
-        review_cmd,
-        run_cmd,
-        view_cmd,
+    from wfbench.cli.commands import (
+        gate as gate_cmd,
     )
+    from wfbench.cli.commands import (
+        plan as plan_cmd,
+    )
+    from wfbench.cli.commands import (
+        promote as promote_cmd,
+    )
+    from wfbench.cli.commands import (
+        provider as provider_cmd,
+    )
+    from wfbench.cli.commands import (
+        release as release_cmd,
+    )
+    from wfbench.cli.commands import (
+        review as review_cmd,
+    )
+    from wfbench.cli.commands import (
+        view as view_cmd,
+    )
+    from wfbench.cli.run import command as run_cmd
+    from wfbench.cli.run import evolve as evolve_cmd
 
     app = typer.Typer(
         name="wfbench",

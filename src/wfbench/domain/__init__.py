@@ -8,13 +8,21 @@ themselves; see ``docs/domain.md``. Nothing here performs I/O, reads a clock or 
 scheduler's fold, comparator reuse, sandbox policies...) stays importable from them but may
 change between releases.
 
+Names the curation of #9 dropped from this package without notice still resolve here, with a
+``DeprecationWarning`` naming their new home, until the release :data:`_REMOVED_IN`
+(:data:`_DEPRECATED`); they are in neither ``__all__`` nor ``dir()``. The old flat modules
+``wfbench.domain.scheduling`` and ``wfbench.domain.workspace_rules`` are shims that warn the same way.
+
 Names are imported on first use (PEP 562), so ``import wfbench.domain.errors`` (what every
 command of the CLI does) does not load the whole domain; :data:`_SOURCES` says where each name
 lives and ``tests/unit/test_domain_public_api.py`` checks it against the imports below.
 """
 
 import importlib as _importlib
+import sys as _sys
+import types as _types
 import typing as _typing
+import warnings as _warnings
 
 if _typing.TYPE_CHECKING:
     from wfbench.domain.errors import InputError, ReviewArtifactError, WfbenchError
@@ -171,15 +179,74 @@ _SOURCES: dict[str, tuple[str, ...]] = {
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 
+#: The release that drops the deprecated names below (and the shim modules ``scheduling`` and
+#: ``workspace_rules``); docs/domain.md's deprecation table and the CHANGELOG say the same.
+_REMOVED_IN = "0.3.0"
+
+#: Names #9 removed from this package without notice: their home now → names. Each still resolves
+#: here with a DeprecationWarning until :data:`_REMOVED_IN`, and is never cached on the package (so
+#: every import warns, and ``vars()`` keeps only the public surface).
+_DEPRECATED: dict[str, tuple[str, ...]] = {
+    "wfbench.domain.review.matching": ("match_findings",),
+    "wfbench.domain.session.outcome": ("SessionSum", "sum_sessions"),
+    "wfbench.domain.sweep.reuse": (
+        "EVIDENCE_MAX_AGE",
+        "ArmIdentity",
+        "ReuseBinding",
+        "ReuseSelection",
+        "TaskBinding",
+        "is_reusable_comparator",
+        "keep_paid_canary",
+        "reuse_refusal",
+        "select_reusable_comparators",
+        "stamp_reused",
+    ),
+    "wfbench.domain.sweep.scheduling": (
+        "DEFAULT_OUTAGE_STREAK",
+        "Breaker",
+        "Cell",
+        "FoldState",
+        "canonical_order",
+        "fold",
+        "longest_first",
+        "packed_window",
+        "start_fold",
+        "step",
+    ),
+}
+_HOME_OF = {name: module for module, names in _DEPRECATED.items() for name in names}
+
 
 def __getattr__(name: str) -> _typing.Any:
-    """Import a public name on first use and keep it on the package."""
+    """Import a public name on first use and keep it on the package; resolve a deprecated one, warning."""
     module = _MODULE_OF.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(_importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    home = _HOME_OF.get(name)
+    if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    if not _is_from_import_probe(_sys._getframe(1)):
+        _warnings.warn(
+            f"{__name__}.{name} is deprecated and will be removed in {_REMOVED_IN}; import it from {home}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return getattr(_importlib.import_module(home), name)
+
+
+def _is_from_import_probe(caller: _types.FrameType) -> bool:
+    """Whether ``caller`` is importlib checking a name before ``from wfbench.domain import name`` reads it.
+
+    CPython looks such a name up twice: ``importlib._bootstrap._handle_fromlist`` first asks
+    ``hasattr`` (to know whether ``name`` is a submodule to import), then the statement reads it.
+    Only the read warns, so one import gives exactly one DeprecationWarning, not two.
+    """
+    return (
+        caller.f_code.co_name == "_handle_fromlist"
+        and caller.f_globals.get("__name__") == "importlib._bootstrap"
+    )
 
 
 def __dir__() -> list[str]:

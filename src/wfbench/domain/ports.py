@@ -308,8 +308,8 @@ class SkillTarget(Protocol):
 
 
 class CellExecutor(Protocol):
-    """Runs the cells of a sweep somewhere: threads of this process (``app/thread_executor.py``,
-    the default) or the nodes of a cluster (``adapters/ray_executor.py``).
+    """Runs the cells of a sweep somewhere: threads of this process (``app/sweep/thread_executor.py``,
+    the default) or the nodes of a cluster (``adapters/executors/ray_executor.py``).
 
     The driver keeps the fold, the breaker and every row: an executor runs cells and reports
     them finished, and never persists anything. Every submitted cell is reported exactly once,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wfbench.adapters.json_indent import dumps_indented
+from wfbench.adapters.store.json_indent import dumps_indented
 
 _scalars = (
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from wfbench.adapters.key_proxy import Scrubber
+from wfbench.adapters.gateway.key_proxy import Scrubber
 
 KEY = "sk-ant-key-aaab"
 # Bytes near the key's own (repeats of its prefix) make the held-back tail matter.

@@ -9,11 +9,10 @@ import pytest
 from hypothesis import given
 
 from tests.strategies import scripted_turns
-from wfbench.adapters import provider_responses as responses
-from wfbench.adapters import provider_wire as wire
-from wfbench.adapters.provider_script import ProviderScript, ScriptedUsage, ToolCall, Turn
-from wfbench.adapters.provider_wire import Protocol, ReplyContext
-from wfbench.adapters.scripted_provider import ReplySource, select_turn
+from wfbench.adapters.provider import responses, wire
+from wfbench.adapters.provider.script import ProviderScript, ScriptedUsage, ToolCall, Turn
+from wfbench.adapters.provider.scripted import ReplySource, select_turn
+from wfbench.adapters.provider.wire import Protocol, ReplyContext
 from wfbench.domain.errors import InputError
 
 R = Protocol.OPENAI_RESPONSES

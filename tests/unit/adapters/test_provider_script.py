@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wfbench.adapters.provider_script import (
+from wfbench.adapters.provider.script import (
     DEFAULT_TURN,
     ProviderScript,
     ScriptedUsage,

@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import given
 
 from tests.strategies import scripted_turns
-from wfbench.adapters import provider_wire as wire
-from wfbench.adapters.provider_script import USAGE_KEYS, ProviderScript, ScriptedUsage, ToolCall, Turn
-from wfbench.adapters.provider_wire import Protocol, ReplyContext
-from wfbench.adapters.scripted_provider import ReplySource, redact_headers, select_turn
+from wfbench.adapters.provider import wire
+from wfbench.adapters.provider.script import USAGE_KEYS, ProviderScript, ScriptedUsage, ToolCall, Turn
+from wfbench.adapters.provider.scripted import ReplySource, redact_headers, select_turn
+from wfbench.adapters.provider.wire import Protocol, ReplyContext
 
 A = Protocol.ANTHROPIC
 R = Protocol.OPENAI_RESPONSES

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from wfbench.adapters.ray_executor import SLOT_RESOURCE, ClusterNode, RayExecutor
+from wfbench.adapters.executors.ray_executor import SLOT_RESOURCE, ClusterNode, RayExecutor
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
 

@@ -1,4 +1,4 @@
-"""Where the bwrap sandbox's TMPDIR goes (adapters/sandbox_tmpdir.py), from the mounts' targets alone.
+"""Where the bwrap sandbox's TMPDIR goes (adapters/sandbox/tmpdir.py), from the mounts' targets alone.
 
 bwrap's command line with a runtime under /tmp, and the real sandbox, are tested in
 tests/integration/test_sandbox_tmp_runtime.py.
@@ -6,7 +6,7 @@ tests/integration/test_sandbox_tmp_runtime.py.
 
 from __future__ import annotations
 
-from wfbench.adapters.sandbox_tmpdir import mount_targets, private_tmpdir
+from wfbench.adapters.sandbox.tmpdir import mount_targets, private_tmpdir
 
 
 def test_mount_targets_reads_every_kind_of_mount_up_to_the_command() -> None:

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wfbench.adapters.wire_usage import UsageReader, WireProtocol
+from wfbench.adapters.gateway.wire_usage import UsageReader, WireProtocol
 from wfbench.domain.session.records import Usage
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from wfbench.app.budget import BudgetStop, metered_spend, spend_fields
-from wfbench.app.cell_wire import BUDGET_DETAIL, CellWire, cut_detail
+from wfbench.app.cell.wire import BUDGET_DETAIL, CellWire, cut_detail
+from wfbench.app.sweep.budget import BudgetStop, metered_spend, spend_fields
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireMeter, WireRefusal

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wfbench.app.evolution import budget_left, sweep_budget
+from wfbench.app.evolve.evolution import budget_left, sweep_budget
 from wfbench.domain.evolution.record import GenerationOutcome, GenerationRecord, Spend
 
 

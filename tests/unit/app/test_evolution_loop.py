@@ -1,4 +1,4 @@
-"""The evolve loop (``wfbench.app.evolution.evolve``) with fake services.
+"""The evolve loop (``wfbench.app.evolve.evolution.evolve``) with fake services.
 
 Every port the loop is given is a fake that records what it received: the proposer (a scripted
 proposal per generation), the sweep runner (rows kept in memory, a ``promotion.json`` with the
@@ -19,8 +19,8 @@ from typing import Any
 import attrs
 import pytest
 
-from wfbench.adapters.clock import FakeClock
-from wfbench.app.evolution import (
+from wfbench.adapters.store.clock import FakeClock
+from wfbench.app.evolve.evolution import (
     EvolveConfig,
     EvolveResult,
     EvolveServices,
@@ -28,7 +28,7 @@ from wfbench.app.evolution import (
     SweepOrder,
     evolve,
 )
-from wfbench.app.proposer import Proposal
+from wfbench.app.evolve.proposer import Proposal
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import Row
 from wfbench.domain.session.records import SessionRecord, Usage

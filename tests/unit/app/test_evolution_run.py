@@ -1,4 +1,4 @@
-"""``wfbench.app.evolution_run``: the run file that makes ``--generations N`` count across a kill.
+"""``wfbench.app.evolve.run``: the run file that makes ``--generations N`` count across a kill.
 
 The file lives in the loop's output directory, so each test gives it a temporary one.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.app.evolution_run import RUN_FILE, RunPlan, begin_run, end_run, run_started_at
+from wfbench.app.evolve.run import RUN_FILE, RunPlan, begin_run, end_run, run_started_at
 from wfbench.domain.errors import InputError
 
 FIRST = "2026-03-01T10:00:00+00:00"

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from wfbench.app.executor_sweep import run_on_executor
+from wfbench.app.sweep.executor_sweep import run_on_executor
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.sweep.nodes import node_loss_row
 from wfbench.domain.sweep.scheduling import Cell, CellFinished, canonical_order
@@ -145,7 +145,7 @@ def test_the_thread_pool_is_one_implementation_of_the_port() -> None:
     """run_on_executor over ThreadCellExecutor: threads finish out of order, rows land in submission order."""
     import time
 
-    from wfbench.app.thread_executor import ThreadCellExecutor
+    from wfbench.app.sweep.thread_executor import ThreadCellExecutor
 
     def run(cell: Cell, _token) -> Row:
         time.sleep(0.01 * ((cell.run * 7 + len(cell.task)) % 4))  # uneven: finish out of order

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wfbench.app.sweep import DECISION_EXIT, _fails_on
+from wfbench.app.sweep.sweep import DECISION_EXIT, _fails_on
 from wfbench.cli.exit_codes import DECISION
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import wide_rows
-from wfbench.app.gating import TASK_BINDING_FIELDS, derive_bindings, gate_input, regate, resolve_model
+from wfbench.app.gating.gating import TASK_BINDING_FIELDS, derive_bindings, gate_input, regate, resolve_model
 from wfbench.domain.promotion.evidence import EvidenceBindings
 from wfbench.domain.results.rows import Row
 
@@ -168,7 +168,7 @@ _STAMPS = st.sampled_from(
 @relaxed
 @given(st.lists(st.tuples(wide_rows(), _STAMPS), max_size=12))
 def test_the_newest_recorded_at_is_the_newest_aware_time_of_any_row(drawn: list[tuple[Row, Any]]) -> None:
-    from wfbench.app.gating import aware_time
+    from wfbench.app.gating.gating import aware_time
 
     rows = [attrs.evolve(row, extra={**row.extra, "recorded_at": stamp}) for row, stamp in drawn]
     times = [moment for row in rows if (moment := aware_time(row.extra["recorded_at"])) is not None]

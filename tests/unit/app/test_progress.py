@@ -7,7 +7,7 @@ import json
 import re
 import time
 
-from wfbench.app.events import (
+from wfbench.app.cell.events import (
     CellFinished,
     CellStarted,
     Note,
@@ -16,7 +16,7 @@ from wfbench.app.events import (
     SweepFinished,
     SweepStarted,
 )
-from wfbench.app.progress import (
+from wfbench.app.sweep.progress import (
     JsonProgress,
     LiveProgress,
     LogObserver,

@@ -7,7 +7,7 @@ import datetime as dt
 import attrs
 
 from tests.unit.promotion.promotion_fixtures import record, review_runs, runs, same
-from wfbench.app.gating import regate, resolve_model
+from wfbench.app.gating.gating import regate, resolve_model
 from wfbench.domain.promotion.evidence import EvidenceBindings, RunStatus
 from wfbench.domain.promotion.gates import DecisionKind
 from wfbench.domain.promotion.policy import REFERENCE_POLICY as REFERENCE

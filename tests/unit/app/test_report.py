@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from tests.unit.promotion.promotion_fixtures import review_runs, runs, same
-from wfbench.app.gating import regate
+from wfbench.app.gating.gating import regate
 from wfbench.app.report import plots
 from wfbench.app.report.links import Links
 from wfbench.app.report.markdown import render_markdown

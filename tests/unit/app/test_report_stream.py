@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.strategies import wide_rows
 from tests.unit.app.report_model_oracle import naive_build_model
-from wfbench.app.gating import gate_input
+from wfbench.app.gating.gating import gate_input
 from wfbench.app.report.model import ModelBuilder, ReportInputs, build_model
 from wfbench.app.report.render import read_for_report, render_model, render_reports
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -140,7 +140,7 @@ def test_detectability_of_fresh_decisions_equals_the_sentences_recomputed_from_p
     import datetime as dt
 
     from tests.unit.promotion.promotion_fixtures import runs, same
-    from wfbench.app.gating import regate
+    from wfbench.app.gating.gating import regate
     from wfbench.app.report.verdicts import detectability_of, detectability_sentences
 
     rows = []

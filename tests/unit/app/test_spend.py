@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from wfbench.app.cell_measure import measured_fields, session_measurements
-from wfbench.app.spend import RowSpend, Spend, estimate, spend_of
+from wfbench.app.cell.measure import measured_fields, session_measurements
+from wfbench.app.sweep.spend import RowSpend, Spend, estimate, spend_of
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.session.records import SessionRecord, Usage
 

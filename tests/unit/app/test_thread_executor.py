@@ -1,4 +1,4 @@
-"""The thread pool as a CellExecutor (app/thread_executor.py): the port's contract on real threads."""
+"""The thread pool as a CellExecutor (app/sweep/thread_executor.py): the port's contract on real threads."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from wfbench.app.thread_executor import ThreadCellExecutor
+from wfbench.app.sweep.thread_executor import ThreadCellExecutor
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.sweep.scheduling import Cell, CellFinished

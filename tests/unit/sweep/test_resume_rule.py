@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.strategies import rows as any_rows
-from wfbench.app.cell import _cleanup_failure
+from wfbench.app.cell.cell import _cleanup_failure
 from wfbench.domain import aggregate
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.sweep.resume import (

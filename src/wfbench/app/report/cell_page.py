@@ -31,7 +31,7 @@ _FIELD_LIMIT = 4000
 
 
 class ArtifactLike(Protocol):
-    """A file of the sweep as found (see ``adapters/sweep_dir.Artifact``)."""
+    """A file of the sweep as found (see ``adapters/store/sweep_dir.Artifact``)."""
 
     @property
     def path(self) -> str: ...

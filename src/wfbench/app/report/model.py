@@ -62,7 +62,7 @@ class ReportInputs:
     detectability: Mapping[str, str] = attrs.field(factory=dict)
     #: Lines of ``results.jsonl`` that were not rows (``view`` shows them; ``report`` refuses them).
     problems: tuple[str, ...] = ()
-    #: The concurrency limit's history (``wfbench.app.concurrency.report_lines``); none: no section.
+    #: The concurrency limit's history (``wfbench.app.sweep.concurrency.report_lines``); none: no section.
     concurrency: tuple[str, ...] = ()
     #: The scripted provider's reply counts by source (offline sweeps; None for a real endpoint).
     provider_replies: Mapping[str, int] | None = None

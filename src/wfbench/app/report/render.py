@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from wfbench.app.gating import AttestationBuilder, GateInput
+from wfbench.app.gating.gating import AttestationBuilder, GateInput
 from wfbench.app.report.links import Links
 from wfbench.app.report.markdown import markdown_parts, render_markdown
 from wfbench.app.report.model import ModelBuilder, ReportInputs, SweepModel, build_model

@@ -35,7 +35,7 @@ TEXT = "text/plain; charset=utf-8"
 
 
 class SweepSource(Protocol):
-    """A sweep directory, read-only (``adapters/sweep_dir.SweepDirectory``)."""
+    """A sweep directory, read-only (``adapters/store/sweep_dir.SweepDirectory``)."""
 
     def scan(self, problems: list[Any] | None = None) -> Iterator[tuple[int, Row]]:
         """Rows with their line's byte offset; bad lines appended to ``problems``."""

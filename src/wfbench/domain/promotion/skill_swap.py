@@ -1,7 +1,7 @@
 """Applying a promoted overlay: where its files go, what they must replace, and how to recover.
 
 Pure decisions for ``wfbench promote apply`` (the file I/O is in
-:mod:`wfbench.adapters.skill_transaction`):
+:mod:`wfbench.adapters.repo.skill_transaction`):
 
 * :func:`destinations` maps an overlay's files (``.claude/skills/<skill>/…``) onto the canonical
   skill location and every mirror (``<mirror>/<skill>/…``);

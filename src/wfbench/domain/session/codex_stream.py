@@ -6,7 +6,7 @@ turn ``turn.started``, ``item.started`` / ``item.updated`` / ``item.completed`` 
 ``web_search``, ``todo_list`` and ``error`` — the last a warning, not a failure), and
 ``turn.completed`` (with usage) or ``turn.failed``; a fatal problem is also a top-level
 ``error`` event. There is no result event and no cost. The adapter decodes stdout strictly
-(:func:`wfbench.adapters.claude_cli.decode_events`); this module decides the rest
+(:func:`wfbench.adapters.agents.claude.decode_events`); this module decides the rest
 (``docs/agents.md``, "Codex"):
 
 * **a session error** when the process did not exit 0, the stream is unusable (no

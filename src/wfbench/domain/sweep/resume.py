@@ -8,7 +8,7 @@ uninterrupted sweep would have measured that cell instead. So ``--resume`` sets 
 cell is not run again, whatever its kind (an ``infra-error`` is evidence: its cell would fail
 the same way in an uninterrupted sweep).
 
-How a cancellation shows up in rows (``app/cell.py``, ``app/scheduler.py``,
+How a cancellation shows up in rows (``app/cell/cell.py``, ``app/sweep/scheduler.py``,
 ``domain/scheduling.failed_cell_row``, ``domain/event_stream``): every failure row is built
 after looking at the cell's cancel token, so a failure the cancellation caused (the session,
 setup, verify, oracle or copy process killed, or a run that raised) is ``cancelled``, never

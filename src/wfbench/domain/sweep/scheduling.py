@@ -1,7 +1,7 @@
 """Scheduler folding: canonical cell order, the outage breaker and the in-order fold.
 
 This module is the functional core of ``wfbench run``'s packed scheduler. It decides; the
-effect shell (:func:`wfbench.app.scheduler.run_packed`) performs. Cells are submitted in one
+effect shell (:func:`wfbench.app.sweep.scheduler.run_packed`) performs. Cells are submitted in one
 order and *folded strictly in that order*: a cell that finishes early waits in a buffer until
 every cell submitted before it has been folded. Folding a row means persisting it and stepping
 the outage breaker, so the breaker always sees the same sequence of rows, whatever order the

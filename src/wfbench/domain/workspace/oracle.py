@@ -1,6 +1,6 @@
 """Hidden oracles as values: declared files, their limits, and the in-memory bundle with digests.
 
-The adapter (``wfbench.adapters.oracle_files``) reads the files; this module decides what a
+The adapter (``wfbench.adapters.repo.oracle_files``) reads the files; this module decides what a
 declaration may say and computes the digests (``docs/concepts.md``, "Hidden oracles"). ``H`` is
 sha256 over frames, each an 8-byte big-endian length followed by the bytes.
 """

@@ -1,6 +1,6 @@
 """Workspaces as values: snapshots, churn, patches and the rules of phase boundaries.
 
-Everything here is pure. The adapters (``wfbench.adapters.workspace``) do the git and file
+Everything here is pure. The adapters (``wfbench.adapters.repo.workspace``) do the git and file
 work and hand these functions plain values: a workspace state is a mapping from relative POSIX
 path to a fingerprint string, and the checks return reasons instead of raising
 (``docs/concepts.md``, "Phase boundaries").

@@ -1,0 +1,1 @@
+"""Where cells run besides the local pool: a Ray cluster."""

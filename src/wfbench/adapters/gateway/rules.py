@@ -1,0 +1,156 @@
+"""What the key proxy lets through: routes, paths, queries, headers and request bodies.
+
+The proxy forwards a request only when all of these hold (each refusal is a
+:class:`~wfbench.domain.metering.wire.WireRefusal` recorded in the cell's meter):
+
+* **route**: the method and path are one of the proxy's :class:`Route` entries —
+  :data:`ANTHROPIC_ROUTES` (``POST /v1/messages``, ``POST /v1/messages/count_tokens``) by
+  default, plus :data:`OPENAI_RESPONSES_ROUTE` (``POST /v1/responses``) for an agent speaking
+  OpenAI Responses (``KeyProxy(routes=ANTHROPIC_ROUTES + (OPENAI_RESPONSES_ROUTE,))``);
+* **path**: normalized — ASCII, no dot segment, no empty segment (``//``), no percent-encoding,
+  no backslash, semicolon or fragment; the query holds only the route's allowed parameters
+  (``beta=true`` for Anthropic);
+* **body**: at most :data:`MAX_BODY_BYTES`, a JSON object whose ``model`` is the pinned model;
+  no server-side tool — a ``tools`` entry whose ``type`` is not on the route's allow-list of
+  tools the *agent* runs (Anthropic: none or ``custom``; OpenAI Responses: ``function``,
+  ``custom``, ``local_shell`` and ``tool_search`` over the request's own tools, so no
+  ``web_search``, ``file_search``, ``code_interpreter``, ``computer_use_preview``,
+  ``image_generation`` or ``mcp``) — and, for Anthropic, no ``mcp_servers`` or ``container``:
+  those make the *provider* reach the network on the agent's behalf;
+* **headers**: only the route's allow-listed request headers are forwarded (others are dropped,
+  never refused); credentials are replaced by the real key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from collections.abc import Mapping
+
+import attrs
+
+from wfbench.adapters.gateway.wire_usage import WireProtocol
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
+_SAFE_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
+_ANTHROPIC_HEADERS = frozenset(
+    {"content-type", "accept", "anthropic-version", "anthropic-beta", "user-agent", "x-app"}
+)
+_OPENAI_HEADERS = frozenset(
+    {"content-type", "accept", "user-agent", "openai-beta", "originator", "session-id", "session_id",
+     "thread-id", "x-client-request-id", "x-codex-turn-metadata", "version"}
+)  # fmt: skip
+#: The SDKs' own telemetry headers (OS, runtime, retry count…) carry nothing of the agent's choosing.
+_SDK_HEADER_PREFIX = "x-stainless-"
+_SERVER_SIDE_BODY_KEYS = ("mcp_servers", "container")
+
+
+class Refused(Exception):
+    """A request the proxy does not forward: HTTP status, refusal kind and a message."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+@attrs.frozen
+class Route:
+    """One allowed (method, path): how its replies report usage (``None``: not metered)."""
+
+    method: str
+    path: str
+    meter: WireProtocol | None
+    #: Request headers forwarded upstream (lower case; ``x-stainless-*`` always are).
+    headers: frozenset[str]
+    #: Query parameters allowed, with their allowed values.
+    query: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    #: The ``tools[].type`` values allowed (tools the agent runs itself); None: not checked.
+    tool_types: frozenset[str | None] | None = None
+    #: Body keys refused outright (parameters that make the provider reach the network).
+    server_side_keys: tuple[str, ...] = ()
+
+
+_ANTHROPIC_TOOLS: frozenset[str | None] = frozenset({None, "custom"})
+#: Codex sends function tools, apply_patch as a custom tool and ``tool_search`` (the provider
+#: searching the request's own deferred tools: nothing outside the request).
+_RESPONSES_TOOLS: frozenset[str | None] = frozenset({"function", "custom", "local_shell", "tool_search"})
+MESSAGES_ROUTE = Route(
+    "POST", "/v1/messages", WireProtocol.ANTHROPIC, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})},
+    _ANTHROPIC_TOOLS, _SERVER_SIDE_BODY_KEYS,
+)  # fmt: skip
+COUNT_TOKENS_ROUTE = Route(
+    "POST", "/v1/messages/count_tokens", None, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})},
+    _ANTHROPIC_TOOLS, _SERVER_SIDE_BODY_KEYS,
+)  # fmt: skip
+ANTHROPIC_ROUTES = (MESSAGES_ROUTE, COUNT_TOKENS_ROUTE)
+OPENAI_RESPONSES_ROUTE = Route(
+    "POST", "/v1/responses", WireProtocol.OPENAI_RESPONSES, _OPENAI_HEADERS, tool_types=_RESPONSES_TOOLS
+)
+
+
+def route_for(method: str, target: str, routes: tuple[Route, ...]) -> Route:
+    """The route of a request target (origin-form ``path[?query]``).
+
+    Raises:
+        Refused: 400 for a target that is not a normalized path or has a query the route does not
+            allow; 404 for a path that is no route; 405 for a route's path with another method.
+    """
+    path, _, query = target.partition("?")
+    if not path.startswith("/") or "#" in target:
+        raise Refused(400, "path", "origin-form targets only")
+    segments = path.split("/")[1:]
+    if not _SAFE_PATH.fullmatch(path) or any(part in ("", ".", "..") for part in segments):
+        raise Refused(400, "path", f"not a normalized path: {_shown(path)}")
+    matches = [route for route in routes if route.path == path]
+    if not matches:
+        raise Refused(404, "route", f"{method} {path} is not an allowed route")
+    route = next((r for r in matches if r.method == method), None)
+    if route is None:
+        raise Refused(405, "route", f"{method} {path} is not an allowed route")
+    for name, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+        if value not in route.query.get(name, frozenset()):
+            raise Refused(400, "query", f"query parameter {_shown(name)} is not allowed on {path}")
+    return route
+
+
+def forwarded_headers(route: Route, presented: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The presented headers the route allows (lower-case names), in their order."""
+    return [
+        (name, value)
+        for name, value in presented
+        if name in route.headers or name.startswith(_SDK_HEADER_PREFIX)
+    ]
+
+
+def check_body(route: Route, body: bytes, model: str | None) -> None:
+    """Refuse a body that is not a JSON object, names another model, or asks for server-side tools.
+
+    Raises:
+        Refused: 400 (not JSON), 403 (``model``: not the pinned model; ``server-tool``).
+    """
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError):
+        raise Refused(400, "body", "the request body is not JSON") from None
+    if not isinstance(parsed, dict):
+        raise Refused(400, "body", "the request body is not a JSON object")
+    asked = parsed.get("model")
+    if model is not None and asked != model:
+        raise Refused(403, "model", f"model {_shown(str(asked))} is not the pinned model {model}")
+    for key in route.server_side_keys:
+        if key in parsed:
+            raise Refused(403, "server-tool", f"{key} would make the provider reach the network")
+    if route.tool_types is None:
+        return
+    tools = parsed.get("tools") or []
+    for tool in tools if isinstance(tools, list) else [tools]:
+        kind = tool.get("type") if isinstance(tool, dict) else "?"
+        if kind not in route.tool_types:
+            raise Refused(403, "server-tool", f"server tool {_shown(str(kind))} would reach the network")
+
+
+def _shown(text: str) -> str:
+    """``text`` bounded and printable, for a refusal message."""
+    clean = "".join(ch if ch.isprintable() and ch.isascii() else "?" for ch in text)
+    return clean[:120]

@@ -1,0 +1,1 @@
+"""The scripted model provider: its script, wire formats, responses and records."""

@@ -1,0 +1,1 @@
+"""Git workspaces: snapshots, bundles, capture, oracle files, skill targets, environments."""

@@ -1,0 +1,329 @@
+"""The Environments adapter: build a task's environment once per digest, inside the sandbox, and cache it.
+
+Layout under the cache directory (``$WFBENCH_CACHE/envs``, default ``~/.cache/wfbench/envs``)::
+
+    <digest>/                    the environment (mounted read-only at /env in every cell)
+    <digest>/.wfbench-env.json   written last: an entry without it is incomplete and rebuilt
+    <digest>.lock                held while building (concurrent sweeps wait, then reuse)
+    <digest>.log                 the last build's output
+    pip/ uv/                     package caches shared by every build
+
+A build runs in the sandbox over a private, writable copy of the task's snapshot (``/workspace``)
+with the environment directory mounted writable at the place cells see it (``/env`` under bwrap;
+its own host path under ``host-unsafe``, which has no mounts), under ``set -eu``:
+``<python> -m venv [--without-pip] /env`` for a Python environment (never with system
+site-packages), then the spec's install commands. Only a build reaches the package registries
+(:func:`proxied_registries`: its own network namespace and a bridge to an allow-listing CONNECT
+proxy); cells never do.
+
+Why a standard ``venv`` plus the task's own commands (pip by default): it needs nothing but the
+interpreter, its layout is what every Python tool expects, and the install commands are the
+project's own (``pip install -e .[test]``, ``pip install -r requirements.txt``, ``uv pip sync``);
+the digest, not the tool, provides the caching.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+
+import attrs
+
+from wfbench.adapters.repo.workspace import private_copy
+from wfbench.adapters.sandbox.common import force_remove
+from wfbench.domain.environment.spec import ENV_MOUNT, BuiltEnvironment, EnvironmentSpec, environment_digest
+from wfbench.domain.errors import InputError, SandboxError
+from wfbench.domain.ports import CancelToken, Sandbox
+from wfbench.domain.workspace.rules import Snapshot
+from wfbench.domain.workspace.sandbox import Bridge, Mount, SandboxPolicy
+
+MARKER = ".wfbench-env.json"
+CACHE_MOUNT = "/wfbench-cache"
+#: The system CA bundle: pip and uv otherwise trust only their own bundled roots.
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
+LOG_TAIL = 1500
+
+
+def default_cache_dir(environ: Mapping[str, str]) -> str:
+    """``$WFBENCH_CACHE/envs``, else ``$XDG_CACHE_HOME/wfbench/envs``, else ``~/.cache/wfbench/envs``."""
+    root = environ.get("WFBENCH_CACHE") or os.path.join(
+        environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wfbench"
+    )
+    return os.path.join(os.path.abspath(root), "envs")
+
+
+@attrs.frozen
+class RegistryAccess:
+    """How a build reaches the package registries: the host network, or bridges plus proxy variables."""
+
+    host_network: bool = True
+    bridges: tuple[Bridge, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@contextlib.contextmanager
+def proxied_registries() -> Iterator[RegistryAccess]:
+    """The default: the build has its own network namespace, and a bridge to an allow-listing CONNECT
+    proxy on the host (:mod:`wfbench.adapters.gateway.registry_proxy`) named in ``HTTPS_PROXY``."""
+    from wfbench.adapters.gateway.registry_proxy import RegistryProxy
+    from wfbench.adapters.sandbox.net_bridge import TcpBridge
+
+    with RegistryProxy() as proxy, TcpBridge(proxy.address) as tunnel:
+        url = tunnel.bridge.url
+        names = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+        yield RegistryAccess(host_network=False, bridges=(tunnel.bridge,), env=dict.fromkeys(names, url))
+
+
+@contextlib.contextmanager
+def host_network() -> Iterator[RegistryAccess]:
+    """The host's network as it is (``network: host``-style; for machines without the bridge)."""
+    yield RegistryAccess()
+
+
+@attrs.frozen
+class BaseInterpreter:
+    """A resolved base interpreter: its executable, its install prefix and its identity."""
+
+    executable: str
+    prefix: str
+    identity: str
+
+
+def resolve_base(python: str) -> BaseInterpreter:
+    """The interpreter a spec's ``python`` names (``harness``, ``3.X`` or a path).
+
+    Raises:
+        InputError: it cannot be found or does not run.
+    """
+    if python == "harness":
+        executable = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+        return BaseInterpreter(executable, os.path.realpath(sys.base_prefix), f"{executable} {sys.version}")
+    found = shutil.which(f"python{python}") if not os.path.isabs(python) else python
+    if not found:
+        raise InputError(f"python{python} is not installed", field="environment.python")
+    executable = os.path.realpath(found)
+    probe = subprocess.run(
+        [executable, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.version)"],
+        capture_output=True, text=True, timeout=60, check=False, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    lines = probe.stdout.splitlines()
+    if probe.returncode != 0 or len(lines) < 2:
+        raise InputError(
+            f"{executable} does not run: {probe.stderr.strip()[-200:]}", field="environment.python"
+        )
+    return BaseInterpreter(executable, os.path.realpath(lines[0]), f"{executable} {' '.join(lines[1:])}")
+
+
+class CachedEnvironments:
+    """Builds environments through ``sandbox`` into ``cache_dir``; a digest already built is reused."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        *,
+        cache_dir: str,
+        registry: Callable[[], contextlib.AbstractContextManager[RegistryAccess]] = proxied_registries,
+        command_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._sandbox = sandbox
+        self._cache = os.path.abspath(cache_dir)
+        self._registry = registry
+        self._command_env = dict(command_env or {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+
+    @property
+    def cache_dir(self) -> str:
+        """Where environments are kept."""
+        return self._cache
+
+    def location(self) -> str:
+        """Where commands see an environment: ``/env`` under bwrap, the host path otherwise."""
+        return ENV_MOUNT if self._sandbox.name == "bwrap" else f"host:{self._cache}"
+
+    def digest(self, spec: EnvironmentSpec, *, snapshot: Snapshot, task_env: Mapping[str, str]) -> str:
+        """The digest ``ensure`` would build under (resolving the interpreter).
+
+        Raises:
+            InputError: the interpreter cannot be used.
+        """
+        base = None if spec.python is None else resolve_base(spec.python)
+        return self._digest(spec, snapshot, task_env, base)
+
+    def _digest(
+        self, spec: EnvironmentSpec, snapshot: Snapshot, env: Mapping[str, str], base: BaseInterpreter | None
+    ) -> str:
+        key: Mapping[str, str] | str = snapshot.tree
+        if spec.key_files is not None:
+            key = {path: _file_digest(os.path.join(snapshot.path, path)) for path in spec.key_files}
+        return environment_digest(
+            spec,
+            base=None if base is None else base.identity,
+            key=key,
+            task_env=env,
+            location=self.location(),
+        )
+
+    def ensure(
+        self,
+        spec: EnvironmentSpec,
+        *,
+        snapshot: Snapshot,
+        task_env: Mapping[str, str],
+        cancel: CancelToken | None = None,
+    ) -> BuiltEnvironment:
+        """The built environment (from the cache when present).
+
+        Raises:
+            InputError: the interpreter cannot be used.
+            SandboxError: the build failed (the message holds the log's tail and its path).
+        """
+        base = None if spec.python is None else resolve_base(spec.python)
+        digest = self._digest(spec, snapshot, task_env, base)
+        os.makedirs(self._cache, mode=0o700, exist_ok=True)
+        final = os.path.join(self._cache, digest)
+        if _complete(final, digest):
+            return self._built(digest, final, base, cached=True)
+        with _locked(final + ".lock"):
+            if _complete(final, digest):
+                return self._built(digest, final, base, cached=True)
+            started = time.monotonic()
+            self._build(spec, snapshot, task_env, base, final, cancel)
+            seconds = round(time.monotonic() - started, 3)
+            _write_marker(final, {"digest": digest, "spec": spec.manifest(), "build_s": seconds,
+                                  "base": None if base is None else base.identity})  # fmt: skip
+        return attrs.evolve(self._built(digest, final, base, cached=False), build_s=seconds)
+
+    def _built(
+        self, digest: str, final: str, base: BaseInterpreter | None, *, cached: bool
+    ) -> BuiltEnvironment:
+        mount = ENV_MOUNT if self._sandbox.name == "bwrap" else final
+        runtime = () if base is None or _under_system(base.prefix) else (base.prefix,)
+        return BuiltEnvironment(
+            digest=digest, host_path=final, mount=mount, python=base is not None, cached=cached,
+            runtime_paths=runtime,
+        )  # fmt: skip
+
+    def _build(  # noqa: PLR0917 - one private step of ensure(), called once
+        self,
+        spec: EnvironmentSpec,
+        snapshot: Snapshot,
+        task_env: Mapping[str, str],
+        base: BaseInterpreter | None,
+        final: str,
+        cancel: CancelToken | None,
+    ) -> None:
+        if os.path.lexists(final):
+            force_remove(final)  # an incomplete earlier build
+        os.mkdir(final, 0o755)
+        caches = os.path.join(self._cache, "caches")
+        for name in ("pip", "uv"):
+            os.makedirs(os.path.join(caches, name), mode=0o700, exist_ok=True)
+        scratch = tempfile.mkdtemp(prefix="build-", dir=self._cache)
+        try:
+            workspace = private_copy(snapshot, os.path.join(scratch, "workspace"), cancel=cancel)
+            mounts = [Mount(final, ENV_MOUNT, writable=True), Mount(caches, CACHE_MOUNT, writable=True)]
+            if base is not None and not _under_system(base.prefix):
+                mounts.append(Mount(base.prefix, base.prefix))
+            with self._registry() as registry:
+                policy = SandboxPolicy(
+                    workspace=workspace,
+                    workspace_writable=True,
+                    network=registry.host_network,
+                    timeout_s=spec.timeout_s,
+                    mounts=tuple(mounts),
+                    bridges=registry.bridges,
+                )
+                where = self._sandbox.mount_path(ENV_MOUNT, policy)
+                cache_seen = self._sandbox.mount_path(CACHE_MOUNT, policy)
+                env = {**self._build_env(where, cache_seen, task_env), **registry.env}
+                policy = attrs.evolve(policy, env=env)
+                script = _script(spec, base, where)
+                result = self._sandbox.run(["/bin/sh", "-c", script], policy=policy, cancel=cancel)
+        finally:
+            force_remove(scratch)
+        log = (result.stdout + b"\n" + result.stderr_tail).decode("utf-8", "replace")
+        log_path = final + ".log"
+        with open(log_path, "w", encoding="utf-8") as handle:
+            handle.write(log)
+        if not result.ok:
+            force_remove(final)
+            tail = log.strip()[-LOG_TAIL:]
+            status = f"{result.state}, exit {result.returncode}"
+            raise SandboxError(f"the environment build failed ({status}; log {log_path}): {tail}")
+
+    def _build_env(self, where: str, cache_seen: str, task_env: Mapping[str, str]) -> dict[str, str]:
+        env = dict(self._command_env)
+        env["PATH"] = f"{where}/bin:{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
+        env.update(
+            VIRTUAL_ENV=where,
+            PIP_CACHE_DIR=f"{cache_seen}/pip",
+            UV_CACHE_DIR=f"{cache_seen}/uv",
+            PIP_DISABLE_PIP_VERSION_CHECK="1",
+            PIP_NO_INPUT="1",
+            PIP_PROGRESS_BAR="off",
+        )
+        if os.path.isfile(CA_BUNDLE):
+            env.update(PIP_CERT=CA_BUNDLE, SSL_CERT_FILE=CA_BUNDLE, REQUESTS_CA_BUNDLE=CA_BUNDLE)
+        env.update(task_env)
+        return env
+
+
+def _script(spec: EnvironmentSpec, base: BaseInterpreter | None, where: str) -> str:
+    """The build: ``set -eu``, the environment itself, then the install commands."""
+    lines = ["set -eu"]
+    if base is None:
+        lines.append(f"mkdir -p '{where}/bin'")
+    else:
+        pip = "" if spec.with_pip else " --without-pip"
+        lines.append(f"'{base.executable}' -m venv{pip} '{where}'")
+    lines.extend(spec.install)
+    return "\n".join(lines) + "\n"
+
+
+def _under_system(path: str) -> bool:
+    return any(path == tree or path.startswith(tree + "/") for tree in SYSTEM_TREES)
+
+
+def _file_digest(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except FileNotFoundError:
+        return "missing"
+
+
+def _complete(final: str, digest: str) -> bool:
+    try:
+        with open(os.path.join(final, MARKER), encoding="utf-8") as handle:
+            return bool(json.load(handle).get("digest") == digest)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _write_marker(final: str, data: Mapping[str, object]) -> None:
+    path = os.path.join(final, MARKER)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, sort_keys=True)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""Sandboxes (bwrap, host), their limits and cgroups, processes, and the network bridge."""

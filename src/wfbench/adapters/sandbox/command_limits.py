@@ -1,0 +1,273 @@
+"""Resource limits of one sandboxed command: processes, memory, open files, file size, tmpfs size.
+
+:class:`ResourceLimits` is the configuration (``wfbench run --memory-limit …``; defaults in
+``docs/security.md``); :class:`CommandLimits` applies it to each command of the bwrap backend:
+
+* a pids cgroup (:mod:`~wfbench.adapters.sandbox.pids_cgroup`) and a memory cgroup
+  (:mod:`~wfbench.adapters.sandbox.memory_cgroup`) per command, created before the command starts and
+  joined by the child between fork and exec; removed (anything left in them killed) when it ends;
+* ``RLIMIT_NOFILE`` and ``RLIMIT_FSIZE`` set in the same child, so bwrap and every descendant
+  inherit them (a write past the file-size limit fails with ``EFBIG``, ``fallocate`` included);
+* the size of every writable tmpfs inside the sandbox (``/tmp``, ``/home/agent``, ``/dev/shm``),
+  read by :func:`wfbench.adapters.sandbox.bwrap.bwrap_argv`.
+
+A controller that is missing or read-only here is not fatal: the command runs without that
+limit, one structlog warning says so per process, and :meth:`CommandLimits.describe` (printed by
+``wfbench doctor``) says ``NOT enforced: <why>`` for it. rlimits and tmpfs sizes always apply.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+from collections.abc import Callable
+
+import attrs
+import structlog
+
+from wfbench.adapters.sandbox import memory_cgroup, pids_cgroup
+from wfbench.adapters.sandbox.memory_cgroup import (
+    DEFAULT_MEMORY_LIMIT,
+    MemoryController,
+    MemoryGroup,
+    MemoryUnavailable,
+)
+from wfbench.adapters.sandbox.pids_cgroup import (
+    DEFAULT_PIDS_LIMIT,
+    PidsController,
+    PidsGroup,
+    PidsUnavailable,
+)
+from wfbench.domain.errors import SandboxError
+
+__all__ = [
+    "DEFAULT_FILE_SIZE_LIMIT",
+    "DEFAULT_OPEN_FILES",
+    "DEFAULT_TMPFS_BYTES",
+    "CommandLimits",
+    "ResourceLimits",
+    "RunLimits",
+    "format_size",
+    "parse_size",
+]
+
+#: Open file descriptors per process (``RLIMIT_NOFILE``, soft and hard).
+DEFAULT_OPEN_FILES = 4096
+#: Largest file a sandboxed process may write (``RLIMIT_FSIZE``).
+DEFAULT_FILE_SIZE_LIMIT = 1024**3
+#: Size of each writable tmpfs in the sandbox (``/tmp``, ``/home/agent``, ``/dev/shm``).
+DEFAULT_TMPFS_BYTES = 1024**3
+_UNITS = {"": 1, "B": 1} | {
+    unit + tail: 1024**power for power, unit in enumerate("KMGT", 1) for tail in ("", "B", "IB")
+}
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def parse_size(text: str) -> int:
+    """Bytes in ``512M``, ``2G``, ``1.5GiB``, ``4096`` (binary units). ValueError when malformed or ≤ 0."""
+    raw = text.strip().upper().replace(" ", "")
+    number = raw.rstrip("KMGTIB")
+    unit = raw[len(number) :]
+    if not number or unit not in _UNITS:
+        raise ValueError(f"not a size: {text!r} (use e.g. 512M, 2G)")
+    value = int(float(number) * _UNITS[unit])
+    if value <= 0:
+        raise ValueError(f"a size must be positive: {text!r}")
+    return value
+
+
+def format_size(value: int) -> str:
+    """``2 GiB``, ``512 MiB``… (exact binary units when they divide, else bytes)."""
+    for unit, scale in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if value >= scale and value % scale == 0:
+            return f"{value // scale} {unit}"
+    return f"{value} bytes"
+
+
+@attrs.frozen
+class ResourceLimits:
+    """What one sandboxed command may use. ``None`` disables a limit (documented as unsafe)."""
+
+    pids: int | None = DEFAULT_PIDS_LIMIT
+    memory_bytes: int | None = DEFAULT_MEMORY_LIMIT
+    open_files: int | None = DEFAULT_OPEN_FILES
+    file_size_bytes: int | None = DEFAULT_FILE_SIZE_LIMIT
+    tmpfs_bytes: int = DEFAULT_TMPFS_BYTES
+
+
+def _warn_once(key: str, reason: str, unprotected: str) -> None:
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    structlog.get_logger("wfbench.sandbox").warning(
+        f"sandbox.no_{key}_limit", backend="bwrap", reason=reason, unprotected=[unprotected]
+    )
+
+
+def _rlimit(kind: int, wanted: int | None) -> tuple[int, int] | None:
+    """(soft, hard) to set for ``wanted``, never above the current hard limit (None: leave as is)."""
+    if wanted is None:
+        return None
+    _soft, hard = resource.getrlimit(kind)
+    value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    return value, value
+
+
+@attrs.frozen
+class RunLimits:
+    """The limits of one running command: ``preexec`` runs in the child, ``close`` after it ends."""
+
+    pids: PidsGroup | None
+    memory: MemoryGroup | None
+    rlimits: tuple[tuple[int, tuple[int, int]], ...]
+
+    def preexec(self) -> None:
+        """Join the cgroups, then set the rlimits (a few system calls between fork and exec)."""
+        if self.pids is not None:
+            self.pids.join()
+        if self.memory is not None:
+            self.memory.join()
+        for kind, value in self.rlimits:
+            resource.setrlimit(kind, value)
+
+    def oom_kills(self) -> int | None:
+        """Processes the memory limit's OOM killer ended (None: no memory group or unknown)."""
+        return None if self.memory is None else self.memory.oom_kills()
+
+    def close(self) -> None:
+        """Remove the groups (killing anything left in them)."""
+        for group in (self.memory, self.pids):
+            if group is not None:
+                group.close()
+
+
+class CommandLimits:
+    """Applies :class:`ResourceLimits` to each command (controllers detected once, lazily)."""
+
+    def __init__(self, limits: ResourceLimits | None = None) -> None:
+        self.limits = limits or ResourceLimits()
+        self._pids: PidsController | MemoryController | str | None = None
+        self._memory: PidsController | MemoryController | str | None = None
+        self._lock = threading.Lock()
+
+    def _detect(self) -> tuple[PidsController | str, MemoryController | str]:
+        with self._lock:
+            if self._pids is None:
+                self._pids = self._find(
+                    "process",
+                    self.limits.pids,
+                    lambda n: pids_cgroup.detect(n),  # noqa: PLW0108 - looked up per call (tests patch it)
+                    PidsUnavailable,
+                    "fork bombs",
+                )
+            if self._memory is None:
+                self._memory = self._find(
+                    "memory",
+                    self.limits.memory_bytes,
+                    lambda n: memory_cgroup.detect(n),  # noqa: PLW0108 - looked up per call (tests patch it)
+                    MemoryUnavailable,
+                    "memory exhaustion",
+                )
+            pids, memory = self._pids, self._memory
+        assert not isinstance(pids, MemoryController)
+        assert not isinstance(memory, PidsController)
+        return pids, memory
+
+    @staticmethod
+    def _find(
+        key: str,
+        limit: int | None,
+        detect: Callable[[int], PidsController | MemoryController],
+        unavailable: type[Exception],
+        unprotected: str,
+    ) -> PidsController | MemoryController | str:
+        if limit is None:
+            return f"disabled ({key} limit turned off)"
+        try:
+            return detect(limit)
+        except unavailable as exc:
+            _warn_once(key, str(exc), unprotected)
+            return str(exc)
+
+    def detect(self) -> None:
+        """Find the controllers now (warn early, remove stale groups of dead owners)."""
+        self._detect()
+
+    def process_limit(self) -> str:
+        """How commands are limited in process count, or ``NOT enforced: <why>``."""
+        found, _ = self._detect()
+        return found.describe() if isinstance(found, PidsController) else f"NOT enforced: {found}"
+
+    def memory_limit(self) -> str:
+        """How commands are limited in memory, or ``NOT enforced: <why>``."""
+        _, found = self._detect()
+        return found.describe() if isinstance(found, MemoryController) else f"NOT enforced: {found}"
+
+    def describe(self) -> tuple[str, ...]:
+        """Every limit as ``name: how`` lines (``wfbench doctor``)."""
+        limits = self.limits
+
+        def rl(value: int | None, what: str) -> str:
+            return "NOT enforced: turned off" if value is None else what
+
+        return (
+            f"process limit: {self.process_limit()}",
+            f"memory limit: {self.memory_limit()}",
+            f"open files: {rl(limits.open_files, f'RLIMIT_NOFILE {limits.open_files} per process')}",
+            "file size: "
+            + rl(
+                limits.file_size_bytes,
+                f"RLIMIT_FSIZE {format_size(limits.file_size_bytes or 0)} per file",
+            ),
+            f"tmpfs size: {format_size(limits.tmpfs_bytes)} each for /tmp, /home/agent, /dev/shm"
+            " (the sandbox root and /dev are read-only)",
+        )
+
+    def rlimits(self) -> tuple[tuple[int, tuple[int, int]], ...]:
+        """The (kind, (soft, hard)) pairs every command's child sets."""
+        pairs = []
+        for kind, wanted in (
+            (resource.RLIMIT_NOFILE, self.limits.open_files),
+            (resource.RLIMIT_FSIZE, self.limits.file_size_bytes),
+        ):
+            value = _rlimit(kind, wanted)
+            if value is not None:
+                pairs.append((kind, value))
+        return tuple(pairs)
+
+    def start(self) -> RunLimits:
+        """Fresh groups for one command.
+
+        Raises:
+            SandboxError: a controller that was found refuses a new group.
+        """
+        pids, memory = self._detect()
+        pids_group: PidsGroup | None = None
+        try:
+            if isinstance(pids, PidsController):
+                pids_group = pids.create()
+            memory_group = self._memory_group(memory, pids_group)
+        except OSError as exc:
+            if pids_group is not None:
+                pids_group.close()
+            raise SandboxError(f"cannot create the command's cgroups: {exc}") from None
+        return RunLimits(pids_group, memory_group, self.rlimits())
+
+    @staticmethod
+    def _memory_group(memory: MemoryController | str, pids_group: PidsGroup | None) -> MemoryGroup | None:
+        if not isinstance(memory, MemoryController):
+            return None
+        if pids_group is not None and os.path.dirname(pids_group.path) == memory.parent:
+            # One cgroup2 hierarchy holds both controllers: a process is in one group only,
+            # so the memory limit goes into the pids group.
+            for name, value in memory.limit_files():
+                target = os.path.join(pids_group.path, name)
+                if os.path.exists(target):
+                    with open(target, "w", encoding="ascii") as handle:
+                        handle.write(value)
+            fd = os.open(os.path.join(pids_group.path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+            return MemoryGroup(pids_group.path, fd, memory.version)
+        return memory.create()

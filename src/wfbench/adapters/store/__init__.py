@@ -1,0 +1,1 @@
+"""What a sweep writes: JSONL rows, streamed files, the sweep directory and its claim, clock."""

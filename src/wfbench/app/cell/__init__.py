@@ -1,0 +1,1 @@
+"""One cell to its row: context, sessions, measures, review, oracle, events."""

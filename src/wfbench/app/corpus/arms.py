@@ -1,0 +1,444 @@
+"""Arms are data: a named list of phases, plus (for a candidate) the incumbent it pairs with.
+
+An :class:`Arm` says what sessions a cell runs and how each is contained: the prompt template
+(``{task}``, ``{plan}``, ``{review_output}`` are filled in per cell), the skill the session
+must invoke, the tools it may use, whether the workspace is writable, and any MCP/plugin
+configuration. The reference harness's arms ship as presets built by :func:`preset_arms` with
+configurable skill names; a corpus may define its own arms (see :mod:`wfbench.app.corpus.corpus`).
+
+Candidate overlays (``--candidate-overlay DIR``) are validated here, before any session:
+only Markdown files under the skill directories that the chosen candidate arms evaluate.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from wfbench.app.corpus.plugins import CE_SKILLS, PluginIdentity
+from wfbench.domain.errors import InputError
+
+
+class TaskKind(enum.StrEnum):
+    """What a task asks for: a code change graded by an oracle, or a review graded by labels."""
+
+    IMPLEMENTATION = "implementation"
+    REVIEW = "review"
+
+
+class WorkspaceMode(enum.StrEnum):
+    """Whether a phase may change the workspace."""
+
+    WRITABLE = "writable"
+    READ_ONLY = "read-only"
+
+
+class PhaseRole(enum.StrEnum):
+    """What a phase must leave behind (checked at the phase boundary)."""
+
+    #: Exactly one new plan document under ``docs/plans``; nothing else changes.
+    PLAN = "plan"
+    #: Code changes; evaluated skills must not change.
+    WORK = "work"
+    #: A review artifact outside the workspace; the workspace must not change at all.
+    REVIEW = "review"
+
+
+#: Built-in tools every implementation session may use (the reference's BUILTIN_AGENT_TOOLS).
+BUILTIN_TOOLS = ("Read", "Grep", "Glob", "Edit", "Write", "Bash", "Skill")
+#: Review sessions lose Edit (Write stays: it writes the artifact outside the workspace).
+REVIEW_TOOLS = ("Read", "Grep", "Glob", "Write", "Bash", "Skill")
+#: Baselines without skills.
+NO_SKILL_TOOLS = ("Read", "Grep", "Glob", "Edit", "Write", "Bash")
+
+VERIFY_CLAUSE = (
+    " Run the project's tests in the foreground and report their real output; never background"
+    " them or wait on scheduled wake-ups."
+)
+
+
+@attrs.frozen
+class Phase:
+    """One agent session of an arm."""
+
+    name: str
+    prompt: str
+    role: PhaseRole
+    skill: str | None = None
+    tools: tuple[str, ...] = BUILTIN_TOOLS
+    disallowed_tools: tuple[str, ...] = ()
+    workspace: WorkspaceMode = WorkspaceMode.WRITABLE
+    mcp_config_json: str | None = None
+    plugin_dirs: tuple[str, ...] = ()
+
+    def render(self, *, task: str, plan: str = "", review_output: str = "") -> str:
+        """The prompt for one cell (``{task}``, ``{plan}`` and ``{review_output}`` substituted)."""
+        return (
+            self.prompt.replace("{task}", task)
+            .replace("{plan}", plan)
+            .replace("{review_output}", review_output)
+        )
+
+
+#: The agents an arm may name (``agent:`` in a corpus).
+AGENT_NAMES = ("claude", "codex", "standin")
+
+
+@attrs.frozen
+class AgentChoice:
+    """The agent an arm runs: ``claude``, ``codex`` or ``standin``, optionally one specific install.
+
+    ``binary`` pins an install other than the default one (e.g. an older Codex, to gate an
+    upgrade); the runtime identity of every row records the agent and its version either way.
+    """
+
+    name: str
+    binary: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Identifies the adapter to build: the name, plus the binary when one is pinned."""
+        return self.name if self.binary is None else f"{self.name}@{self.binary}"
+
+
+@attrs.frozen
+class Arm:
+    """A named list of phases; a candidate pairs with ``incumbent`` and receives the overlay.
+
+    ``agent`` and ``model`` are the arm's own agent and model (``None``: the run's ``--agent``
+    and ``--model``), so one sweep can compare Claude Code and Codex on the same tasks.
+    """
+
+    name: str
+    kind: TaskKind
+    phases: tuple[Phase, ...]
+    incumbent: str | None = None
+    agent: AgentChoice | None = None
+    model: str | None = None
+    #: ``host`` keeps the host network for the arm's sessions (contaminating; docs/security.md).
+    network: str = "model-only"
+    #: The plugin the arm's phases load (``plugin_dirs``): the arm's identity instead of skill bytes.
+    plugin: PluginIdentity | None = None
+
+    @property
+    def is_candidate(self) -> bool:
+        """True when the arm evaluates a candidate overlay against its incumbent."""
+        return self.incumbent is not None
+
+    @property
+    def evaluated_skills(self) -> tuple[str, ...]:
+        """The skills this arm's sessions must invoke, in phase order, without repeats."""
+        seen: list[str] = []
+        for phase in self.phases:
+            if phase.skill and phase.skill not in seen:
+                seen.append(phase.skill)
+        return tuple(seen)
+
+
+@attrs.frozen
+class SkillNames:
+    """The skill names the preset arms evaluate (configurable per corpus)."""
+
+    plan: str = "plan"
+    work: str = "work"
+    review: str = "review"
+
+
+def _plan_phase(skills: SkillNames) -> Phase:
+    return Phase(
+        name="plan",
+        role=PhaseRole.PLAN,
+        skill=skills.plan,
+        prompt=(
+            f"Use the {skills.plan} skill for: {{task}}\n\nYou are running headless: make choices"
+            " without asking. Write exactly one plan document under docs/plans/ and change nothing"
+            " else; the plan document is the deliverable."
+        ),
+    )
+
+
+def _work_phase(skills: SkillNames) -> Phase:
+    return Phase(
+        name="work",
+        role=PhaseRole.WORK,
+        skill=skills.work,
+        prompt=(
+            f"Use the {skills.work} skill to execute the plan at {{plan}} for: {{task}}\n\nYou are"
+            " running headless; report the Definition of Done." + VERIFY_CLAUSE
+        ),
+    )
+
+
+def _direct_phase(skills: SkillNames) -> Phase:
+    return Phase(
+        name="work",
+        role=PhaseRole.WORK,
+        skill=skills.work,
+        prompt=(
+            f"Use the {skills.work} skill for: {{task}}\n\nDo not run a separate planning pass;"
+            " implement directly." + VERIFY_CLAUSE
+        ),
+    )
+
+
+def _review_phase(skills: SkillNames) -> Phase:
+    return Phase(
+        name="review",
+        role=PhaseRole.REVIEW,
+        skill=skills.review,
+        tools=REVIEW_TOOLS,
+        workspace=WorkspaceMode.READ_ONLY,
+        prompt=(
+            f"{{task}}\n\nUse the {skills.review} skill to review the local uncommitted changes."
+            " You are running headless: do not post anything anywhere.\n\nReview output file:"
+            " {review_output}\n\nWrite that file (and nothing else) as UTF-8 JSON of exactly this"
+            ' shape: {"schema_version": 1, "verdict":'
+            ' "approve|comment|request_changes", "findings": [{"id", "severity":'
+            ' "critical|high|medium|low", "path", "line", "end_line", "category", "scenario",'
+            ' "evidence", "recommendation", "blocking"}]}. Use an empty findings list with verdict'
+            " approve when there are no actionable defects. Emit no Markdown and edit no other file."
+        ),
+    )
+
+
+_BASELINE_PROMPT = "{task}\n\nImplement the change and verify it by running the relevant tests yourself."
+_NOMCP_NOTE = "\n\nNo skills, MCP servers or slash commands are available in this session."
+
+
+def preset_arms(skills: SkillNames | None = None) -> dict[str, Arm]:
+    """The reference harness's arms, with the skill names given (defaults: plan, work, review)."""
+    s = skills or SkillNames()
+    impl, review = TaskKind.IMPLEMENTATION, TaskKind.REVIEW
+    workflow = (_plan_phase(s), _work_phase(s))
+    direct = (_direct_phase(s),)
+    base = Phase(
+        name="work", role=PhaseRole.WORK, prompt=_BASELINE_PROMPT + VERIFY_CLAUSE, disallowed_tools=("Skill",)
+    )
+    nomcp = attrs.evolve(
+        base,
+        prompt=_BASELINE_PROMPT + VERIFY_CLAUSE + _NOMCP_NOTE,
+        tools=NO_SKILL_TOOLS,
+        mcp_config_json='{"mcpServers":{}}',
+    )
+    arms = [
+        Arm("workflow", impl, workflow),
+        Arm("workflow_direct", impl, direct),
+        Arm("review", review, (_review_phase(s),)),
+        Arm("baseline", impl, (base,)),
+        Arm("baseline_nomcp", impl, (nomcp,)),
+        Arm("candidate_workflow", impl, workflow, incumbent="workflow"),
+        Arm("candidate_workflow_direct", impl, direct, incumbent="workflow_direct"),
+        Arm("candidate_review", review, (_review_phase(s),), incumbent="review"),
+    ]
+    return {arm.name: arm for arm in arms}
+
+
+#: The compound-engineering comparator presets (the corpus's ``ce_plugin`` makes them available).
+CE_ARMS = ("ce_workflow", "ce_workflow_direct", "ce_review")
+
+
+def ce_preset_arms(plugin: PluginIdentity) -> dict[str, Arm]:
+    """``ce_workflow`` (ce-plan, then ce-work), ``ce_workflow_direct`` (ce-work) and ``ce_review``
+    (ce-code-review, read-only workspace): the workflow shapes with the plugin mounted read-only."""
+    s = SkillNames(*CE_SKILLS)
+    impl, review = TaskKind.IMPLEMENTATION, TaskKind.REVIEW
+
+    def loading(*phases: Phase) -> tuple[Phase, ...]:
+        return tuple(attrs.evolve(phase, plugin_dirs=plugin.dirs) for phase in phases)
+
+    arms = [
+        Arm("ce_workflow", impl, loading(_plan_phase(s), _work_phase(s)), plugin=plugin),
+        Arm("ce_workflow_direct", impl, loading(_direct_phase(s)), plugin=plugin),
+        Arm("ce_review", review, loading(_review_phase(s)), plugin=plugin),
+    ]
+    return {arm.name: arm for arm in arms}
+
+
+def resolve_arms(
+    names: Sequence[str], available: Mapping[str, Arm], *, source: str = "--arms"
+) -> tuple[Arm, ...]:
+    """The arms named, in order; unknown, duplicate or unpaired candidate arms are an InputError."""
+    if not names:
+        raise InputError("at least one arm is required", source=source)
+    if len(set(names)) != len(names):
+        raise InputError(f"arms must not repeat: {', '.join(names)}", source=source)
+    chosen: list[Arm] = []
+    for name in names:
+        if name in CE_ARMS and name not in available:
+            raise InputError(
+                f"arm {name!r} compares against the compound-engineering plugin: give the corpus a"
+                " `ce_plugin: <dir>` (a plugin with skills/ce-plan, ce-work and ce-code-review)",
+                source=source,
+            )
+        if name not in available:
+            known = ", ".join(sorted(available))
+            raise InputError(f"unknown arm {name!r} (known: {known})", source=source)
+        chosen.append(available[name])
+    for arm in chosen:
+        if arm.incumbent is not None and arm.incumbent not in names:
+            raise InputError(
+                f"candidate arm {arm.name} requires its incumbent arm {arm.incumbent}", source=source
+            )
+    return tuple(chosen)
+
+
+# --- candidate overlays ------------------------------------------------------------------------
+
+MAX_OVERLAY_ENTRIES = 256
+MAX_OVERLAY_FILES = 64
+MAX_OVERLAY_PATH_BYTES = 512
+MAX_OVERLAY_BYTES = 4 * 1024 * 1024
+SKILLS_DIR = ".claude/skills"
+#: Instruction files an overlay may replace at the repository root (Codex reads AGENTS.md,
+#: Claude Code CLAUDE.md): a candidate can be "my AGENTS.md" as well as "my skill".
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+
+
+@attrs.frozen
+class Overlay:
+    """A validated candidate overlay: its files (sorted relative paths → bytes) and what it touches."""
+
+    root: str
+    files: tuple[tuple[str, bytes], ...]
+    skills: tuple[str, ...]
+    #: The root instruction files it holds (a subset of :data:`INSTRUCTION_FILES`).
+    instructions: tuple[str, ...] = ()
+
+
+def load_overlay(root: str, candidate_arms: Iterable[Arm]) -> Overlay:
+    """Read and validate an overlay directory against the skills the candidate arms evaluate.
+
+    Raises:
+        InputError: anything but Markdown under ``.claude/skills/<evaluated skill>/`` or a root
+            ``AGENTS.md`` / ``CLAUDE.md``, symlinks, special files, an empty overlay, or one over the
+            entry/file/size limits.
+    """
+    allowed = {skill for arm in candidate_arms for skill in arm.evaluated_skills}
+    real = os.path.realpath(root)
+    if os.path.abspath(root) != real or not os.path.isdir(real):
+        raise InputError(
+            "must be a real directory (no symlinks in its path)", source=root, field="--candidate-overlay"
+        )
+    files = _walk_overlay(real)
+    if not files:
+        raise InputError("contains no files", source=root, field="--candidate-overlay")
+    touched: set[str] = set()
+    instructions: list[str] = []
+    payload: list[tuple[str, bytes]] = []
+    total = 0
+    for rel in files:
+        parts = rel.split("/")
+        skill = parts[2] if len(parts) >= 4 and "/".join(parts[:2]) == SKILLS_DIR else None
+        if rel in INSTRUCTION_FILES:
+            instructions.append(rel)
+        elif skill is None or skill not in allowed or not rel.lower().endswith(".md"):
+            names = ",".join(sorted(allowed)) or "(no evaluated skill)"
+            raise InputError(
+                f"candidate overlays may only contain Markdown files under {SKILLS_DIR}/{{{names}}}"
+                f" and a root {' or '.join(INSTRUCTION_FILES)}: {rel}",
+                source=root,
+            )
+        with open(os.path.join(real, rel), "rb") as handle:
+            data = handle.read(MAX_OVERLAY_BYTES + 1)
+        total += len(data)
+        if total > MAX_OVERLAY_BYTES:
+            raise InputError(f"overlay exceeds {MAX_OVERLAY_BYTES} bytes", source=root)
+        if skill is not None and rel not in INSTRUCTION_FILES:
+            touched.add(skill)
+        payload.append((rel, data))
+    return Overlay(
+        root=real, files=tuple(payload), skills=tuple(sorted(touched)), instructions=tuple(instructions)
+    )
+
+
+def _walk_overlay(root: str) -> list[str]:
+    entries = 0
+    files: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames) + sorted(filenames):
+            entries += 1
+            if entries > MAX_OVERLAY_ENTRIES:
+                raise InputError(f"overlay exceeds the {MAX_OVERLAY_ENTRIES}-entry limit", source=root)
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if len(rel.encode()) > MAX_OVERLAY_PATH_BYTES:
+                raise InputError(
+                    f"overlay path exceeds {MAX_OVERLAY_PATH_BYTES} bytes: {rel[:80]}…", source=root
+                )
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise InputError(f"overlay cannot contain symlinks: {rel}", source=root)
+            if stat.S_ISREG(mode):
+                files.append(rel)
+            elif not stat.S_ISDIR(mode):
+                raise InputError(f"overlay entry is neither a file nor a directory: {rel}", source=root)
+    if len(files) > MAX_OVERLAY_FILES:
+        raise InputError(f"overlay exceeds the {MAX_OVERLAY_FILES}-file limit", source=root)
+    return sorted(files)
+
+
+def required_candidate_arms(overlay_skills: Iterable[str], arms: Mapping[str, Arm]) -> tuple[str, ...]:
+    """The candidate arms an overlay must be evaluated in: every candidate whose skills it touches.
+
+    With the presets: a plan change needs ``candidate_workflow``; a work change needs
+    ``candidate_workflow`` and ``candidate_workflow_direct``; a review change needs
+    ``candidate_review`` (reference promotion.md §1.3).
+    """
+    touched = set(overlay_skills)
+    return tuple(
+        name for name, arm in arms.items() if arm.is_candidate and touched & set(arm.evaluated_skills)
+    )
+
+
+def runtime_candidate(arm: Arm, available: Mapping[str, Arm]) -> bool:
+    """True for a candidate that differs from its incumbent in agent or model (a runtime change).
+
+    Such a candidate is evaluated without an overlay: the runtime itself is what it proposes.
+    """
+    incumbent = available.get(arm.incumbent or "")
+    return incumbent is not None and (arm.agent, arm.model) != (incumbent.agent, incumbent.model)
+
+
+def check_overlay_arms(overlay: Overlay | None, chosen: Sequence[Arm], available: Mapping[str, Arm]) -> None:
+    """Refuse a sweep whose candidate arms do not match what the overlay touches.
+
+    A candidate that only changes the runtime (:func:`runtime_candidate`) needs no overlay.
+    """
+    candidates = [arm for arm in chosen if arm.is_candidate]
+    if overlay is None:
+        needy = [arm for arm in candidates if not runtime_candidate(arm, available)]
+        if needy:
+            names = ", ".join(arm.name for arm in needy)
+            raise InputError(f"candidate arms ({names}) need --candidate-overlay DIR", source="--arms")
+        return
+    if not candidates:
+        raise InputError("an overlay needs at least one candidate arm", source="--candidate-overlay")
+    required = required_candidate_arms(overlay.skills, available)
+    missing = [name for name in required if name not in {arm.name for arm in chosen}]
+    if missing:
+        raise InputError(
+            f"the overlay touches {', '.join(overlay.skills)}; "
+            f"it must be evaluated in {', '.join(missing)} too",
+            source="--arms",
+        )
+    unexercised = set(overlay.skills) - {skill for arm in candidates for skill in arm.evaluated_skills}
+    if unexercised:
+        raise InputError(
+            f"no chosen candidate arm exercises {', '.join(sorted(unexercised))}", source="--arms"
+        )
+
+
+def overlay_digest(overlay: Overlay) -> str:
+    """sha256 over the overlay's files in path order, each path and content length-prefixed."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for rel, data in overlay.files:
+        for part in (rel.encode("utf-8"), data):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+    return digest.hexdigest()

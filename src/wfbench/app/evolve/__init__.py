@@ -1,0 +1,1 @@
+"""``wfbench evolve``: a proposer writes candidate skills, each gated by a sweep."""

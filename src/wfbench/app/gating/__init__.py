@@ -1,0 +1,1 @@
+"""Re-gate persisted rows, plan the next sweep, score review artifacts."""

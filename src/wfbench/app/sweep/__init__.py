@@ -1,0 +1,1 @@
+"""The run use case: scheduler, executors' fold, environments, reuse, progress, spend, finish."""

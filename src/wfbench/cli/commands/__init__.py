@@ -1,0 +1,1 @@
+"""The other commands: doctor, gate, plan, promote, release, review, tasks, import, validate, view."""

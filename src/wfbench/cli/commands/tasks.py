@@ -1,0 +1,82 @@
+"""``wfbench tasks``: inspect and validate corpora without running them (``tasks check``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+TASKS_HELP = "Inspect and validate corpora."
+CHECK_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench tasks check corpus.yaml     # ok lines per task, or one error naming file, task and field\n"
+    "\n\b\nExit codes: 0 valid, 2 a bad corpus (one `wfbench: error:` line)."
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``tasks`` group (a bare ``wfbench tasks`` prints its help)."""
+    tasks = typer.Typer(help=TASKS_HELP, no_args_is_help=True)
+    tasks.command("check", epilog=CHECK_EPILOG, short_help="Validate a corpus without running it.")(
+        tasks_check
+    )
+    tasks.command("validate", short_help="Check each task can measure anything (no agent).")(tasks_validate)
+    import_group = typer.Typer(help="Import tasks from other benchmark formats.", no_args_is_help=True)
+    from wfbench.cli.commands import tasks_import as import_cmd
+
+    import_group.command("swebench", short_help="SWE-bench-format instances → a wfbench corpus.")(
+        import_cmd.import_swebench
+    )
+    tasks.add_typer(import_group, name="import")
+    app.add_typer(tasks, name="tasks")
+
+
+TASKS_OPTION = typer.Option(
+    "--tasks", metavar="IDS", help="Only these tasks: ids or globs (comma-separated or repeated).",
+    show_default=False,
+)  # fmt: skip
+
+
+def tasks_check(
+    corpus: Annotated[str, typer.Argument(metavar="CORPUS", help="Corpus YAML to validate.")],
+    tasks: Annotated[list[str] | None, TASKS_OPTION] = None,
+) -> None:
+    """Validate a corpus (fields, arms, repositories, refs, oracle files) without running it."""
+    from wfbench.adapters.provider.script import ProviderScript
+    from wfbench.adapters.repo.workspace import GitWorkspaces
+    from wfbench.app.corpus.binding import bind_tasks
+    from wfbench.app.corpus.corpus import load_corpus
+    from wfbench.app.corpus.selection import parse_patterns
+    from wfbench.app.sweep.sweep import selected_tasks
+
+    loaded = load_corpus(corpus)
+    if loaded.provider_script is not None:  # `run` loads it before any session; so does the check
+        ProviderScript.load(loaded.provider_script)
+    chosen = selected_tasks(loaded, include_expensive=True, only=parse_patterns(tasks or []))
+    bound = bind_tasks(loaded, chosen, workspaces=GitWorkspaces())
+    for task in bound:
+        typer.echo(
+            f"ok  {task.spec.id}  {task.spec.kind.value}  {task.commit[:12]}"
+            f"  oracle {task.oracle_digests['oracle_digest'][:12]}"
+        )
+    typer.echo(f"{len(bound)} task(s) valid; arms available: {', '.join(loaded.arms)}")
+
+
+def tasks_validate(
+    corpus: Annotated[str, typer.Argument(metavar="CORPUS", help="Corpus YAML to validate.")],
+    tasks: Annotated[list[str] | None, TASKS_OPTION] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    sandbox: Annotated[str, typer.Option(help="bwrap (default) or host-unsafe.")] = "bwrap",
+) -> None:
+    """Per task, without an agent: the environment builds, setup succeeds, verify at the base commit
+    gives its result, the hidden oracle FAILS at the base commit, and with a gold_patch verify and the
+    oracle PASS. Exit 1 when any task is invalid.
+
+    \b
+    Examples:
+      wfbench tasks validate corpus.yaml
+      wfbench tasks validate corpus.yaml --tasks 'django__*' --json
+    """
+    from wfbench.cli.commands.validate import validate
+
+    raise typer.Exit(validate(corpus, patterns=tasks or [], as_json=as_json, sandbox=sandbox))

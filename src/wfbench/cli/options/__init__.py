@@ -1,0 +1,1 @@
+"""Options shared by commands, each declared once."""

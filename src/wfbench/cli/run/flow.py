@@ -1,0 +1,590 @@
+"""What ``wfbench run`` does with its options: resolve, claim the output directory, run the sweep.
+
+In order, and nothing runs until every step before it succeeded:
+
+1. ``--resume DIR``: read ``DIR/manifest.json`` and take the sweep's configuration from it; an
+   option that contradicts it is refused (:mod:`wfbench.cli.run.manifest`).
+2. ``--dry-run`` stops here with the plan (:mod:`wfbench.cli.run.dry`).
+3. Claim the output directory (lock, resume repairs), resolve the corpus and options
+   (:mod:`wfbench.cli.run.setup`), print the warnings, build the adapters.
+4. Run the sweep. Once tasks are bound the manifest is written (a resume checks instead that
+   nothing drifted). SIGINT/SIGTERM cancel it; the partial report is written; exit 130.
+
+A run that fails before its first cell leaves nothing behind: the lock file is removed with the
+claim, and a directory this run created is removed again (:class:`Litter`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from wfbench.app.cell.checks import DEFAULT_DISK_BUDGET
+from wfbench.cli import bootstrap as boot
+from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
+from wfbench.domain.errors import InputError
+
+DEMO_CORPUS_DIR = "demo-corpus"
+
+
+@attrs.frozen
+class RunRequest:
+    """The options of one ``wfbench run`` as typed (``None``: not given), and which were typed."""
+
+    corpus: str | None
+    arms: tuple[str, ...]
+    runs: int | None
+    workers: int
+    window: int | None
+    outage_streak: int
+    out: str | None
+    sandbox: str
+    agent: str
+    model: str | None
+    provider_script: str | None
+    base_url: str | None
+    reuse_results: str | None
+    resume: str | None
+    candidate_overlay: str | None
+    include_expensive: bool
+    timeout: float
+    verify_timeout: float
+    fail_on: str | None = None
+    dry_run: bool = False
+    #: ``--json``: JSON events on stdout instead of the human view.
+    json_events: bool = False
+    #: ``--provider-log FILE``: every scripted-provider request appended there.
+    provider_log: str | None = None
+    #: ``--no-provider-script``: run a scripted corpus against ``--base-url``.
+    no_provider_script: bool = False
+    #: ``--tasks``: ids or globs.
+    tasks: tuple[str, ...] = ()
+    #: Parameter names given on the command line (the rest are defaults).
+    explicit: frozenset[str] = frozenset()
+    #: Per-command sandbox limits (``ResourceLimits``; None: the defaults).
+    limits: Any = None
+    #: Bytes a workspace may grow during its sessions (None: unchecked).
+    disk_budget: int | None = DEFAULT_DISK_BUDGET
+    #: ``wfbench evolve``: skill files every arm evaluating them runs with (the promoted incumbent).
+    incumbent_overlay: str | None = None
+    #: ``wfbench evolve``: the model that proposed the candidate overlay.
+    proposer_model: str | None = None
+    #: ``--executor`` and its Ray options (an ``ExecutorChoice``; None: local threads).
+    executor: Any = None
+    #: ``--max-cost USD``: the budget of spend metered at the wire (None: none).
+    max_cost: float | None = None
+    #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
+    allow_host_network: bool = False
+    #: Retries of a throttled (429/529) cell, and the first back-off in seconds.
+    throttle_retries: int = 3
+    throttle_backoff: float = 30.0
+
+
+def explicit_options(ctx: Any) -> frozenset[str]:
+    """The parameters of ``ctx`` (a click context) the user gave on the command line."""
+    sources = {name: ctx.get_parameter_source(name) for name in ctx.params}
+    return frozenset(name for name, source in sources.items() if getattr(source, "name", "") == "COMMANDLINE")
+
+
+def execute(request: RunRequest) -> int:
+    """Run the sweep ``request`` describes; its exit code (:mod:`wfbench.cli.exit_codes`)."""
+    from wfbench.cli.commands.gate import failing_decisions, parse_fail_on
+    from wfbench.cli.run.manifest import read_manifest, resumed_request
+
+    fail_on = parse_fail_on(request.fail_on)
+    recorded = None
+    resuming = request.resume is not None
+    if request.resume is not None:
+        recorded = read_manifest(os.path.abspath(request.resume))
+        request = resumed_request(request, recorded)
+    out_dir = os.path.abspath(request.out or _default_out())
+    _check_out_dir(out_dir, resume=resuming)
+    if request.dry_run:
+        from wfbench.cli.run.dry import dry_run
+
+        return dry_run(request, out_dir=out_dir, resuming=resuming)
+    litter = Litter(out_dir)
+    cancel = threading.Event()
+    # Installed until the end (the summary included): a late Ctrl-C force-quits, never a traceback.
+    with _signals(cancel, out_dir):
+        with litter.cleaned_unless_started():
+            result = _claimed_sweep(request, out_dir, recorded, litter, cancel)
+        from wfbench.cli.run.summary import summary_event, summary_lines
+
+        human = sys.stderr if request.json_events else sys.stdout
+        if request.json_events:
+            print(json.dumps(summary_event(out_dir, result)), flush=True)
+        else:
+            print("\n".join(summary_lines(out_dir, result)), flush=True)
+        if result.cancelled and not result.tripped:
+            print(
+                f"interrupted after {result.completed}/{result.planned} cells; resume with: wfbench run"
+                f" --resume {out_dir}",
+                file=human,
+                flush=True,
+            )
+    failing = failing_decisions([decision for _, decision in result.decisions], fail_on) if fail_on else []
+    if result.exit_code not in (OK, DECISION):
+        return int(result.exit_code)
+    if failing:  # the sweep's own exit code (its events') is already DECISION
+        print(f"wfbench: --fail-on {','.join(sorted(fail_on))}: {', '.join(failing)}", file=sys.stderr)
+        return DECISION
+    return OK
+
+
+def _fail_on(request: RunRequest) -> frozenset[str]:
+    from wfbench.cli.commands.gate import parse_fail_on
+
+    return parse_fail_on(request.fail_on)
+
+
+def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
+    """The provider script to serve, or None for ``--base-url``; a conflicting pair is refused.
+
+    Raises:
+        InputError: ``--base-url`` with a provider script (the corpus's or ``--provider-script``)
+            unless ``--no-provider-script``; ``--no-provider-script`` without ``--base-url``.
+    """
+    if request.no_provider_script:
+        if request.base_url is None:
+            raise InputError("--no-provider-script needs --base-url (the endpoint to use instead)",
+                             field="--no-provider-script")  # fmt: skip
+        if request.provider_script is not None:
+            raise InputError("--no-provider-script and --provider-script contradict each other",
+                             field="--provider-script")  # fmt: skip
+        return None
+    script = resolved
+    if request.base_url is not None and script is not None:
+        where = "--provider-script" if request.provider_script else f"the corpus's provider_script ({script})"
+        raise InputError(
+            f"--base-url and {where} conflict: the sweep would silently ignore --base-url;"
+            " pass --no-provider-script to run against --base-url",
+            field="--base-url",
+        )
+    return script
+
+
+def _retry_policy(request: RunRequest) -> Any:
+    from wfbench.domain.sweep.pacing import RetryPolicy
+
+    backoff = request.throttle_backoff
+    retries = request.throttle_retries
+    return RetryPolicy(retries=retries, base_delay_s=backoff, max_delay_s=max(600.0, backoff))
+
+
+def _default_out() -> str:
+    return os.path.join("results", "wfbench-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S"))
+
+
+def _human(request: RunRequest) -> Any:
+    """Where messages for a person go: stdout, or stderr when stdout carries ``--json`` events."""
+    stream = sys.stderr if request.json_events else sys.stdout
+    return lambda text: print(text, file=stream, flush=True)
+
+
+def _check_out_dir(out_dir: str, *, resume: bool) -> None:
+    """An ``--out`` that names a file, or sits under one, is refused before anything is created."""
+    field = "--resume" if resume else "--out"
+    probe = out_dir
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return
+        probe = parent
+    if not os.path.isdir(probe):
+        what = "is a file, not a directory" if probe == out_dir else f"is under a file ({probe})"
+        raise InputError(what, field=field, source=out_dir)
+
+
+class Litter:
+    """What a run created in its output directory, removed again if it fails before its first cell."""
+
+    def __init__(self, out_dir: str) -> None:
+        self.out_dir = out_dir
+        self.created_dir = not os.path.exists(out_dir)
+        self.preexisting = frozenset(os.listdir(out_dir)) if os.path.isdir(out_dir) else frozenset()
+        self.started = False
+
+    @contextmanager
+    def cleaned_unless_started(self) -> Iterator[None]:
+        """On an exception before :attr:`started` is set, remove what this run created."""
+        try:
+            yield
+        except BaseException:
+            if not self.started:
+                self._clean()
+            raise
+
+    def _clean(self) -> None:
+        if not os.path.isdir(self.out_dir):
+            return
+        if self.created_dir:
+            shutil.rmtree(self.out_dir, ignore_errors=True)
+            return
+        for name in sorted(set(os.listdir(self.out_dir)) - self.preexisting):
+            path = os.path.join(self.out_dir, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with _suppress_os_error():
+                    os.unlink(path)
+
+
+@contextmanager
+def _suppress_os_error() -> Iterator[None]:
+    try:
+        yield
+    except OSError:
+        return
+
+
+def _claimed_sweep(
+    request: RunRequest, out_dir: str, recorded: Any, litter: Litter, cancel: threading.Event
+) -> Any:
+    from wfbench.adapters.store import stale
+    from wfbench.cli.run.setup import resolve_setup
+
+    prior = None
+    if request.reuse_results is not None:
+        from wfbench.adapters.store.prior_results import PriorResultsDir
+
+        prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
+    try:
+        claim = stale.claim_out_dir(out_dir, resume=request.resume is not None, note=_human(request))
+    except OSError as exc:
+        raise InputError(
+            f"cannot use it as the output directory: {exc.strerror or exc}",
+            field="--resume" if request.resume is not None else "--out",
+            source=out_dir,
+        ) from None
+    with claim:
+        # The sandbox first: a missing bwrap is named before anything else can fail.
+        services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
+        corpus_path = request.corpus
+        if corpus_path is None:
+            corpus_path = _demo_corpus(out_dir)
+        setup = resolve_setup(
+            corpus_path, arms=request.arms, runs=request.runs, model=request.model,
+            candidate_overlay=request.candidate_overlay, provider_script=request.provider_script,
+            agent=request.agent,
+        )  # fmt: skip
+        setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
+        if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
+            request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
+        from wfbench.cli.run.guards import check_budget_prices, check_host_network
+
+        check_host_network(
+            setup.corpus,
+            setup.arms,
+            allowed=request.allow_host_network,
+            environ=os.environ,
+            warn=_human(request),
+        )
+        executor_name = request.executor.name if request.executor is not None else "local"
+        check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name)
+        from wfbench.cli.run.agents import arm_agents
+
+        agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
+        return _sweep(
+            request, setup, services, _SweepContext(out_dir, recorded, prior, litter, cancel, agents)
+        )
+
+
+def _demo_corpus(out_dir: str) -> str:
+    """The built-in demo corpus, materialized into the sweep directory (kept there for a resume)."""
+    from wfbench import demo as demo_pkg
+
+    target = os.path.join(out_dir, DEMO_CORPUS_DIR)
+    existing = os.path.join(target, "corpus.yaml")
+    if os.path.isfile(existing):
+        return existing
+    return demo_pkg.materialize(target)
+
+
+@attrs.frozen
+class _SweepContext:
+    out_dir: str
+    recorded: Any
+    prior: Any
+    litter: Litter
+    #: Set by the first SIGINT/SIGTERM (:func:`_signals`).
+    cancel: threading.Event
+    #: Per-arm agent adapters for arms that name another agent than ``--agent``.
+    agents: Any = None
+
+
+def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
+    from wfbench.app.cell.checks import CellServices, RunSettings
+    from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
+
+    out_dir = context.out_dir
+    cancel = context.cancel
+    names = (request.agent, *(arm.agent.name for arm in setup.arms if arm.agent is not None))
+    options = boot.EndpointOptions(model=setup.model, agents=tuple(names), budget_usd=request.max_cost)
+    with boot.endpoint(
+        script_path=setup.provider_script, base_url=request.base_url, environ=os.environ,
+        warn=lambda text: print(text, file=sys.stderr), options=options, provider_log=request.provider_log,
+    ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
+        out_dir
+    ) as log:  # fmt: skip
+        secrets = (ep.api_key, *ep.withheld)
+        runtime = boot.runtime_digest(
+            agent=request.agent, script_path=setup.provider_script, environ=os.environ
+        )
+        from wfbench.cli.run.agents import arm_runtimes
+
+        runtimes = arm_runtimes(
+            setup.arms, default=request.agent, adapters=context.agents, default_adapter=services.agent,
+            script_path=setup.provider_script, environ=os.environ,
+        )  # fmt: skip
+        settings = RunSettings(
+            out_dir=out_dir,
+            work_dir=work_dir,
+            model=setup.model,
+            sandbox_backend=request.sandbox,
+            command_env=boot.harness_command_env(),
+            agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
+            secrets={"ANTHROPIC_API_KEY": ep.api_key},
+            session_timeout_s=request.timeout,
+            verify_timeout_s=request.verify_timeout,
+            clock=services.clock,
+            runtime_digest=runtime,
+            withheld=ep.withheld,
+            disk_budget_bytes=request.disk_budget,
+            arm_runtimes=runtimes,
+            incumbent_overlay=_incumbent_overlay(request, setup),
+            fail_on=_fail_on(request),
+        )
+        store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
+        start_manifest = _manifest_starter(
+            request, setup, runtime, context, secrets=secrets, log=log, store=store, runtimes=runtimes
+        )
+        config = SweepConfig(
+            corpus=setup.corpus, arms=setup.arms, runs=setup.runs, workers=request.workers, settings=settings,
+            window=request.window, outage_streak=request.outage_streak, overlay=setup.overlay,
+            overlay_digest=setup.overlay_digest, resume=request.resume is not None,
+            include_expensive=request.include_expensive, prior=context.prior, provider_replies=ep.replies,
+            tasks=request.tasks, retry=_retry_policy(request), proposer_model=request.proposer_model,
+        )  # fmt: skip
+        progress = _observer(request, secrets=secrets, log=log, gateway=ep.gateway)
+        cell = CellServices(
+            services.sandbox,
+            services.agent,
+            services.workspaces,
+            services.clock,
+            agents=context.agents,
+            environments=services.environments,
+            gateway=ep.gateway,
+        )  # fmt: skip
+        from wfbench.cli.run.ray_driver import executor_for
+
+        with executor_for(request, setup, settings, out_dir=out_dir, note=_note_to(progress)) as executor:
+            grace = request.executor.cancel_grace_s if request.executor is not None else 30.0
+            sweep_services = SweepServices(
+                cell, store, progress, log, on_bound=start_manifest, executor=executor, cancel_grace_s=grace
+            )
+            return run_sweep(config, services=sweep_services, cancel=cancel)
+
+
+def _incumbent_overlay(request: RunRequest, setup: Any) -> Any:
+    """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
+    if request.incumbent_overlay is None:
+        return None
+    from wfbench.app.corpus.arms import load_overlay
+
+    return load_overlay(request.incumbent_overlay, setup.arms)
+
+
+def _manifest_starter(
+    request: RunRequest,
+    setup: Any,
+    runtime: str,
+    context: _SweepContext,
+    *,
+    secrets: Sequence[str],
+    log: Any,
+    store: Any,
+    runtimes: Any,
+) -> Any:
+    """The ``on_bound`` hook: write the manifest (a resume: check nothing drifted), then the sweep starts."""
+    from wfbench.cli.run import manifest as rm
+    from wfbench.domain.redaction import redact_text
+
+    inputs = rm.ManifestInputs(
+        argv=tuple(redact_text(arg, tuple(secrets)) for arg in rm.argv()), demo=request.corpus is None,
+        agent=request.agent, agent_version=_default_agent_version(request, runtimes), sandbox=request.sandbox,
+        base_url=request.base_url, reuse_results=request.reuse_results,
+        include_expensive=request.include_expensive, task_filter=request.tasks,
+        no_provider_script=request.no_provider_script, session_timeout_s=request.timeout,
+        verify_timeout_s=request.verify_timeout, runtime_digest=runtime, workers=request.workers,
+        window=request.window, outage_streak=request.outage_streak, started_at=dt.datetime.now(dt.UTC),
+    )  # fmt: skip
+    current = rm.build_manifest(setup, inputs, arm_runtimes=runtimes)
+    if request.incumbent_overlay is not None or request.proposer_model is not None:
+        current = attrs.evolve(current, extra={**current.extra, **_evolve_fields(request, setup)})
+
+    def on_bound(tasks: Sequence[Any]) -> None:
+        bound = attrs.evolve(
+            current,
+            tasks=tuple(task.binding() for task in tasks),
+            environment_digests={
+                task.spec.id: task.environment_digest for task in tasks if task.environment_digest is not None
+            },
+        )
+        if context.recorded is not None:
+            rm.check_drift(context.recorded, bound, out_dir=context.out_dir)
+            log("sweep_resumed", level="info", manifest=context.recorded.to_mapping(), argv=list(inputs.argv))
+        else:
+            if request.resume is not None:  # a sweep without a manifest: its rows must agree
+                rm.check_rows(bound, store.rows(), out_dir=context.out_dir)
+            rm.write_manifest(context.out_dir, bound)
+            log(
+                "sweep_started", level="info", manifest=bound.to_mapping(), resumed=request.resume is not None
+            )
+        context.litter.started = True
+        for warning in setup.warnings:  # every input is valid by now: say what this sweep cannot deliver
+            print(f"wfbench: warning: {warning}", file=sys.stderr, flush=True)
+            log("warning", level="warning", text=warning)
+
+    return on_bound
+
+
+def _evolve_fields(request: RunRequest, setup: Any) -> dict[str, Any]:
+    """What ``wfbench evolve`` adds to a generation's manifest: the incumbent overlay, the proposer."""
+    from wfbench.app.corpus.arms import overlay_digest
+
+    incumbent = _incumbent_overlay(request, setup)
+    return {
+        "incumbent_overlay": None if incumbent is None else incumbent.root,
+        "incumbent_overlay_digest": None if incumbent is None else overlay_digest(incumbent),
+        "proposer_model": request.proposer_model,
+    }
+
+
+def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any, gateway: Any = None) -> Any:
+    """What shows the sweep: JSON events (``--json``), the live view (a TTY) or plain lines, plus the log.
+
+    With a metered endpoint (``gateway``, the key proxy) the spend shown is the wire meter's.
+
+    ``$WFBENCH_HEARTBEAT_S`` sets the heartbeat interval off a TTY (default 60 s; tests shorten it).
+    """
+    from wfbench.app.cell.events import Fanout
+    from wfbench.app.sweep.progress import HEARTBEAT_S, JsonProgress, LiveProgress, LogObserver, PlainProgress
+
+    heartbeat = _heartbeat_s(os.environ.get(HEARTBEAT_ENV), HEARTBEAT_S)
+    metered = None if gateway is None else gateway.spend
+    view: Any
+    if request.json_events:
+        view = JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
+    elif sys.stdout.isatty():
+        view = LiveProgress(sys.stdout, secrets, metered=metered)
+    else:
+        view = PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
+    return Fanout((view, LogObserver(log)))
+
+
+def _note_to(observer: Any) -> Callable[[str], None]:
+    """A one-argument note callback (the Ray executor's) for ``observer``: a ``[tag]`` line is a warning."""
+    from wfbench.app.cell.events import Note
+
+    def note(text: str) -> None:
+        observer.notify(Note(text, "warning" if text.startswith("[") else "info"))
+
+    return note
+
+
+HEARTBEAT_ENV = "WFBENCH_HEARTBEAT_S"
+
+
+def _heartbeat_s(raw: str | None, default: float) -> float:
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise InputError(f"must be a number of seconds, got {raw!r}", field=HEARTBEAT_ENV) from None
+    return value if value > 0 else default
+
+
+def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:
+    """The version of ``--agent``, from the runtime of an arm that runs it (None when no arm does)."""
+    for runtime in runtimes.values():
+        if runtime.agent == request.agent:
+            return str(runtime.agent_version) if runtime.agent_version is not None else None
+    return None
+
+
+@contextmanager
+def _signals(cancel: threading.Event, out_dir: str) -> Iterator[None]:
+    """SIGINT/SIGTERM cancel the sweep; a second one force-quits it.
+
+    The first: running cells are told to stop (each command gets SIGTERM, then SIGKILL after its
+    grace period), keep what their finished sessions measured, and the partial report is written;
+    exit 130. The second: every process the sweep started is SIGKILLed at once
+    (:func:`wfbench.adapters.sandbox.force_quit.kill_everything`) and the process exits 130 without waiting;
+    rows already written are whole, and ``--resume`` continues from them.
+    """
+
+    def handler(signum: int, frame: object) -> None:
+        del frame
+        name = signal.Signals(signum).name
+        if cancel.is_set():
+            from wfbench.adapters.sandbox.force_quit import kill_everything
+
+            killed = kill_everything()
+            os.write(
+                2,
+                f"wfbench: {name} again: force-quit ({killed} process group(s)/process(es) killed); rows"
+                f" already written are whole — resume with: wfbench run --resume {out_dir}\n".encode(),
+            )
+            os._exit(CANCELLED)
+        cancel.set()
+        os.write(
+            2,
+            f"wfbench: {name}: stopping — running cells are cancelled and keep what they measured"
+            " (press Ctrl-C again to force-quit)\n".encode(),
+        )
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        # After a cancelled sweep the process is on its way out with 130: a second signal landing
+        # after the summary (the graceful stop won the race) still force-quits with 130, never
+        # Python's default death by SIGINT. An uncancelled sweep gives the handlers back.
+        if not cancel.is_set():
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+
+@contextmanager
+def _log_file(out_dir: str) -> Iterator[Any]:
+    """A structlog logger writing JSON lines to ``<out>/wfbench.log``; yields its ``info``-style callable."""
+    import structlog
+
+    with open(os.path.join(out_dir, "wfbench.log"), "a", encoding="utf-8") as handle:
+        logger = structlog.wrap_logger(
+            structlog.WriteLogger(handle),
+            processors=[
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.JSONRenderer(),
+            ],
+        )
+        lock = threading.Lock()
+
+        def log(event: str, **fields: Any) -> None:
+            fields.setdefault("level", "info")
+            with lock:
+                logger.msg(event, **fields)
+
+        yield log

@@ -1,0 +1,249 @@
+"""The driver side of ``wfbench run --executor ray``: connect, preflight the nodes, ship cells, take rows.
+
+:class:`RaySweep` is entered once per sweep (after the adapters and the endpoint are built, before
+the first cell). It attaches to the cluster at ``--ray-address``, ships the run-wide
+:class:`~wfbench.cli.run.ray_node.NodeRuntime` once, and asks every node that offers ``wfbench_slot``
+for its :class:`~wfbench.domain.sweep.nodes.NodeProbe`: a node whose wfbench, runtime identity or
+agent differs from the driver's, or that cannot run a cell, is refused with a line naming it and
+every reason, and gets no cell. No accepted node: the run stops before its first cell (exit 2).
+
+Per cell it builds the :class:`~wfbench.cli.run.ray_node.NodeOrder`: the task's snapshot is bundled
+and put into the object store once per snapshot, its hidden oracle once per task (the plan
+itself carries no oracle bytes), and what a node returns is turned into the row here, on the
+driver, which alone writes artifacts into the sweep directory (:meth:`RaySweep.deliver`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from wfbench.app.cell.cell import CellPlan
+from wfbench.app.cell.checks import RunSettings
+from wfbench.cli.run.ray_node import (
+    NodeOrder,
+    NodeResult,
+    NodeRuntime,
+    expected_agents,
+    probe_node,
+    run_order,
+)
+from wfbench.domain.errors import InputError
+from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.nodes import NodeExpectation, NodeProbe, judge_node, refusal_message
+from wfbench.domain.sweep.scheduling import Cell, failed_cell_row
+from wfbench.domain.workspace.oracle import OracleBundle
+
+#: A node needs at least this much free disk for its workspaces (``--min-node-disk`` is not offered).
+MIN_FREE_DISK = 2 * 1024**3
+#: Seconds a cooperatively cancelled cell gets before its task is cancelled by force.
+DEFAULT_CANCEL_GRACE_S = 30.0
+
+
+@attrs.frozen
+class RayOptions:
+    """``--ray-address``, ``--node-loss-retries`` and ``--cancel-grace`` as given."""
+
+    address: str
+    node_loss_retries: int = 0
+    cancel_grace_s: float = DEFAULT_CANCEL_GRACE_S
+    min_free_disk_bytes: int = MIN_FREE_DISK
+
+
+def node_runtime(
+    settings: RunSettings, *, sandbox: str, agent: str, arms: Sequence[Any], script_path: str | None,
+    base_url: str | None, limits: Any,
+) -> NodeRuntime:  # fmt: skip
+    """The run-wide part every node receives: the settings without any secret, key or driver path."""
+    script = None
+    if script_path is not None:
+        with open(script_path, "rb") as handle:
+            script = handle.read()
+    shipped = attrs.evolve(
+        settings, out_dir="", work_dir="", agent_env={}, secrets={}, withheld=(), clock=None, command_env={}
+    )
+    return NodeRuntime(shipped, sandbox, agent, tuple(arms), script=script, base_url=base_url, limits=limits)
+
+
+def expectation(settings: RunSettings, *, wfbench_version: str, min_free_disk: int) -> NodeExpectation:
+    """What every node must equal: the driver's version, runtime identity and agents."""
+    runtimes = settings.arm_runtimes
+    return NodeExpectation(
+        wfbench_version=wfbench_version,
+        runtime_digest=settings.runtime_digest,
+        arm_digests={arm: value.runtime_digest for arm, value in runtimes.items()},
+        agents=expected_agents(runtimes),
+        min_free_disk_bytes=min_free_disk,
+    )
+
+
+class RaySweep:
+    """One sweep's use of a Ray cluster: the accepted nodes, the shipped objects, the executor."""
+
+    def __init__(
+        self, options: RayOptions, runtime: NodeRuntime, *, out_dir: str, note: Callable[[str], None]
+    ) -> None:
+        from wfbench.adapters.executors.ray_executor import RayCluster
+
+        self.options = options
+        self.cluster = RayCluster(options.address)
+        self.runtime = runtime
+        self.out_dir = os.path.abspath(out_dir)
+        self.note = note
+        self.nodes: tuple[Any, ...] = ()
+        self._runtime_ref: Any = None
+        self._snapshots: dict[str, Any] = {}
+        self._oracles: dict[str, Any] = {}
+
+    def start(self, expected: NodeExpectation) -> None:
+        """Connect, ship the runtime, probe every slotted node, keep the accepted ones.
+
+        Raises:
+            InputError: no node offers ``wfbench_slot``, or every such node was refused.
+        """
+        self.cluster.connect()
+        self._runtime_ref = self.cluster.put(self.runtime)
+        candidates = self.cluster.nodes()
+        if not candidates:
+            raise InputError(
+                f"no node of the Ray cluster at {self.options.address} offers a wfbench_slot"
+                " (start workers with --resources '{\"wfbench_slot\": N}')",
+                field="--ray-address",
+            )
+        accepted = []
+        refusals = []
+        for node, answer in self.cluster.on_each(candidates, probe_node, self._runtime_ref):
+            probe = answer if isinstance(answer, NodeProbe) else None
+            if probe is None:
+                line = f"node {node.name} refused: its probe failed: {type(answer).__name__}: {answer}"
+                refusals.append(line[:600])
+                continue
+            reasons = judge_node(attrs.evolve(probe, slots=node.slots), expected)
+            if reasons:
+                refusals.append(refusal_message(attrs.evolve(probe, name=node.name), reasons))
+            else:
+                accepted.append(node)
+        for line in refusals:
+            self.note(f"[node-refused] {line}")
+        if not accepted:
+            raise InputError(
+                f"every node of the Ray cluster at {self.options.address} was refused: "
+                + " | ".join(refusals),
+                field="--ray-address",
+            )
+        self.nodes = tuple(accepted)
+        slots = sum(node.slots for node in accepted)
+        self.note(
+            f"ray: {len(accepted)} node(s), {slots} slot(s): "
+            + ", ".join(f"{n.name}×{n.slots}" for n in accepted)
+        )
+
+    def executor(
+        self, plan_for: Callable[[Cell], CellPlan], *, on_start: Callable[[Cell], None] | None
+    ) -> Any:
+        """The :class:`~wfbench.adapters.executors.ray_executor.RayExecutor` for this sweep's cells."""
+        from wfbench.adapters.executors.ray_executor import RayExecutor
+
+        def order_for(cell: Cell) -> tuple[object, ...]:
+            return (self._runtime_ref, self.order(cell, plan_for(cell)))
+
+        return RayExecutor(
+            self.nodes, task=run_order, order_for=order_for, deliver=self.deliver,
+            node_loss_retries=self.options.node_loss_retries, on_start=on_start, note=self.note,
+        )  # fmt: skip
+
+    def order(self, cell: Cell, plan: CellPlan) -> NodeOrder:
+        """``plan`` for a node: the snapshot and the oracle as object-store handles, no oracle bytes."""
+        from wfbench.adapters.repo.bundle import bundle_snapshot
+
+        task = plan.task
+        snapshot: tuple[Any, ...] = ()
+        if task.snapshot is not None:
+            key = task.snapshot.commit
+            if key not in self._snapshots:
+                self._snapshots[key] = self.cluster.put(bundle_snapshot(task.snapshot))
+            snapshot = (self._snapshots[key],)
+        if task.spec.id not in self._oracles:
+            self._oracles[task.spec.id] = self.cluster.put(task.hidden_oracle())
+        shipped = attrs.evolve(task, oracle=OracleBundle(()), oracle_loader=None)
+        return NodeOrder(cell, attrs.evolve(plan, task=shipped), snapshot, (self._oracles[task.spec.id],))
+
+    def deliver(self, cell: Cell, value: object) -> Row:
+        """The row of what a node returned; its artifacts written into the sweep directory first."""
+        if not isinstance(value, NodeResult) or value.row.cell != cell.key:
+            got = type(value).__name__
+            return failed_cell_row(cell, f"the node returned a {got}, not the cell's result", cancelled=False)
+        try:
+            for rel, data in value.artifacts:
+                self._write(rel, data)
+        except (OSError, ValueError) as exc:
+            return failed_cell_row(cell, f"writing the cell's artifacts failed: {exc}", cancelled=False)
+        return value.row
+
+    def _write(self, rel: str, data: bytes) -> None:
+        parts = rel.split("/")
+        if os.path.isabs(rel) or parts[0] != "cells" or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"refusing an artifact path outside cells/: {rel!r}")
+        path = os.path.join(self.out_dir, *parts)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+
+    def close(self) -> None:
+        """Detach from the cluster."""
+        self.cluster.close()
+
+
+@contextmanager
+def ray_sweep(
+    options: RayOptions, runtime: NodeRuntime, expected: NodeExpectation, *, out_dir: str,
+    note: Callable[[str], None],
+) -> Iterator[RaySweep]:  # fmt: skip
+    """A started :class:`RaySweep`, detached when the block ends however it ends."""
+    sweep = RaySweep(options, runtime, out_dir=out_dir, note=note)
+    try:
+        sweep.start(expected)
+        yield sweep
+    finally:
+        sweep.close()
+
+
+def wfbench_version() -> str:
+    """This driver's wfbench version (what every node must run)."""
+    from importlib import metadata
+
+    return metadata.version("wfbench")
+
+
+@contextmanager
+def executor_for(
+    request: Any, setup: Any, settings: RunSettings, *, out_dir: str, note: Callable[[str], None]
+) -> Iterator[Callable[[Any], Any] | None]:
+    """The executor factory ``wfbench run`` hands the sweep: ``None`` (local threads) or the cluster's.
+
+    For ``--executor ray`` the cluster is attached and every node probed here, before the first
+    cell; the connection ends with the block.
+
+    Raises:
+        InputError: as :meth:`RaySweep.start`, or Ray is not installed.
+    """
+    choice = request.executor
+    if choice is None or choice.name != "ray":
+        yield None
+        return
+    runtime = node_runtime(
+        settings, sandbox=request.sandbox, agent=request.agent, arms=setup.arms,
+        script_path=setup.provider_script, base_url=request.base_url, limits=request.limits,
+    )  # fmt: skip
+    options = RayOptions(choice.ray_address, choice.node_loss_retries, choice.cancel_grace_s)
+    expected = expectation(
+        settings, wfbench_version=wfbench_version(), min_free_disk=options.min_free_disk_bytes
+    )
+    with ray_sweep(options, runtime, expected, out_dir=out_dir, note=note) as sweep:
+        yield lambda jobs: sweep.executor(jobs.plan_for, on_start=jobs.on_start)

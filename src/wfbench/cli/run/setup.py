@@ -1,0 +1,129 @@
+"""``wfbench run``'s options resolved against the corpus: arms, overlay, model, runs, and the warnings.
+
+Everything here happens before any session and fails with one ``InputError`` naming the field.
+The warnings say, before a cent is spent, what the sweep cannot deliver: an unpriced model (cost
+``n/a``, so the cost gate can only answer ``insufficient_evidence``) or fewer runs than the gate
+needs paired.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import attrs
+
+from wfbench.app.corpus.arms import (
+    Arm,
+    Overlay,
+    check_overlay_arms,
+    load_overlay,
+    overlay_digest,
+    resolve_arms,
+)
+from wfbench.app.corpus.corpus import Corpus, load_corpus
+from wfbench.domain.errors import InputError
+from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
+from wfbench.domain.sweep.manifest import check_model_name
+
+DEFAULT_ARMS = ("workflow", "workflow_direct", "baseline")
+
+
+@attrs.frozen
+class Setup:
+    """A run's resolved configuration (what the manifest records), plus its warnings."""
+
+    corpus: Corpus
+    arms: tuple[Arm, ...]
+    overlay: Overlay | None
+    overlay_digest: str | None
+    model: str
+    runs: int
+    provider_script: str | None
+    warnings: tuple[str, ...]
+
+    @property
+    def has_candidates(self) -> bool:
+        """True when a candidate arm runs (the sweep ends in a promotion decision)."""
+        return any(arm.is_candidate for arm in self.arms)
+
+
+def resolve_setup(
+    corpus_path: str,
+    *,
+    arms: Sequence[str],
+    runs: int | None,
+    model: str | None,
+    candidate_overlay: str | None,
+    provider_script: str | None,
+    agent: str,
+    policy: PromotionPolicy = DEFAULT_POLICY,
+) -> Setup:
+    """Load the corpus and resolve the run's options against it (command line first, corpus second).
+
+    The default ``--runs`` is the corpus's; else the gate's minimum paired runs when a candidate
+    arm runs (fewer can only end ``insufficient_evidence``); else 1.
+
+    Raises:
+        InputError: a bad corpus, arm, overlay or model (naming the file or option and the field).
+    """
+    loaded = load_corpus(corpus_path)
+    chosen = resolve_arms(list(arms) or list(loaded.defaults.arms) or list(DEFAULT_ARMS), loaded.arms)
+    candidates = [arm for arm in chosen if arm.is_candidate]
+    overlay_dir = candidate_overlay or (loaded.defaults.candidate_overlay if candidates else None)
+    overlay = None if overlay_dir is None else load_overlay(overlay_dir, candidates)
+    check_overlay_arms(overlay, chosen, loaded.arms)
+    if model is not None:
+        pinned = check_model_name(model)
+    else:
+        try:
+            pinned = check_model_name(loaded.defaults.model, field="--model (or defaults.model)")
+        except InputError as exc:
+            raise exc.located(source=loaded.path) from None
+    count = runs or loaded.defaults.runs or (policy.min_runs if candidates else 1)
+    script = os.path.abspath(provider_script) if provider_script else loaded.provider_script
+    warnings = [*_runs_warning(count, candidates, policy), *_price_warning(agent, pinned)]
+    return Setup(
+        corpus=loaded,
+        arms=chosen,
+        overlay=overlay,
+        overlay_digest=None if overlay is None else overlay_digest(overlay),
+        model=pinned,
+        runs=count,
+        provider_script=script,
+        warnings=tuple(warnings),
+    )
+
+
+def _runs_warning(runs: int, candidates: Sequence[Arm], policy: PromotionPolicy) -> list[str]:
+    if not candidates or runs >= policy.min_runs:
+        return []
+    return [
+        f"--runs {runs}: the gate needs {policy.min_runs} paired runs per task and arm; this sweep can only"
+        f" end insufficient_evidence for {', '.join(arm.name for arm in candidates)}"
+    ]
+
+
+def cost_known(agent: str, model: str) -> bool | None:
+    """Whether the agent will report a cost for ``model``: True, False, or None (it prices itself).
+
+    The stand-in prices from its table; the Codex CLI reports no cost at all; the real Claude CLI
+    applies its own table, which wfbench cannot see.
+    """
+    if agent == "standin":
+        from wfbench.adapters.agents.standin import PRICES
+
+        return any(key in model.lower() for key, _ in PRICES)
+    if agent == "codex":
+        return False
+    return None
+
+
+def _price_warning(agent: str, model: str) -> list[str]:
+    if cost_known(agent, model) is not False:
+        return []
+    return [
+        f"--model {model}: the {agent} agent reports no cost for this model, so cost_usd will be n/a and"
+        " the cost gate can only answer insufficient_evidence (re-gate on tokens with `wfbench gate"
+        " --metric output_tokens`)"
+    ]
