@@ -48,8 +48,11 @@ def _trial(root: Path, sandbox: str, signals: int) -> float:
     corpus = write_corpus(root, [task], script)
     scratch = root / "tmp"
     scratch.mkdir()
-    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TMPDIR": str(scratch),
-           "PYTHONPATH": str(ROOT / "src")}  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "CI"},
+        "TMPDIR": str(scratch),
+        "PYTHONPATH": str(ROOT / "src"),
+    }
     argv = [
         *WFBENCH,
         "run",

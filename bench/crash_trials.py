@@ -41,10 +41,17 @@ COLUMNS = (
 
 def _cells(t: Trial) -> tuple[str, ...]:
     return (
-        str(t.index), str(t.seed), str(t.workers), t.plan, f"{t.kill_at_s:.2f}", str(t.rows_before),
-        str(t.reported_before), str(t.rows_after), "yes" if t.equal_aggregates else "NO",
+        str(t.index),
+        str(t.seed),
+        str(t.workers),
+        t.plan,
+        f"{t.kill_at_s:.2f}",
+        str(t.rows_before),
+        str(t.reported_before),
+        str(t.rows_after),
+        "yes" if t.equal_aggregates else "NO",
         str(len(t.leftovers)),
-    )  # fmt: skip
+    )
 
 
 def _table(trials: list[Trial]) -> str:

@@ -61,8 +61,21 @@ def stalling_script(tmp: Path, stall: float) -> Path:
 
 def sweep(kit: LoopbackCluster, out: Path, script: Path, runs: int, executor: list[str]) -> dict[str, Any]:
     """Run the sweep inside the namespace; its figures from the rows."""
-    argv = [sys.executable, "-m", "wfbench", "run", "--out", str(out), "--tasks", TASKS, "--runs", str(runs),
-            "--provider-script", str(script), *executor]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "wfbench",
+        "run",
+        "--out",
+        str(out),
+        "--tasks",
+        TASKS,
+        "--runs",
+        str(runs),
+        "--provider-script",
+        str(script),
+        *executor,
+    ]
     began = time.monotonic()
     done = kit.run(argv, capture=True, check=False, timeout=1800)
     wall = time.monotonic() - began
@@ -75,8 +88,12 @@ def sweep(kit: LoopbackCluster, out: Path, script: Path, runs: int, executor: li
     ends = [datetime.fromisoformat(r["recorded_at"]).timestamp() for r in rows]
     cells = [float(r["cell_wall_s"]) for r in rows]
     starts = [end - cell for end, cell in zip(ends, cells, strict=True)]
-    return {"wall": wall, "makespan": max(ends) - min(starts), "cells": cells,
-            "nodes": sorted({r.get("node") or "local" for r in rows})}  # fmt: skip
+    return {
+        "wall": wall,
+        "makespan": max(ends) - min(starts),
+        "cells": cells,
+        "nodes": sorted({r.get("node") or "local" for r in rows}),
+    }
 
 
 def ratio(figures: dict[str, Any], slots: int) -> float:

@@ -123,16 +123,24 @@ def review_fields(rng: random.Random, arm: str, shape: TaskShape, *, clean: bool
     f1 = round(2 * tp / (2 * tp + fp + fn), 6) if labels else None
     blocker_recall = (1.0 if clean or tp == labels else 0.5) if labels else None
     return {
-        "review_true_positives": tp, "review_false_positives": fp, "review_false_negatives": fn,
-        "review_precision": precision, "review_recall": recall, "review_f1": f1,
-        "review_weighted_precision": precision, "review_weighted_recall": recall,
-        "review_weighted_f1": f1, "review_blocker_recall": blocker_recall,
-        "review_severity_accuracy": 1.0 if tp else None, "review_category_accuracy": 1.0 if tp else None,
+        "review_true_positives": tp,
+        "review_false_positives": fp,
+        "review_false_negatives": fn,
+        "review_precision": precision,
+        "review_recall": recall,
+        "review_f1": f1,
+        "review_weighted_precision": precision,
+        "review_weighted_recall": recall,
+        "review_weighted_f1": f1,
+        "review_blocker_recall": blocker_recall,
+        "review_severity_accuracy": 1.0 if tp else None,
+        "review_category_accuracy": 1.0 if tp else None,
         "review_grounded_evidence": 1.0 if tp + fp else None,
         "review_verdict_correct": clean or rng.random() < 0.95,
-        "review_clean_control": labels == 0, "review_clean_pass": labels + fp == 0,
+        "review_clean_control": labels == 0,
+        "review_clean_pass": labels + fp == 0,
         "review_score_finite": True,
-    }  # fmt: skip
+    }
 
 
 def raw_row(
@@ -146,8 +154,13 @@ def raw_row(
     out = rng.randint(1000, 9000) if measured else None
     cost = round(shape.cost * factor * rng.uniform(0.95, 1.05), 4)
     row: dict[str, Any] = {
-        "task": task, "arm": arm, "run": run, "class": "bugfix", "ok": kind not in _NO_USAGE,
-        "resolved": kind is None, "error_kind": kind,
+        "task": task,
+        "arm": arm,
+        "run": run,
+        "class": "bugfix",
+        "ok": kind not in _NO_USAGE,
+        "resolved": kind is None,
+        "error_kind": kind,
         "input_tokens": out * 20 if out is not None else None,
         "cache_creation_input_tokens": out * 3 if out is not None else None,
         "cache_read_input_tokens": out * 50 if out is not None else None,
@@ -157,11 +170,14 @@ def raw_row(
         "num_turns": rng.randint(3, 40) if measured else None,
         "authored_tests_passed": kind not in ("verify-failed", *_NO_USAGE),
         "oracle_passed": None if kind in _NO_USAGE else kind != "oracle-failed",
-        "skill_invoked": kind != "skill-not-invoked", "transcript_missing": False,
-        "diff_files": rng.randint(1, 6), "diff_insertions": rng.randint(1, 200),
+        "skill_invoked": kind != "skill-not-invoked",
+        "transcript_missing": False,
+        "diff_files": rng.randint(1, 6),
+        "diff_insertions": rng.randint(1, 200),
         "diff_deletions": rng.randint(0, 80),
-        "reused": False, "session_ids": [f"s-{task}-{arm}-{run}"],
-    }  # fmt: skip
+        "reused": False,
+        "session_ids": [f"s-{task}-{arm}-{run}"],
+    }
     if arm.endswith("review"):
         row["review_evidence_valid"] = kind != "evidence-unverified"
         row |= review_fields(rng, arm, shape, clean=clean)
@@ -257,16 +273,29 @@ CATEGORIES = ("correctness", "security", "performance", "tests", "compatibility"
 def finding(index: int, path: str, line: int, end_line: int, severity: str, category: str) -> dict[str, Any]:
     """One artifact finding."""
     return {
-        "id": f"F{index:03d}", "severity": severity, "path": path, "line": line, "end_line": end_line,
-        "category": category, "scenario": f"scenario {index}", "evidence": f"evidence {index}",
-        "recommendation": "fix it", "blocking": severity in ("critical", "high"),
-    }  # fmt: skip
+        "id": f"F{index:03d}",
+        "severity": severity,
+        "path": path,
+        "line": line,
+        "end_line": end_line,
+        "category": category,
+        "scenario": f"scenario {index}",
+        "evidence": f"evidence {index}",
+        "recommendation": "fix it",
+        "blocking": severity in ("critical", "high"),
+    }
 
 
 def label(index: int, path: str, start: int, end: int, severity: str, category: str) -> dict[str, Any]:
     """One hidden label."""
-    return {"id": f"L{index:03d}", "severity": severity, "path": path, "line_start": start, "line_end": end,
-            "category": category}  # fmt: skip
+    return {
+        "id": f"L{index:03d}",
+        "severity": severity,
+        "path": path,
+        "line_start": start,
+        "line_end": end,
+        "category": category,
+    }
 
 
 def worst_case(count: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

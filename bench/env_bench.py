@@ -85,19 +85,32 @@ def overhead(root: Path, files: int, cells: int) -> dict[str, float]:
     (corpus / "oracles").mkdir(parents=True)
     (corpus / "oracles" / "test_touching.py").write_text(ORACLE)
     tasks = [
-        {"id": f"t{i}", "class": "c", "repo": lib["repo"], "ref": lib["base"], "prompt": f"CASE t{i}: fix",
-         "verify": f"{PYTEST} tests",
-         "oracle": {"command": f'{PYTEST} "$WFBENCH_ORACLE_ROOT/test_touching.py"',
-                    "files": [{"source": "oracles/test_touching.py", "target": "test_touching.py"}]}}
+        {
+            "id": f"t{i}",
+            "class": "c",
+            "repo": lib["repo"],
+            "ref": lib["base"],
+            "prompt": f"CASE t{i}: fix",
+            "verify": f"{PYTEST} tests",
+            "oracle": {
+                "command": f'{PYTEST} "$WFBENCH_ORACLE_ROOT/test_touching.py"',
+                "files": [{"source": "oracles/test_touching.py", "target": "test_touching.py"}],
+            },
+        }
         for i in range(cells)
-    ]  # fmt: skip
+    ]
     script = {
         "default": {"say": "done", "usage": {"input_tokens": 1, "output_tokens": 1}},
         "conversations": [],
     }
     (corpus / "script.yaml").write_text(yaml.safe_dump(script))
-    spec = {"name": "bench", "provider_script": "script.yaml", "defaults": {"model": MODEL},
-            "environment": ENVIRONMENT, "tasks": tasks}  # fmt: skip
+    spec = {
+        "name": "bench",
+        "provider_script": "script.yaml",
+        "defaults": {"model": MODEL},
+        "environment": ENVIRONMENT,
+        "tasks": tasks,
+    }
     (corpus / "corpus.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     env = {**os.environ, "WFBENCH_CACHE": str(root / "cache")}
     # A first sweep builds the environment; the measured sweep runs with it cached.
@@ -116,10 +129,13 @@ def overhead(root: Path, files: int, cells: int) -> dict[str, float]:
     assert parsed is not None
     built = envs.ensure(parsed, snapshot=snapshot, task_env={})
     policy = SandboxPolicy(
-        workspace=snapshot.path, workspace_writable=False, network=False, timeout_s=120,
+        workspace=snapshot.path,
+        workspace_writable=False,
+        network=False,
+        timeout_s=120,
         env={**harness_command_env(), "PATH": f"/env/bin:{harness_command_env()['PATH']}"},
         mounts=(Mount(built.host_path, "/env"), *(Mount(p, p) for p in built.runtime_paths)),
-    )  # fmt: skip
+    )
     sandbox = BwrapSandbox()
     start_ups = []
     for _ in range(5):

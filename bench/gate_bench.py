@@ -66,17 +66,26 @@ def _review_fields(rng: random.Random, arm: str, labels: int, kind: str | None) 
     f1 = round(2 * tp / (2 * tp + fp + fn), 6) if labels else None
     score = {"true_positives": tp, "false_positives": fp, "false_negatives": fn, "weighted_f1": f1}
     return {
-        "review_score": score, "review_evidence_valid": kind != "evidence-unverified",
+        "review_score": score,
+        "review_evidence_valid": kind != "evidence-unverified",
         "review_artifact": "review.json",
-        "review_true_positives": tp, "review_false_positives": fp, "review_false_negatives": fn,
-        "review_precision": precision, "review_recall": recall, "review_f1": f1,
-        "review_weighted_precision": precision, "review_weighted_recall": recall,
-        "review_weighted_f1": f1, "review_blocker_recall": (1.0 if tp == labels else 0.5) if labels else None,
-        "review_severity_accuracy": 1.0 if tp else None, "review_category_accuracy": 1.0 if tp else None,
+        "review_true_positives": tp,
+        "review_false_positives": fp,
+        "review_false_negatives": fn,
+        "review_precision": precision,
+        "review_recall": recall,
+        "review_f1": f1,
+        "review_weighted_precision": precision,
+        "review_weighted_recall": recall,
+        "review_weighted_f1": f1,
+        "review_blocker_recall": (1.0 if tp == labels else 0.5) if labels else None,
+        "review_severity_accuracy": 1.0 if tp else None,
+        "review_category_accuracy": 1.0 if tp else None,
         "review_grounded_evidence": 1.0 if tp + fp else None,
         "review_verdict_correct": rng.random() < 0.95,
-        "review_clean_control": labels == 0, "review_clean_pass": labels + fp == 0,
-    }  # fmt: skip
+        "review_clean_control": labels == 0,
+        "review_clean_pass": labels + fp == 0,
+    }
 
 
 def synthetic_rows(tasks: int, seed: int = 7) -> Iterator[dict[str, Any]]:
@@ -102,34 +111,61 @@ def synthetic_rows(tasks: int, seed: int = 7) -> Iterator[dict[str, Any]]:
                     "output_tokens": int(out * factor) if measured else None,
                     "cost_usd": round(cost_level * factor * rng.uniform(0.95, 1.05), 4) if measured else None,
                     "duration_s": round(rng.uniform(30, 600) * factor, 1) if measured else None,
-                    "num_turns": rng.randint(3, 40) if measured else None, "ok": measured,
+                    "num_turns": rng.randint(3, 40) if measured else None,
+                    "ok": measured,
                     "session_ids": [f"s-{t}-{arm}-{run}-{rng.getrandbits(32):08x}"],
-                    "error_kind": kind, "error_detail": None if kind is None else f"{kind}: synthetic",
-                    "skill_invoked": kind != "skill-not-invoked", "transcript_missing": False,
-                    "transcript_artifacts": [{"path": f"transcripts/{task}-{arm}-run{run}.jsonl",
-                                              "sha256": _digest(rng), "bytes": rng.randint(1000, 90000),
-                                              "source": "parent-captured-stream-json"}],
-                    "evidence_diagnostics": [], "tool_use_counts": {"Read": rng.randint(0, 9), "Edit": 2},
+                    "error_kind": kind,
+                    "error_detail": None if kind is None else f"{kind}: synthetic",
+                    "skill_invoked": kind != "skill-not-invoked",
+                    "transcript_missing": False,
+                    "transcript_artifacts": [
+                        {
+                            "path": f"transcripts/{task}-{arm}-run{run}.jsonl",
+                            "sha256": _digest(rng),
+                            "bytes": rng.randint(1000, 90000),
+                            "source": "parent-captured-stream-json",
+                        }
+                    ],
+                    "evidence_diagnostics": [],
+                    "tool_use_counts": {"Read": rng.randint(0, 9), "Edit": 2},
                     "plan_produced": measured,
                     "authored_tests_passed": kind not in ("verify-failed", *_NO_USAGE),
-                    "authored_test_output": "3 passed", "verify_output": "3 passed",
+                    "authored_test_output": "3 passed",
+                    "verify_output": "3 passed",
                     "oracle_passed": None if kind in _NO_USAGE else kind != "oracle-failed",
-                    "oracle_output": "", "resolved": kind is None,
-                    "diff_files": rng.randint(1, 6), "diff_insertions": rng.randint(1, 200),
-                    "diff_deletions": rng.randint(0, 80), "arm": arm,
-                    "model": MODEL, "benchmark_model": MODEL, "proposer_model": None, "effort": "xhigh",
-                    "task_ref": "main", "task_base_sha": base_sha, "sanitized_task_sha": _digest(rng)[:40],
-                    "variant_head_sha": _digest(rng)[:40], "task_prompt_digest": binding["prompt"],
-                    "skill_digest": "e" * 64, "runtime_digest": "f" * 64,
-                    "recorded_at": "2026-01-01T00:00:00+00:00", "task": task, "class": "bugfix", "run": run,
-                    "sandbox_backend": "bwrap", "task_asset_snapshot_digest": binding["asset"],
+                    "oracle_output": "",
+                    "resolved": kind is None,
+                    "diff_files": rng.randint(1, 6),
+                    "diff_insertions": rng.randint(1, 200),
+                    "diff_deletions": rng.randint(0, 80),
+                    "arm": arm,
+                    "model": MODEL,
+                    "benchmark_model": MODEL,
+                    "proposer_model": None,
+                    "effort": "xhigh",
+                    "task_ref": "main",
+                    "task_base_sha": base_sha,
+                    "sanitized_task_sha": _digest(rng)[:40],
+                    "variant_head_sha": _digest(rng)[:40],
+                    "task_prompt_digest": binding["prompt"],
+                    "skill_digest": "e" * 64,
+                    "runtime_digest": "f" * 64,
+                    "recorded_at": "2026-01-01T00:00:00+00:00",
+                    "task": task,
+                    "class": "bugfix",
+                    "run": run,
+                    "sandbox_backend": "bwrap",
+                    "task_asset_snapshot_digest": binding["asset"],
                     "task_asset_manifest_digest": binding["asset"],
                     "sandbox_dependency_content_digest": binding["deps"],
                     "sandbox_dependency_manifest_digest": binding["deps"],
-                    "oracle_digest": binding["oracle"], "oracle_command_digest": binding["oracle"],
+                    "oracle_digest": binding["oracle"],
+                    "oracle_command_digest": binding["oracle"],
                     "oracle_manifest_digest": binding["oracle"],
-                    "ce_plugin_version": None, "ce_plugin_manifest_digest": None, "reused": False,
-                }  # fmt: skip
+                    "ce_plugin_version": None,
+                    "ce_plugin_manifest_digest": None,
+                    "reused": False,
+                }
                 if arm.startswith("candidate_"):
                     row["candidate_overlay_digest"] = "d" * 64
                 if arm.endswith("review"):
@@ -177,8 +213,10 @@ def main() -> int:
     args = parser.parse_args()
 
     env = dict(os.environ, PYTHONPATH=str(args.src.resolve()))
-    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}; wfbench from {args.src}")  # fmt: skip
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}; wfbench from {args.src}"
+    )
     for size in args.sizes:
         tasks = max(1, size // (len(ARMS) * RUNS))
         directory = args.cache / f"rows-{tasks * len(ARMS) * RUNS}-seed{args.seed}"

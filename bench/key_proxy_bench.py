@@ -30,8 +30,9 @@ conversations:
 def timed(base_url: str, key: str, *, stream: bool) -> tuple[float, float]:
     """Seconds to the first body byte and to the last one."""
     url = urlsplit(base_url)
-    body = json.dumps({"model": "m", "max_tokens": 9, "stream": stream,
-                       "messages": [{"role": "user", "content": "bench"}]})  # fmt: skip
+    body = json.dumps(
+        {"model": "m", "max_tokens": 9, "stream": stream, "messages": [{"role": "user", "content": "bench"}]}
+    )
     started = time.perf_counter()
     connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
     connection.request("POST", "/v1/messages", body, {"x-api-key": key, "content-type": "application/json"})
@@ -47,8 +48,10 @@ def report(label: str, samples: list[tuple[float, float]]) -> None:
     firsts = sorted(s[0] * 1000 for s in samples)
     totals = sorted(s[1] * 1000 for s in samples)
     p95 = totals[int(len(totals) * 0.95) - 1]
-    print(f"{label:<22} first byte median {statistics.median(firsts):6.2f} ms   "
-          f"total median {statistics.median(totals):6.2f} ms   p95 {p95:6.2f} ms")  # fmt: skip
+    print(
+        f"{label:<22} first byte median {statistics.median(firsts):6.2f} ms   "
+        f"total median {statistics.median(totals):6.2f} ms   p95 {p95:6.2f} ms"
+    )
 
 
 def main() -> None:

@@ -36,26 +36,64 @@ def _row(rng: random.Random, task: str, arm: str, run: int, kind: str) -> dict[s
     base = {"baseline": 0.06, "workflow": 0.16, "candidate_workflow": 0.12, "review": 0.08}[arm]
     cost = round(base * rng.uniform(0.7, 1.4), 4)
     row: dict[str, object] = {
-        "task": task, "arm": arm, "run": run, "class": "bug-fix", "kind": kind, "ok": True, "resolved": True,
-        "error_kind": None, "input_tokens": int(cost * 80000), "cache_creation_input_tokens": 1000,
-        "cache_read_input_tokens": 20000, "output_tokens": int(cost * 25000), "cost_usd": cost,
-        "duration_s": round(rng.uniform(20, 400), 1), "num_turns": rng.randint(2, 12),
-        "authored_tests_passed": True, "oracle_passed": True, "skill_invoked": arm != "baseline" or None,
-        "transcript_missing": False, "review_evidence_valid": None, "reused": False,
-        "model": "claude-sonnet-4-5", "benchmark_model": "claude-sonnet-4-5", "sandbox_backend": "bwrap",
-        "recorded_at": "2026-12-01T00:00:00+00:00", "cell_wall_s": round(rng.uniform(30, 600), 2),
-        "session_ids": [f"s-{task}-{arm}-{run}"], "evidence_diagnostics": [],
-        "transcript_artifacts": [{"path": f"cells/{task}/{arm}/run-{run}/transcripts/work-s.jsonl",
-                                  "sha256": "0" * 64, "bytes": 100, "source": "parent-captured-stream-json"}],
-        "patch_artifact": f"cells/{task}/{arm}/run-{run}/patch.diff", "diff_files": 2, "diff_insertions": 10,
-        "diff_deletions": 1, "verify_output": "3 passed", "oracle_output": "hidden oracle passed",
-    }  # fmt: skip
+        "task": task,
+        "arm": arm,
+        "run": run,
+        "class": "bug-fix",
+        "kind": kind,
+        "ok": True,
+        "resolved": True,
+        "error_kind": None,
+        "input_tokens": int(cost * 80000),
+        "cache_creation_input_tokens": 1000,
+        "cache_read_input_tokens": 20000,
+        "output_tokens": int(cost * 25000),
+        "cost_usd": cost,
+        "duration_s": round(rng.uniform(20, 400), 1),
+        "num_turns": rng.randint(2, 12),
+        "authored_tests_passed": True,
+        "oracle_passed": True,
+        "skill_invoked": arm != "baseline" or None,
+        "transcript_missing": False,
+        "review_evidence_valid": None,
+        "reused": False,
+        "model": "claude-sonnet-4-5",
+        "benchmark_model": "claude-sonnet-4-5",
+        "sandbox_backend": "bwrap",
+        "recorded_at": "2026-12-01T00:00:00+00:00",
+        "cell_wall_s": round(rng.uniform(30, 600), 2),
+        "session_ids": [f"s-{task}-{arm}-{run}"],
+        "evidence_diagnostics": [],
+        "transcript_artifacts": [
+            {
+                "path": f"cells/{task}/{arm}/run-{run}/transcripts/work-s.jsonl",
+                "sha256": "0" * 64,
+                "bytes": 100,
+                "source": "parent-captured-stream-json",
+            }
+        ],
+        "patch_artifact": f"cells/{task}/{arm}/run-{run}/patch.diff",
+        "diff_files": 2,
+        "diff_insertions": 10,
+        "diff_deletions": 1,
+        "verify_output": "3 passed",
+        "oracle_output": "hidden oracle passed",
+    }
     draw = rng.random()
     if kind == "review":
         f1 = round(rng.uniform(0.5, 1.0), 3)
-        row.update(review_evidence_valid=True, review_weighted_f1=f1, review_precision=f1, review_recall=f1,
-                   review_blocker_recall=1.0, review_clean_control=False, review_clean_pass=False,
-                   review_true_positives=1, review_false_positives=0, review_false_negatives=0)  # fmt: skip
+        row.update(
+            review_evidence_valid=True,
+            review_weighted_f1=f1,
+            review_precision=f1,
+            review_recall=f1,
+            review_blocker_recall=1.0,
+            review_clean_control=False,
+            review_clean_pass=False,
+            review_true_positives=1,
+            review_false_positives=0,
+            review_false_negatives=0,
+        )
         row.pop("patch_artifact")
     elif draw < {"baseline": 0.4, "workflow": 0.15, "candidate_workflow": 0.12}[arm]:
         row.update(resolved=False, error_kind="oracle-failed", oracle_passed=False)
@@ -115,14 +153,18 @@ def main() -> None:
         env_python = [sys.executable, "-m", "wfbench"]
         wall, rss = timed([*env_python, "report", str(sweep)])
         html = (sweep / "report.html").stat().st_size
-        print(f"wfbench report: {wall:.1f} s, peak RSS {rss:.0f} MiB; report.html {html / 2**20:.2f} MiB,"
-              f" report.md {(sweep / 'report.md').stat().st_size / 2**20:.2f} MiB")  # fmt: skip
+        print(
+            f"wfbench report: {wall:.1f} s, peak RSS {rss:.0f} MiB; report.html {html / 2**20:.2f} MiB,"
+            f" report.md {(sweep / 'report.md').stat().st_size / 2**20:.2f} MiB"
+        )
         out = Path(tmp) / "site"
         wall, rss = timed([*env_python, "view", str(sweep), "--static", str(out)])
         pages = sum(1 for _ in out.rglob("*.html"))
         index = (out / "index.html").read_text()
-        print(f"wfbench view --static: {wall:.1f} s, peak RSS {rss:.0f} MiB;"
-              f" {pages:,} pages, index.html {len(index) / 2**20:.2f} MiB")  # fmt: skip
+        print(
+            f"wfbench view --static: {wall:.1f} s, peak RSS {rss:.0f} MiB;"
+            f" {pages:,} pages, index.html {len(index) / 2**20:.2f} MiB"
+        )
         print(f"overview DOM: tables render 50 rows a page; <tr> in the static markup: {index.count('<tr')}")
 
 

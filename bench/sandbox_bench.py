@@ -143,9 +143,13 @@ def bridge_sessions(runs: int, real_runs: int) -> None:
                             lease = None
                             env, key = {"ANTHROPIC_BASE_URL": proxy.base_url}, proxy.dummy_token
                         request = SessionRequest(
-                            prompt="Task bench", model="claude-sonnet-4-5", allowed_tools=("Write",),
-                            env=env, secrets={"ANTHROPIC_API_KEY": key}, timeout_s=120,
-                        )  # fmt: skip
+                            prompt="Task bench",
+                            model="claude-sonnet-4-5",
+                            allowed_tools=("Write",),
+                            env=env,
+                            secrets={"ANTHROPIC_API_KEY": key},
+                            timeout_s=120,
+                        )
                         cli_for_mode = cli if mode == "bridged" else _dumpable(cli)
                         started = time.perf_counter()
                         record = cli_for_mode.run_session(request, sandbox=sandbox, policy=policy)

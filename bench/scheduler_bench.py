@@ -342,9 +342,12 @@ def throttle(args: argparse.Namespace) -> None:
         durations = sweep_model.resample(samples, args.cells, 1)
         scene = sweep_model.Scenario(capacity=args.capacity)
         result = sweep_model.simulate(
-            durations, workers=workers, window=packed_window(workers), scenario=scene,
+            durations,
+            workers=workers,
+            window=packed_window(workers),
+            scenario=scene,
             retry=RetryPolicy(retries=retries),
-        )  # fmt: skip
+        )
         bound = sweep_model.lower_bound(durations, args.capacity)
         cuts = [c for c in result.limit_changes if c[2] < c[1]]
         print(

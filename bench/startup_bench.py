@@ -36,8 +36,16 @@ def _fixtures(root: Path) -> dict[str, list[str]]:
     artifact.write_text(json.dumps(ARTIFACT))
     labels.write_text(json.dumps(LABELS))
     results = root / "results.jsonl"
-    row = {"task": "t", "arm": "workflow", "run": 0, "ok": True, "resolved": True, "error_kind": None,
-           "cost_usd": 0.1, "model": "claude-sonnet-4-5"}  # fmt: skip
+    row = {
+        "task": "t",
+        "arm": "workflow",
+        "run": 0,
+        "ok": True,
+        "resolved": True,
+        "error_kind": None,
+        "cost_usd": 0.1,
+        "model": "claude-sonnet-4-5",
+    }
     results.write_text(json.dumps(row) + "\n")
     return {
         "python3 -c pass": ["-c", "pass"],

@@ -107,9 +107,7 @@ def wide_rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2", "t3")) -
         for name in draw(st.lists(st.sampled_from(_WIDE_REVIEW_NAMES), max_size=6, unique=True))
     }
     extra = {
-        name: draw(st.sampled_from(values))
-        for name, values in _WIDE_EXTRA.items()
-        if draw(st.booleans())
+        name: draw(st.sampled_from(values)) for name, values in _WIDE_EXTRA.items() if draw(st.booleans())
     }
     return attrs.evolve(
         row,
@@ -124,9 +122,15 @@ def wide_rows(draw: st.DrawFn, *, tasks: tuple[str, ...] = ("t1", "t2", "t3")) -
 
 
 _WIDE_REVIEW_NAMES = (
-    "review_weighted_f1", "review_blocker_recall", "review_true_positives", "review_precision",
-    "review_verdict_correct", "review_clean_control", "review_clean_pass", "review_grounded_evidence",
-)  # fmt: skip
+    "review_weighted_f1",
+    "review_blocker_recall",
+    "review_true_positives",
+    "review_precision",
+    "review_verdict_correct",
+    "review_clean_control",
+    "review_clean_pass",
+    "review_grounded_evidence",
+)
 _WIDE_EXTRA: dict[str, list[object]] = {
     "benchmark_model": ["m-1", "m-2", "", None, 3],
     "model": ["m-1", "m-3"],

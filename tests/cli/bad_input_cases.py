@@ -30,9 +30,13 @@ OUT = "out"
 
 #: The command each group of cases runs (the others run ``wfbench run``).
 COMMANDS = {
-    "corpus": "tasks check", "provider": "provider serve", "review": "review score",
-    "labels": "review score", "results": "gate", "report": "report",
-}  # fmt: skip
+    "corpus": "tasks check",
+    "provider": "provider serve",
+    "review": "review score",
+    "labels": "review score",
+    "results": "gate",
+    "report": "report",
+}
 
 
 @attrs.frozen
@@ -77,10 +81,14 @@ def write(path: Path, content: str | bytes) -> Path:
 def task(env: Env, **overrides: Any) -> dict[str, Any]:
     """A valid implementation task ``t1``, with ``overrides`` applied (``DROP`` removes a key)."""
     base: dict[str, Any] = {
-        "id": "t1", "class": "bug-fix", "repo": env.repo, "ref": "main", "prompt": "Fix it.",
+        "id": "t1",
+        "class": "bug-fix",
+        "repo": env.repo,
+        "ref": "main",
+        "prompt": "Fix it.",
         "verify": "true",
         "oracle": {"command": "true", "files": [{"source": "oracles/o.py", "target": "test_o.py"}]},
-    }  # fmt: skip
+    }
     base.update(overrides)
     return {key: value for key, value in base.items() if value is not DROP}
 
@@ -114,8 +122,21 @@ def check_text(text: str | bytes) -> Build:
 
 def run_args(env: Env, *extra: str) -> list[str]:
     """``wfbench run`` with no containment needed (nothing may run) and the sentinel endpoint."""
-    return ["run", CORPUS, "--sandbox", "host-unsafe", "--model", "m", "--out", OUT,
-            "--base-url", env.base_url, "--workers", "1", *extra]  # fmt: skip
+    return [
+        "run",
+        CORPUS,
+        "--sandbox",
+        "host-unsafe",
+        "--model",
+        "m",
+        "--out",
+        OUT,
+        "--base-url",
+        env.base_url,
+        "--workers",
+        "1",
+        *extra,
+    ]
 
 
 def run_with(build: Callable[[Path, Env], object], *extra: str) -> Build:
@@ -163,12 +184,25 @@ def serve(text: str) -> Build:
 
 
 FINDING = {
-    "id": "f1", "severity": "high", "path": "calc/stats.py", "line": 3, "end_line": 4,
-    "category": "correctness", "scenario": "median([1, 2]) is 2.", "evidence": "values[n // 2]",
-    "recommendation": "Average the middle pair.", "blocking": True,
-}  # fmt: skip
-LABEL = {"id": "L1", "severity": "high", "path": "calc/stats.py", "line_start": 3, "line_end": 4,
-         "category": "correctness"}  # fmt: skip
+    "id": "f1",
+    "severity": "high",
+    "path": "calc/stats.py",
+    "line": 3,
+    "end_line": 4,
+    "category": "correctness",
+    "scenario": "median([1, 2]) is 2.",
+    "evidence": "values[n // 2]",
+    "recommendation": "Average the middle pair.",
+    "blocking": True,
+}
+LABEL = {
+    "id": "L1",
+    "severity": "high",
+    "path": "calc/stats.py",
+    "line_start": 3,
+    "line_end": 4,
+    "category": "correctness",
+}
 GOOD_LABELS = json.dumps({"schema_version": 1, "findings": [LABEL]})
 
 

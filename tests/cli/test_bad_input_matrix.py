@@ -155,9 +155,14 @@ def run_case(case: Case, directory: Path, repo: str) -> Outcome:
         argv = case.build(directory, Env(repo=repo, base_url=sentinel.url))
         before = tree(directory)
         done = subprocess.run(
-            [*WFBENCH, *argv], cwd=directory, capture_output=True, text=True, timeout=TIMEOUT_S,
-            env=_case_env(), check=False,
-        )  # fmt: skip
+            [*WFBENCH, *argv],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env=_case_env(),
+            check=False,
+        )
     finally:
         sentinel.close()
     touched = changes(before, tree(directory))

@@ -11,9 +11,18 @@ import pytest
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 COMMANDS = (
-    (), ("run",), ("gate",), ("report",), ("doctor",), ("tasks",), ("tasks", "check"), ("review",),
-    ("review", "score"), ("provider",), ("provider", "serve"),
-)  # fmt: skip
+    (),
+    ("run",),
+    ("gate",),
+    ("report",),
+    ("doctor",),
+    ("tasks",),
+    ("tasks", "check"),
+    ("review",),
+    ("review", "score"),
+    ("provider",),
+    ("provider", "serve"),
+)
 
 
 def wfbench(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
@@ -80,12 +89,23 @@ def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
     text = wfbench("run", "--help").stdout
 
     for expected in (
-        "--sandbox <bwrap|host-unsafe>", "--agent <standin|claude|codex>", "candidate_workflow_direct",
-        "WFBENCH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY is NOT read", "WFBENCH_CLAUDE_BIN",
-        "WFBENCH_CODEX_BIN", "WFBENCH_CACHE", "WFBENCH_HEARTBEAT_S",
-        "--max-cost USD", "--executor <local|ray>",
-        "Exit codes:", "130", "Examples:", "[default: 2;", "or --max-cost",
-    ):  # fmt: skip
+        "--sandbox <bwrap|host-unsafe>",
+        "--agent <standin|claude|codex>",
+        "candidate_workflow_direct",
+        "WFBENCH_ANTHROPIC_API_KEY",
+        "ANTHROPIC_API_KEY is NOT read",
+        "WFBENCH_CLAUDE_BIN",
+        "WFBENCH_CODEX_BIN",
+        "WFBENCH_CACHE",
+        "WFBENCH_HEARTBEAT_S",
+        "--max-cost USD",
+        "--executor <local|ray>",
+        "Exit codes:",
+        "130",
+        "Examples:",
+        "[default: 2;",
+        "or --max-cost",
+    ):
         assert expected in text, expected
 
 
@@ -177,9 +197,17 @@ def _option_block(help_text: str, flag: str) -> str:
 
 @pytest.mark.parametrize(
     "flag",
-    ["--workers", "--sandbox", "--agent", "--provider-script", "--base-url", "--no-provider-script",
-     "--timeout", "--verify-timeout"],
-)  # fmt: skip
+    [
+        "--workers",
+        "--sandbox",
+        "--agent",
+        "--provider-script",
+        "--base-url",
+        "--no-provider-script",
+        "--timeout",
+        "--verify-timeout",
+    ],
+)
 def test_run_and_evolve_share_their_sweep_options(flag: str) -> None:
     """``evolve`` runs sweeps: each option it shares with ``run`` reads and binds the same."""
     run_help, evolve_help = wfbench("run", "--help", columns=200), wfbench("evolve", "--help", columns=200)

@@ -54,13 +54,17 @@ def reference_mix() -> list[dict[str, Any]]:
             "num_turns": 0,
             "sandbox_backend": "bwrap",
             "oracle_digest": DIGEST,
-        }  # fmt: skip
+        }
     )
     review = {
-        "review_evidence_valid": True, "review_weighted_f1": 0.8, "review_blocker_recall": 1.0,
-        "review_false_positives": 0, "review_verdict_correct": True, "review_clean_control": False,
+        "review_evidence_valid": True,
+        "review_weighted_f1": 0.8,
+        "review_blocker_recall": 1.0,
+        "review_false_positives": 0,
+        "review_verdict_correct": True,
+        "review_clean_control": False,
         "review_clean_pass": False,
-    }  # fmt: skip
+    }
     rows += [reference_row("case-1", "review", r, **dict(review, review_weighted_f1=0.6)) for r in range(3)]
     rows += [reference_row("case-1", "candidate_review", r, **review) for r in range(3)]
     return rows
@@ -84,18 +88,30 @@ def edge_cases() -> list[dict[str, Any]]:
     for run, (tp, f1) in enumerate([(2, 0.5), (3.0, 0.75), (True, 1)]):
         rows.append(
             reference_row(
-                "mid", "review", run, review_evidence_valid=run != 2, review_true_positives=tp,
-                review_weighted_f1=f1, review_blocker_recall=0.5 * run, review_verdict_correct=run > 0,
-                review_clean_control=False, review_clean_pass=None if run == 1 else False,
+                "mid",
+                "review",
+                run,
+                review_evidence_valid=run != 2,
+                review_true_positives=tp,
+                review_weighted_f1=f1,
+                review_blocker_recall=0.5 * run,
+                review_verdict_correct=run > 0,
+                review_clean_control=False,
+                review_clean_pass=None if run == 1 else False,
             )
-        )  # fmt: skip
+        )
         rows.append(
             reference_row(
-                "mid", "candidate_review", run, review_true_positives=tp, review_weighted_f1=0.9,
-                review_clean_control=False, review_grounded_evidence=1 if run else 0.5,
+                "mid",
+                "candidate_review",
+                run,
+                review_true_positives=tp,
+                review_weighted_f1=0.9,
+                review_clean_control=False,
+                review_grounded_evidence=1 if run else 0.5,
                 error_kind="skill-not-invoked" if run == 2 else None,
             )
-        )  # fmt: skip
+        )
     for row in rows:
         if "class_" in row:
             row["class"] = row.pop("class_")
@@ -105,19 +121,29 @@ def edge_cases() -> list[dict[str, Any]]:
 def random_sweep(seed: int = 18) -> list[dict[str, Any]]:
     """A seeded sweep of 7 tasks × 5 arms × 3 runs with failures, unknowns and review scores."""
     rng = random.Random(seed)
-    kinds = [None] * 12 + ["oracle-failed", "verify-failed", "session-error", "infra-error",
-                           "skill-not-invoked", "evidence-unverified", "cleanup-failure"]  # fmt: skip
+    kinds = [None] * 12 + [
+        "oracle-failed",
+        "verify-failed",
+        "session-error",
+        "infra-error",
+        "skill-not-invoked",
+        "evidence-unverified",
+        "cleanup-failure",
+    ]
     rows = []
     for t in rng.sample(range(7), 7):
         for run in range(3):
             for arm in ("baseline", "workflow", "candidate_workflow", "review", "candidate_review"):
                 kind = rng.choice(kinds)
                 fields: dict[str, Any] = {
-                    "error_kind": kind, "resolved": kind is None,
+                    "error_kind": kind,
+                    "resolved": kind is None,
                     "cost_usd": rng.choice([None, 0.25, 1.5, 2.0]),
-                    "output_tokens": rng.randint(0, 5000), "duration_s": rng.uniform(1, 900),
-                    "num_turns": rng.randint(1, 50), "diff_files": rng.choice([None, 1, 4]),
-                }  # fmt: skip
+                    "output_tokens": rng.randint(0, 5000),
+                    "duration_s": rng.uniform(1, 900),
+                    "num_turns": rng.randint(1, 50),
+                    "diff_files": rng.choice([None, 1, 4]),
+                }
                 if arm.endswith("review"):
                     fields |= {
                         "review_evidence_valid": kind != "evidence-unverified",
@@ -125,8 +151,9 @@ def random_sweep(seed: int = 18) -> list[dict[str, Any]]:
                         "review_blocker_recall": rng.choice([0.0, 0.5, 1.0]),
                         "review_true_positives": rng.randint(0, 5),
                         "review_verdict_correct": rng.random() < 0.8,
-                        "review_clean_control": t == 3, "review_clean_pass": rng.random() < 0.5,
-                    }  # fmt: skip
+                        "review_clean_control": t == 3,
+                        "review_clean_pass": rng.random() < 0.5,
+                    }
                 rows.append(reference_row(f"task-{t}", arm, run, **fields))
     return rows
 

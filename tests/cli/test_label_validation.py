@@ -45,8 +45,15 @@ def _corpus(tmp_path: Path, labels: object) -> Path:
     text = labels if isinstance(labels, str) else json.dumps(labels)
     (tmp_path / "oracles").mkdir()
     (tmp_path / "oracles" / "r1.labels.json").write_text(text)
-    task = {"id": "r1", "class": "review", "kind": "review", "repo": "repo", "prompt": "Review it.",
-            "verify": "true", "labels": "oracles/r1.labels.json"}  # fmt: skip
+    task = {
+        "id": "r1",
+        "class": "review",
+        "kind": "review",
+        "repo": "repo",
+        "prompt": "Review it.",
+        "verify": "true",
+        "labels": "oracles/r1.labels.json",
+    }
     path = tmp_path / "corpus.yaml"
     path.write_text(yaml.safe_dump({"tasks": [task]}))
     return path

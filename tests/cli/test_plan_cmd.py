@@ -68,7 +68,11 @@ def test_plan_as_json_has_a_grid_and_a_recommendation_per_target(tmp_path: Path)
     (pair,) = json.loads(done.stdout)
     saving, resolution = pair["targets"]
     assert (saving["on"], saving["unit"], resolution["on"], resolution["unit"]) == (
-        "cost_usd", "savings_pct", "resolution", "points")  # fmt: skip
+        "cost_usd",
+        "savings_pct",
+        "resolution",
+        "points",
+    )
     cheapest = saving["recommended"]
     assert cheapest["reaches"]
     assert cheapest["runs"] >= 3  # the gate refuses fewer than --min-runs (3)
@@ -104,8 +108,12 @@ def test_bad_plan_options_exit_2_naming_the_option(
 
 @pytest.mark.parametrize(
     ("text", "target"),
-    [("10%", Target(10.0, False)), ("15pts", Target(15.0, True)), (" 7.5 PT ", Target(7.5, True)),
-     ("2points", Target(2.0, True))],
-)  # fmt: skip
+    [
+        ("10%", Target(10.0, False)),
+        ("15pts", Target(15.0, True)),
+        (" 7.5 PT ", Target(7.5, True)),
+        ("2points", Target(2.0, True)),
+    ],
+)
 def test_effects_carry_their_unit(text: str, target: Target) -> None:
     assert parse_effect(text) == target

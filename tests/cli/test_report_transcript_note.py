@@ -17,12 +17,26 @@ NOTE = "had no locatable session transcript"
 
 def _row(task: str, arm: str, run: int, **fields: Any) -> dict[str, Any]:
     base = {
-        "task": task, "arm": arm, "run": run, "class": "bugfix", "ok": True, "resolved": True,
-        "error_kind": None, "input_tokens": 100, "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0, "output_tokens": 50, "cost_usd": 0.01, "duration_s": 3.0,
-        "num_turns": 2, "authored_tests_passed": True, "oracle_passed": True, "skill_invoked": None,
-        "transcript_missing": False, "review_evidence_valid": None,
-    }  # fmt: skip
+        "task": task,
+        "arm": arm,
+        "run": run,
+        "class": "bugfix",
+        "ok": True,
+        "resolved": True,
+        "error_kind": None,
+        "input_tokens": 100,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 50,
+        "cost_usd": 0.01,
+        "duration_s": 3.0,
+        "num_turns": 2,
+        "authored_tests_passed": True,
+        "oracle_passed": True,
+        "skill_invoked": None,
+        "transcript_missing": False,
+        "review_evidence_valid": None,
+    }
     return {**base, **fields}
 
 

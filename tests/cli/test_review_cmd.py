@@ -14,10 +14,17 @@ from wfbench.app.gating.review_scoring import read_review_artifact, score_review
 from wfbench.domain.errors import InputError, ReviewArtifactError
 
 FINDING = {
-    "id": "f1", "severity": "high", "path": "src/sum.js", "line": 1, "end_line": 1,
-    "category": "correctness", "scenario": "sum(2, 1) returns 1.", "evidence": "return a - b",
-    "recommendation": "Use a + b.", "blocking": True,
-}  # fmt: skip
+    "id": "f1",
+    "severity": "high",
+    "path": "src/sum.js",
+    "line": 1,
+    "end_line": 1,
+    "category": "correctness",
+    "scenario": "sum(2, 1) returns 1.",
+    "evidence": "return a - b",
+    "recommendation": "Use a + b.",
+    "blocking": True,
+}
 LABELS = {
     "schema_version": 1,
     "findings": [

@@ -41,8 +41,17 @@ def test_doctor_reports_bwrap_claude_node_and_python():
     """`wfbench doctor` prints one line for each capability it checks."""
     done = cli("doctor")
     assert done.returncode in (0, 1), done.stderr
-    for prefix in ("python:", "git:", "bwrap:", "disk (results):", "disk (TMPDIR):", "api key:", "claude:",
-                   "codex:", "node:"):  # fmt: skip
+    for prefix in (
+        "python:",
+        "git:",
+        "bwrap:",
+        "disk (results):",
+        "disk (TMPDIR):",
+        "api key:",
+        "claude:",
+        "codex:",
+        "node:",
+    ):
         assert prefix in done.stdout
 
 

@@ -124,11 +124,25 @@ def test_provider_log_without_a_provider_script_is_refused(demo: Path, tmp_path:
     corpus = demo.parent / "no-script.yaml"
     corpus.write_text(demo.read_text().replace("provider_script: provider.yaml\n", ""))
     env_done = subprocess.run(
-        [*WFBENCH, "run", str(corpus), "--out", str(tmp_path / "o"), "--base-url", "http://127.0.0.1:9",
-         "--provider-log", str(tmp_path / "p.jsonl"), "--sandbox", "host-unsafe"],
-        capture_output=True, text=True, timeout=180, check=False,
+        [
+            *WFBENCH,
+            "run",
+            str(corpus),
+            "--out",
+            str(tmp_path / "o"),
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--provider-log",
+            str(tmp_path / "p.jsonl"),
+            "--sandbox",
+            "host-unsafe",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
         env={**{k: v for k, v in os.environ.items() if k != "CI"}, "WFBENCH_ANTHROPIC_API_KEY": "k-test"},
-    )  # fmt: skip
+    )
 
     assert env_done.returncode == 2, env_done.stderr
     assert "--provider-log: records the scripted provider's requests; this run has none" in env_done.stderr

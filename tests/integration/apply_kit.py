@@ -159,9 +159,15 @@ def build_mirrored_sweep(base: Path) -> MirroredSweep:
 def apply_argv(sweep: MirroredSweep, corpus: Path, *extra: str, evidence: Path | None = None) -> list[str]:
     """`promote apply` arguments for ``sweep``'s evidence against the corpus copy ``corpus``."""
     return [
-        "promote", "apply", str(evidence or sweep.evidence), "--corpus", str(corpus / "corpus.yaml"),
-        "--target", str(corpus / "repo"), *extra,
-    ]  # fmt: skip
+        "promote",
+        "apply",
+        str(evidence or sweep.evidence),
+        "--corpus",
+        str(corpus / "corpus.yaml"),
+        "--target",
+        str(corpus / "repo"),
+        *extra,
+    ]
 
 
 def killed_apply(argv: list[str], kill_at: int, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -100,14 +100,25 @@ class LoopbackCluster:
             raise RuntimeError(f"the namespace holds more than loopback: {links}")
 
     def run(
-        self, argv: Sequence[str], *, capture: bool = False, check: bool = True, timeout: float = 600.0,
-        env: Mapping[str, str] | None = None, cwd: str | None = None,
-    ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        self,
+        argv: Sequence[str],
+        *,
+        capture: bool = False,
+        check: bool = True,
+        timeout: float = 600.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` inside the namespace and wait for it."""
         return subprocess.run(
-            self.inside(argv), capture_output=capture, text=True, check=check, timeout=timeout,
-            env=dict(env or self.env), cwd=cwd,
-        )  # fmt: skip
+            self.inside(argv),
+            capture_output=capture,
+            text=True,
+            check=check,
+            timeout=timeout,
+            env=dict(env or self.env),
+            cwd=cwd,
+        )
 
     def inside(self, argv: Sequence[str]) -> list[str]:
         """``argv`` prefixed to run inside the namespace."""
@@ -161,11 +172,15 @@ class LoopbackCluster:
     def _ports(self, index: int) -> list[str]:
         base = _PORT_BASE + index * _PORTS_PER_NODE
         return [
-            f"--node-manager-port={base}", f"--object-manager-port={base + 1}",
-            f"--dashboard-agent-listen-port={base + 2}", f"--dashboard-agent-grpc-port={base + 3}",
-            f"--runtime-env-agent-port={base + 4}", f"--metrics-export-port={base + 5}",
-            f"--min-worker-port={base + 100 + index * 200}", f"--max-worker-port={base + 299 + index * 200}",
-        ]  # fmt: skip
+            f"--node-manager-port={base}",
+            f"--object-manager-port={base + 1}",
+            f"--dashboard-agent-listen-port={base + 2}",
+            f"--dashboard-agent-grpc-port={base + 3}",
+            f"--runtime-env-agent-port={base + 4}",
+            f"--metrics-export-port={base + 5}",
+            f"--min-worker-port={base + 100 + index * 200}",
+            f"--max-worker-port={base + 299 + index * 200}",
+        ]
 
     def start(self) -> None:
         """The namespace, the head (no slots), then each worker node; raises if any fails."""
@@ -173,12 +188,17 @@ class LoopbackCluster:
         began = time.monotonic()
         self.run(
             self._ray(
-                "--head", "--node-ip-address=127.0.0.1", f"--port={HEAD_PORT}", "--num-cpus=0",
-                f"--temp-dir={self.temp_dir}", "--include-dashboard=false", "--disable-usage-stats",
+                "--head",
+                "--node-ip-address=127.0.0.1",
+                f"--port={HEAD_PORT}",
+                "--num-cpus=0",
+                f"--temp-dir={self.temp_dir}",
+                "--include-dashboard=false",
+                "--disable-usage-stats",
                 *self._ports(0),
             ),
             capture=True,
-        )  # fmt: skip
+        )
         self.started_s["head"] = time.monotonic() - began
         for index in range(1, self.workers + 1):
             self.add_worker(index)
@@ -189,13 +209,16 @@ class LoopbackCluster:
         began = time.monotonic()
         self.run(
             self._ray(
-                f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={self.slots}",
-                f"--resources={json.dumps({'wfbench_slot': self.slots})}", "--disable-usage-stats",
+                f"--address={self.address}",
+                "--node-ip-address=127.0.0.1",
+                f"--num-cpus={self.slots}",
+                f"--resources={json.dumps({'wfbench_slot': self.slots})}",
+                "--disable-usage-stats",
                 *self._ports(index),
             ),
             capture=True,
             env={**self.env, **(env or {})},
-        )  # fmt: skip
+        )
         self.started_s[f"worker{index}"] = time.monotonic() - began
         new = sorted(set(self.raylets()) - before)
         if len(new) != 1:
@@ -278,8 +301,10 @@ def _remove_groups_of(namespace: int) -> None:
     """rmdir every wfbench pids/memory group a process of PID namespace ``namespace`` created."""
     from wfbench.adapters.sandbox import memory_cgroup, pids_cgroup
 
-    for detect, error in ((pids_cgroup.detect, pids_cgroup.PidsUnavailable),
-                          (memory_cgroup.detect, memory_cgroup.MemoryUnavailable)):  # fmt: skip
+    for detect, error in (
+        (pids_cgroup.detect, pids_cgroup.PidsUnavailable),
+        (memory_cgroup.detect, memory_cgroup.MemoryUnavailable),
+    ):
         try:
             parent = detect().parent
         except (error, OSError):

@@ -124,6 +124,9 @@ def bare_mirror(lib: dict[str, str], repos_dir: Path) -> Path:
     repos_dir.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         shutil.rmtree(dest)
-    subprocess.run(["git", "clone", "-q", "--bare", lib["repo"], str(dest)], check=True,
-                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent"})  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", lib["repo"], str(dest)],
+        check=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent"},
+    )
     return dest

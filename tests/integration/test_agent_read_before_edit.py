@@ -99,9 +99,16 @@ def test_a_file_the_session_wrote_or_edited_is_known(agent, provider_for, sandbo
     write = {"name": "Write", "input": {"file_path": created, "content": "alpha\n"}}
     read = {"name": "Read", "input": {"file_path": TARGET}}
     record = session(
-        agent, provider_for, sandbox, workspace,
-        [write], [edit("alpha", "beta", created)], [read], [edit("one", "ONE")], [edit("two", "TWO")],
-    )  # fmt: skip
+        agent,
+        provider_for,
+        sandbox,
+        workspace,
+        [write],
+        [edit("alpha", "beta", created)],
+        [read],
+        [edit("one", "ONE")],
+        [edit("two", "TWO")],
+    )
     assert [is_error for is_error, _ in results(record)] == [False] * 5
     assert (workspace / "new.txt").read_text() == "beta\n"
     assert (workspace / "notes.txt").read_text() == "ONE\nTWO\nthree\n"

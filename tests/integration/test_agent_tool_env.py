@@ -21,7 +21,7 @@ def test_the_bash_tool_sees_task_variables_but_not_the_key(agent, provider_for, 
             {
                 "when": ["Task env"],
                 "turns": [{"tools": [{"name": "Bash", "input": {"command": command}}]}, {"say": "done"}],
-            }  # fmt: skip
+            }
         ]
     }
     provider = provider_for(script)

@@ -186,8 +186,18 @@ def test_the_plugin_is_mounted_read_only(ce_sweep: Path, ce_corpus: Path) -> Non
 def test_ce_rows_are_reused_until_the_plugin_changes(ce_sweep: Path, ce_corpus: Path, tmp_path: Path) -> None:
     """--reuse-results: CE rows reused (one paid canary per arm); after editing the plugin, none."""
     again = tmp_path / "again"
-    done = wfbench("run", str(ce_corpus), "--out", str(again), "--arms", "ce_review", "--runs", "1",
-                   "--reuse-results", str(ce_sweep))  # fmt: skip
+    done = wfbench(
+        "run",
+        str(ce_corpus),
+        "--out",
+        str(again),
+        "--arms",
+        "ce_review",
+        "--runs",
+        "1",
+        "--reuse-results",
+        str(ce_sweep),
+    )
     assert done.returncode in (0, 1), done.stderr[-2000:]
     reused = [r for r in rows(again) if r.get("reused")]
     # review-pr-42's skill-not-invoked row is never reusable, so review-pr-41's is (no canary needed)
@@ -197,8 +207,18 @@ def test_ce_rows_are_reused_until_the_plugin_changes(ce_sweep: Path, ce_corpus: 
     shutil.copytree(ce_corpus.parent, copy)
     (copy / "ce-plugin" / "skills" / "ce-code-review" / "SKILL.md").write_text("# changed\n")
     changed = tmp_path / "changed"
-    done = wfbench("run", str(copy / "corpus.yaml"), "--out", str(changed), "--arms", "ce_review",
-                   "--runs", "1", "--reuse-results", str(ce_sweep))  # fmt: skip
+    done = wfbench(
+        "run",
+        str(copy / "corpus.yaml"),
+        "--out",
+        str(changed),
+        "--arms",
+        "ce_review",
+        "--runs",
+        "1",
+        "--reuse-results",
+        str(ce_sweep),
+    )
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert not [r for r in rows(changed) if r.get("reused")]
 

@@ -26,10 +26,17 @@ LABELS = {
 
 def _artifact(evidence: str) -> bytes:
     finding = {
-        "id": "f1", "severity": "high", "path": "app.py", "line": 2, "end_line": 2,
-        "category": "correctness", "scenario": "s", "evidence": evidence, "recommendation": "r",
+        "id": "f1",
+        "severity": "high",
+        "path": "app.py",
+        "line": 2,
+        "end_line": 2,
+        "category": "correctness",
+        "scenario": "s",
+        "evidence": evidence,
+        "recommendation": "r",
         "blocking": True,
-    }  # fmt: skip
+    }
     return json.dumps({"schema_version": 1, "verdict": "request_changes", "findings": [finding]}).encode()
 
 

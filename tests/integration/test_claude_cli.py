@@ -421,5 +421,8 @@ def test_under_bwrap_the_agent_is_non_dumpable_so_a_bash_child_reads_none_of_it(
     record = run(agent, provider_for(script), bwrap_sandbox, workspace, "Task proc")
     assert record.ok, record.error_detail
     assert (workspace / "parent.txt").read_text().split("\n")[:4] == [
-        "denied environ", "denied mem", "denied fd/1", "self-ok",
-    ]  # fmt: skip
+        "denied environ",
+        "denied mem",
+        "denied fd/1",
+        "self-ok",
+    ]

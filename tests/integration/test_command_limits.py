@@ -27,9 +27,12 @@ PY = os.path.realpath(sys.executable)
 
 def _policy(tmp_path: Path) -> SandboxPolicy:
     return SandboxPolicy(
-        workspace=str(tmp_path), workspace_writable=True, network=False, timeout_s=120.0,
+        workspace=str(tmp_path),
+        workspace_writable=True,
+        network=False,
+        timeout_s=120.0,
         env={"PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
 
 
 def _memory_parent() -> str:
@@ -118,10 +121,22 @@ def test_doctor_names_every_limit() -> None:
 def test_a_bad_limit_option_is_one_line_naming_the_flag_exit_2(tmp_path: Path, flag: str, value: str) -> None:
     """A malformed limit fails before anything runs: exit 2, one line naming the option."""
     done = subprocess.run(
-        [sys.executable, "-m", "wfbench", "run", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o"),
-         flag, value],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "wfbench",
+            "run",
+            str(tmp_path / "missing.yaml"),
+            "--out",
+            str(tmp_path / "o"),
+            flag,
+            value,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2, done
     assert flag in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

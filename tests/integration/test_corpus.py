@@ -45,7 +45,7 @@ def _base() -> dict[str, Any]:
                 "prompt": "p",
                 "verify": "true",
                 "labels": "labels.json",
-            },  # fmt: skip
+            },
         ],
     }
 
@@ -112,7 +112,11 @@ TASK_CASES = [
     ("tasks.0.expensive", "yes", "t1: expensive: must be true or false"),
     ("tasks.0.labels", "labels.json", "t1: labels: only review tasks have labels"),
     ("tasks.0.oracle", "DELETE", "t1: oracle: is required for implementation tasks"),
-    ("tasks.0.oracle", {"command": "true"}, "t1: oracle: must have `command` and `files` (and optionally `report`, `expect`)"),
+    (
+        "tasks.0.oracle",
+        {"command": "true"},
+        "t1: oracle: must have `command` and `files` (and optionally `report`, `expect`)",
+    ),
     ("tasks.0.oracle", {"command": "true", "files": "x"}, "t1: oracle.files: must be a list"),
     ("tasks.0.oracle", {"command": "true", "files": []}, "t1: oracle.files: must name at least one file"),
     ("tasks.0.oracle", {"command": "true", "files": [{"source": "a"}]}, "oracle.files[0]: must have exactly"),
@@ -161,7 +165,11 @@ TOP_CASES = [
     ("arms", {"a": {**ARM, "incumbent": "ghost"}}, "arm a: incumbent: unknown incumbent arm 'ghost'"),
     ("arms", {"a": {**ARM, "agent": "gemini"}}, "arm a: agent: must be one of claude, codex, standin"),
     ("arms", {"a": {**ARM, "agent": {"name": "codex", "path": "x"}}}, "arm a: agent.path: unknown key"),
-    ("arms", {"a": {**ARM, "agent": {"name": "standin", "binary": "x"}}}, "arm a: agent.binary: the stand-in"),
+    (
+        "arms",
+        {"a": {**ARM, "agent": {"name": "standin", "binary": "x"}}},
+        "arm a: agent.binary: the stand-in",
+    ),
     ("arms", {"a": {**ARM, "agent": ["codex"]}}, "arm a: agent: must be a mapping"),
     ("arms", {"a": {**ARM, "model": ""}}, "arm a: model:"),
     ("arms", {"a": {"like": "ghost"}}, "arm a: like: unknown arm 'ghost'"),
@@ -202,7 +210,10 @@ def test_corpus_arms_and_defaults_are_read_relative_to_the_corpus(root):
     corpus = _load(root, data)
     mine = corpus.arms["mine"]
     assert (mine.kind, mine.phases[0].role, mine.phases[0].workspace) == (
-        TaskKind.REVIEW, PhaseRole.REVIEW, WorkspaceMode.READ_ONLY)  # fmt: skip
+        TaskKind.REVIEW,
+        PhaseRole.REVIEW,
+        WorkspaceMode.READ_ONLY,
+    )
     assert corpus.provider_script == str(root / "script.yaml")
     assert corpus.defaults.candidate_overlay == str(root / "ov")
     assert (corpus.defaults.arms, corpus.defaults.runs, corpus.defaults.model) == (("mine",), 2, "m-1")
@@ -222,13 +233,20 @@ def test_an_arm_names_its_agent_and_model_and_may_be_like_another(root):
         "arms",
         {
             "codex_review": {"like": "review", "agent": "codex", "model": "gpt-5.5"},
-            "old_codex": {"like": "workflow_direct", "agent": {"name": "codex", "binary": "tools/codex-0.170"}},
+            "old_codex": {
+                "like": "workflow_direct",
+                "agent": {"name": "codex", "binary": "tools/codex-0.170"},
+            },
             "new_codex": {"like": "old_codex", "agent": "codex", "incumbent": "old_codex"},
         },
     )
     corpus = _load(root, data)
     review = corpus.arms["codex_review"]
-    assert (review.kind, review.phases, review.model) == (TaskKind.REVIEW, corpus.arms["review"].phases, "gpt-5.5")
+    assert (review.kind, review.phases, review.model) == (
+        TaskKind.REVIEW,
+        corpus.arms["review"].phases,
+        "gpt-5.5",
+    )
     assert review.agent == AgentChoice("codex")
     assert review.incumbent is None
     old = corpus.arms["old_codex"]
@@ -250,8 +268,16 @@ def test_an_arm_names_its_agent_and_model_and_may_be_like_another(root):
 def test_presets_reproduce_the_reference_arms_with_configurable_skill_names():
     """Eight arms; workflow = plan + work, direct = work, review read-only, baselines without Skill."""
     arms = preset_arms(SkillNames(plan="p", work="w", review="r"))
-    assert set(arms) == {"workflow", "workflow_direct", "review", "baseline", "baseline_nomcp",
-                         "candidate_workflow", "candidate_workflow_direct", "candidate_review"}  # fmt: skip
+    assert set(arms) == {
+        "workflow",
+        "workflow_direct",
+        "review",
+        "baseline",
+        "baseline_nomcp",
+        "candidate_workflow",
+        "candidate_workflow_direct",
+        "candidate_review",
+    }
     assert arms["workflow"].evaluated_skills == ("p", "w")
     assert [p.role for p in arms["workflow"].phases] == [PhaseRole.PLAN, PhaseRole.WORK]
     assert arms["workflow_direct"].evaluated_skills == ("w",)
@@ -262,8 +288,10 @@ def test_presets_reproduce_the_reference_arms_with_configurable_skill_names():
     assert "Skill" not in arms["baseline_nomcp"].phases[0].tools
     assert arms["baseline_nomcp"].phases[0].mcp_config_json == '{"mcpServers":{}}'
     assert {n: a.incumbent for n, a in arms.items() if a.is_candidate} == {
-        "candidate_workflow": "workflow", "candidate_workflow_direct": "workflow_direct",
-        "candidate_review": "review"}  # fmt: skip
+        "candidate_workflow": "workflow",
+        "candidate_workflow_direct": "workflow_direct",
+        "candidate_review": "review",
+    }
     assert arms["candidate_workflow"].phases == arms["workflow"].phases
 
 
@@ -278,7 +306,9 @@ def test_resolve_arms_refuses_unknown_repeated_and_unpaired_arms():
     """Unknown names, repeats and a candidate without its incumbent are usage errors."""
     arms = preset_arms()
     assert [a.name for a in resolve_arms(["workflow", "candidate_workflow"], arms)] == [
-        "workflow", "candidate_workflow"]  # fmt: skip
+        "workflow",
+        "candidate_workflow",
+    ]
     for names, fragment in (
         (["nope"], "unknown arm 'nope'"),
         (["workflow", "workflow"], "must not repeat"),

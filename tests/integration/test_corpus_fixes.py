@@ -95,8 +95,11 @@ def test_an_unknown_task_id_is_exit_2_and_globs_select(tmp_path):
 def test_task_variables_with_harness_or_credential_names_are_refused(tmp_path):
     root = tmp_path / "c"
     make_repo(root, base_files())
-    for name, reason in (("PATH", "is set by the harness"), ("DB_PASSWORD", "looks like a credential"),
-                         ("WFBENCH_X", "is in a namespace the harness owns")):  # fmt: skip
+    for name, reason in (
+        ("PATH", "is set by the harness"),
+        ("DB_PASSWORD", "looks like a credential"),
+        ("WFBENCH_X", "is in a namespace the harness owns"),
+    ):
         corpus = write_corpus(root, [impl_task("t", env={name: "v"})], None)
         done = wfbench("tasks", "check", str(corpus))
         assert done.returncode == 2, (name, done.stderr)

@@ -167,9 +167,13 @@ def reference_run(root: Path, shape: Shape) -> Reference:
     row_times = []
     with open(root / "stderr", "wb") as errors:
         proc = subprocess.Popen(
-            shape.argv(out), env=_env(tmp), stdout=subprocess.PIPE, stderr=errors, text=True,
+            shape.argv(out),
+            env=_env(tmp),
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
             stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         assert proc.stdout is not None
         for line in proc.stdout:
             if CELL_LINE.match(line):
@@ -320,9 +324,13 @@ def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Tr
     stdout_path = root / "killed.stdout"
     with open(stdout_path, "wb") as sink, open(root / "killed.stderr", "wb") as errors:
         proc = subprocess.Popen(
-            reference.shape.argv(out), env=_env(tmp), stdout=sink,
-            stderr=errors, stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
+            reference.shape.argv(out),
+            env=_env(tmp),
+            stdout=sink,
+            stderr=errors,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         started = time.monotonic()
         while proc.poll() is None and _count_reported(stdout_path) < plan.after_rows:
             time.sleep(0.02)
@@ -343,9 +351,13 @@ def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Tr
     problems += [f"reported complete but missing: {c}" for c in sorted(reported - {r.cell for r in rows})]
     stale_before = {str(p) for p in tmp.iterdir() if p.name.startswith(stale.SCRATCH_PREFIX)}
     resumed = subprocess.run(
-        reference.shape.argv(out, resume=True), env=_env(tmp),
-        capture_output=True, text=True, timeout=SWEEP_TIMEOUT_S, check=False,
-    )  # fmt: skip
+        reference.shape.argv(out, resume=True),
+        env=_env(tmp),
+        capture_output=True,
+        text=True,
+        timeout=SWEEP_TIMEOUT_S,
+        check=False,
+    )
     (root / "resume.stdout").write_text(resumed.stdout)
     (root / "resume.stderr").write_text(resumed.stderr)
     if resumed.returncode != 0:
@@ -358,9 +370,19 @@ def kill_trial(root: Path, *, index: int, seed: int, reference: Reference) -> Tr
     problems += [f"after resume: {p}" for p in found]
     equal = resumed.returncode == 0 and sweep_summary(out) == reference.summary
     return Trial(
-        index, seed, reference.shape.workers, str(plan), round(kill_at, 2), finished, len(rows),
-        len(reported), len(after), equal, tuple(leftovers), tuple(problems),
-    )  # fmt: skip
+        index,
+        seed,
+        reference.shape.workers,
+        str(plan),
+        round(kill_at, 2),
+        finished,
+        len(rows),
+        len(reported),
+        len(after),
+        equal,
+        tuple(leftovers),
+        tuple(problems),
+    )
 
 
 def run_trials(
@@ -483,9 +505,13 @@ def test_a_fresh_run_into_a_directory_that_already_holds_rows_is_refused_without
     out.mkdir()
     (out / "results.jsonl").write_bytes(encode_row(_row("fix-median", "workflow", 0)))
     done = subprocess.run(
-        [*WFBENCH, "run", "--out", str(out), "--sandbox", "host-unsafe"], capture_output=True, text=True,
-        env=_env(tmp_path), timeout=120, check=False,
-    )  # fmt: skip
+        [*WFBENCH, "run", "--out", str(out), "--sandbox", "host-unsafe"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr[-2000:]
     assert f"{out}/results.jsonl" in done.stderr
     assert "--resume" in done.stderr
@@ -500,9 +526,13 @@ def test_a_second_run_into_a_directory_in_use_is_refused_naming_the_holder(tmp_p
     )
     try:
         done = subprocess.run(
-            [*WFBENCH, "run", "--resume", str(out), "--sandbox", "host-unsafe"], capture_output=True,
-            text=True, env=_env(tmp_path), timeout=120, check=False,
-        )  # fmt: skip
+            [*WFBENCH, "run", "--resume", str(out), "--sandbox", "host-unsafe"],
+            capture_output=True,
+            text=True,
+            env=_env(tmp_path),
+            timeout=120,
+            check=False,
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -516,9 +546,18 @@ def test_a_second_run_into_a_directory_in_use_is_refused_naming_the_holder(tmp_p
 
 def _row(task: str, arm: str, run: int, *, cost: float = 0.25) -> Row:
     return Row.from_mapping(
-        {"task": task, "arm": arm, "run": run, "ok": True, "resolved": True, "cost_usd": cost,
-         "input_tokens": 100, "output_tokens": 10, "duration_s": 1.0 + run}
-    )  # fmt: skip
+        {
+            "task": task,
+            "arm": arm,
+            "run": run,
+            "ok": True,
+            "resolved": True,
+            "cost_usd": cost,
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "duration_s": 1.0 + run,
+        }
+    )
 
 
 def _claim(out: Path, *, resume: bool, note: Callable[[str], None]) -> stale.OutDirClaim:

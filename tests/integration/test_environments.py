@@ -61,9 +61,13 @@ def run_in(sandbox: BwrapSandbox, built, snapshot, command: str, env: dict[str, 
     path = f"{built.bin_dir}:{harness_command_env()['PATH']}"
     mounts = (Mount(built.host_path, "/env"), *(Mount(p, p) for p in built.runtime_paths))
     policy = SandboxPolicy(
-        workspace=snapshot.path, workspace_writable=False, network=False, timeout_s=60,
-        env={**harness_command_env(), "PATH": path, **(env or {})}, mounts=mounts,
-    )  # fmt: skip
+        workspace=snapshot.path,
+        workspace_writable=False,
+        network=False,
+        timeout_s=60,
+        env={**harness_command_env(), "PATH": path, **(env or {})},
+        mounts=mounts,
+    )
     return sandbox.run(["/bin/sh", "-c", command], policy=policy)
 
 

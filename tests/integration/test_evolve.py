@@ -77,10 +77,25 @@ def evolved(tmp_path_factory: pytest.TempPathFactory) -> Evolved:
     try:
         env = {**os.environ, "WFBENCH_ANTHROPIC_API_KEY": "offline-test-key"}
         argv = [
-            *WFBENCH, "evolve", str(corpus), "--generations", "2", "--out", str(root / "out"),
-            "--arms", "workflow,baseline,review", "--workers", "3", "--base-url", url, "--no-provider-script",
-            "--apply", str(target), "--branch", "evolved",
-        ]  # fmt: skip
+            *WFBENCH,
+            "evolve",
+            str(corpus),
+            "--generations",
+            "2",
+            "--out",
+            str(root / "out"),
+            "--arms",
+            "workflow,baseline,review",
+            "--workers",
+            "3",
+            "--base-url",
+            url,
+            "--no-provider-script",
+            "--apply",
+            str(target),
+            "--branch",
+            "evolved",
+        ]
         done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
     finally:
         server.terminate()
@@ -231,10 +246,24 @@ def test_apply_commits_the_promoted_generation_on_a_new_branch(evolved: Evolved)
 def test_running_evolve_again_continues_from_the_history(evolved: Evolved) -> None:
     """A further run on the same OUT with --max-generations 2 stops at once (two proposing generations)."""
     done = subprocess.run(
-        [*WFBENCH, "evolve", str(evolved.corpus), "--generations", "1", "--out", str(evolved.out),
-         "--arms", "workflow,baseline,review", "--max-generations", "2"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            *WFBENCH,
+            "evolve",
+            str(evolved.corpus),
+            "--generations",
+            "1",
+            "--out",
+            str(evolved.out),
+            "--arms",
+            "workflow,baseline,review",
+            "--max-generations",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
     assert done.returncode == 0, done.stderr[-2000:]
     assert "stopping: reached --max-generations 2" in done.stdout
@@ -248,10 +277,26 @@ def test_max_cost_is_each_sweeps_budget_and_stops_the_loop(tmp_path: Path) -> No
     corpus = write_evolve_corpus(tmp_path)
     out = tmp_path / "out"
     done = subprocess.run(
-        [*WFBENCH, "evolve", str(corpus), "--generations", "2", "--out", str(out),
-         "--arms", "workflow,baseline,review", "--workers", "1", "--max-cost", "0.0001"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            *WFBENCH,
+            "evolve",
+            str(corpus),
+            "--generations",
+            "2",
+            "--out",
+            str(out),
+            "--arms",
+            "workflow,baseline,review",
+            "--workers",
+            "1",
+            "--max-cost",
+            "0.0001",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     records = [json.loads(line) for line in (out / "evolution.jsonl").read_text().splitlines()]
@@ -271,8 +316,19 @@ def test_ctrl_c_ends_the_loop_with_130_and_the_next_run_redoes_the_generation(tm
     bwrap_or_skip()
     corpus = write_evolve_corpus(tmp_path)
     out = tmp_path / "out"
-    argv = [*WFBENCH, "evolve", str(corpus), "--generations", "2", "--out", str(out),
-            "--arms", "workflow,baseline,review", "--workers", "1"]  # fmt: skip
+    argv = [
+        *WFBENCH,
+        "evolve",
+        str(corpus),
+        "--generations",
+        "2",
+        "--out",
+        str(out),
+        "--arms",
+        "workflow,baseline,review",
+        "--workers",
+        "1",
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     running = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert running.stdout is not None

@@ -47,10 +47,19 @@ main(sys.argv[2:])
 
 #: The steps of one uninterrupted run: the baseline, a promoting generation, a keeping one.
 STEPS = [
-    "run-started", "swept", "journal", "recorded",
-    "swept", "journal", "incumbent-staged", "incumbent-swapped", "recorded",
-    "swept", "journal", "recorded",
-]  # fmt: skip
+    "run-started",
+    "swept",
+    "journal",
+    "recorded",
+    "swept",
+    "journal",
+    "incumbent-staged",
+    "incumbent-swapped",
+    "recorded",
+    "swept",
+    "journal",
+    "recorded",
+]
 VOLATILE = ("started_at", "finished_at")
 
 
@@ -63,17 +72,28 @@ class State:
 
 def _argv(corpus: Path, out: Path) -> list[str]:
     return [
-        "evolve", str(corpus), "--generations", "2", "--out", str(out),
-        "--arms", "workflow", "--workers", "3",
-    ]  # fmt: skip
+        "evolve",
+        str(corpus),
+        "--generations",
+        "2",
+        "--out",
+        str(out),
+        "--arms",
+        "workflow",
+        "--workers",
+        "3",
+    ]
 
 
 def _killed(corpus: Path, out: Path, kill_at: int) -> subprocess.CompletedProcess[str]:
     """The real CLI, SIGKILLed after its ``kill_at``-th step (0: never)."""
     return subprocess.run(
         [sys.executable, "-c", KILL_AT_STEP, str(kill_at), *_argv(corpus, out)],
-        capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
 
 
 def _steps(done: subprocess.CompletedProcess[str]) -> list[str]:
@@ -133,8 +153,9 @@ def _trial(corpus: Path, out: Path, kill_at: int) -> subprocess.CompletedProcess
     killed = _killed(corpus, out, kill_at)
     assert killed.returncode == -9, killed.stdout[-3000:] + killed.stderr[-3000:]
     assert _steps(killed) == STEPS[:kill_at]
-    again = subprocess.run([*WFBENCH, *_argv(corpus, out)], capture_output=True, text=True, timeout=900,
-                           check=False)  # fmt: skip
+    again = subprocess.run(
+        [*WFBENCH, *_argv(corpus, out)], capture_output=True, text=True, timeout=900, check=False
+    )
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     return again
 
@@ -165,8 +186,9 @@ def test_a_run_killed_again_while_finishing_a_generation_still_ends_as_an_uninte
     assert second.returncode == -9
     assert _steps(second) == ["incumbent-staged"]
     assert "finishing it from its journal" in second.stdout
-    again = subprocess.run([*WFBENCH, *_argv(corpus, out)], capture_output=True, text=True, timeout=900,
-                           check=False)  # fmt: skip
+    again = subprocess.run(
+        [*WFBENCH, *_argv(corpus, out)], capture_output=True, text=True, timeout=900, check=False
+    )
 
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert _state(out) == reference
@@ -198,8 +220,13 @@ def test_a_run_killed_inside_apply_applies_the_generation_once(
     target, out = tmp_path / "target", tmp_path / "out"
     subprocess.run(["git", "clone", "-q", str(corpus.parent / "repo"), str(target)], check=True)
     argv = [*_argv(corpus, out), "--apply", str(target), "--branch", "evolved"]
-    killed = subprocess.run([sys.executable, "-c", KILL_IN_APPLY, kill_at, *argv], capture_output=True,
-                            text=True, timeout=900, check=False)  # fmt: skip
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_IN_APPLY, kill_at, *argv],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert killed.returncode == -9, killed.stdout[-3000:] + killed.stderr[-3000:]
     assert not (out / "evolution.jsonl").read_text().count("\n") > 1  # only the baseline's line
 

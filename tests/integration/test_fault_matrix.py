@@ -88,9 +88,19 @@ def standin_matrix(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subp
     corpus = write_corpus(root, tasks, {"conversations": script_rules})
     out = root / "out"
     done = run_sweep(
-        corpus, out, "--arms", "baseline", "--outage-streak", "0", "--workers", "3",
-        "--timeout", STANDIN_TIMEOUT, "--throttle-backoff", "0",
-    )  # fmt: skip
+        corpus,
+        out,
+        "--arms",
+        "baseline",
+        "--outage-streak",
+        "0",
+        "--workers",
+        "3",
+        "--timeout",
+        STANDIN_TIMEOUT,
+        "--throttle-backoff",
+        "0",
+    )
     return out, done
 
 
@@ -162,9 +172,19 @@ def test_the_breaker_trips_after_the_configured_streak_of_systemic_faults(tmp_pa
     corpus = write_corpus(tmp_path, tasks, {"conversations": script_rules})
     out = tmp_path / "out"
     done = run_sweep(
-        corpus, out, "--arms", "baseline", "--outage-streak", "7", "--workers", "1",
-        "--timeout", STANDIN_TIMEOUT, "--throttle-backoff", "0",
-    )  # fmt: skip
+        corpus,
+        out,
+        "--arms",
+        "baseline",
+        "--outage-streak",
+        "7",
+        "--workers",
+        "1",
+        "--timeout",
+        STANDIN_TIMEOUT,
+        "--throttle-backoff",
+        "0",
+    )
     assert done.returncode == 1, tell(done)
     kept = rows(out)
     assert [r["task"] for r in kept[: len(BREAKER_ORDER)]] == list(BREAKER_ORDER)
@@ -203,9 +223,21 @@ def test_the_real_cli_under_529_truncation_and_a_stall(tmp_path):
     corpus = write_corpus(tmp_path, [impl_task(t) for t in order], {"conversations": script_rules})
     out = tmp_path / "out"
     done = run_sweep(
-        corpus, out, "--agent", "claude", "--arms", "baseline", "--outage-streak", "3",
-        "--workers", "4", "--timeout", "15", "--throttle-backoff", "0",
-    )  # fmt: skip
+        corpus,
+        out,
+        "--agent",
+        "claude",
+        "--arms",
+        "baseline",
+        "--outage-streak",
+        "3",
+        "--workers",
+        "4",
+        "--timeout",
+        "15",
+        "--throttle-backoff",
+        "0",
+    )
     assert done.returncode == 1, tell(done)
     kept = by_task(out)
     assert (kept["control"]["resolved"], kept["control"]["error_kind"]) == (True, None), tell(done)
@@ -254,9 +286,17 @@ def test_a_hanging_verify_or_oracle_is_killed_at_its_timeout_with_its_process_gr
     out = tmp_path / "out"
     try:
         done = run_sweep(
-            corpus, out, "--arms", "baseline", "--outage-streak", "0", "--workers", "3",
-            "--verify-timeout", "3",
-        )  # fmt: skip
+            corpus,
+            out,
+            "--arms",
+            "baseline",
+            "--outage-streak",
+            "0",
+            "--workers",
+            "3",
+            "--verify-timeout",
+            "3",
+        )
         assert done.returncode == 0, tell(done)
         kept = by_task(out)
         verify, oracle = kept["verify-hangs"], kept["oracle-hangs"]

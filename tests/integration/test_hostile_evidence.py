@@ -194,8 +194,16 @@ def _scripts(host: Path) -> list[dict[str, Any]]:
 
 
 IMPL_TASKS = (
-    "memory", "tmpfs", "file-size", "disk-budget", "sparse", "gitlink", "escapes", "unicode", "budget-control",
-)  # fmt: skip
+    "memory",
+    "tmpfs",
+    "file-size",
+    "disk-budget",
+    "sparse",
+    "gitlink",
+    "escapes",
+    "unicode",
+    "budget-control",
+)
 
 
 @pytest.fixture(scope="module")
@@ -222,10 +230,26 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
     out = root / "out"
     started = time.monotonic()
     done = run_sweep(
-        corpus, out, "--arms", "workflow_direct", "--outage-streak", "0", "--workers", "3",
-        "--verify-timeout", "20", "--memory-limit", "512M", "--tmpfs-size", "64M",
-        "--file-size-limit", "3500M", "--disk-budget", "100M", timeout=900,
-    )  # fmt: skip
+        corpus,
+        out,
+        "--arms",
+        "workflow_direct",
+        "--outage-streak",
+        "0",
+        "--workers",
+        "3",
+        "--verify-timeout",
+        "20",
+        "--memory-limit",
+        "512M",
+        "--tmpfs-size",
+        "64M",
+        "--file-size-limit",
+        "3500M",
+        "--disk-budget",
+        "100M",
+        timeout=900,
+    )
     return Sweep(root, out, done, host_head, time.monotonic() - started)
 
 
@@ -454,8 +478,16 @@ def test_escapes_in_a_boundary_violation_reach_the_terminal_escaped(tmp_path: Pa
     bwrap_or_skip()
     make_repo(tmp_path, base_files(("plan", "work")))
     plan_doc = write("{workspace}/docs/plans/plan.md", "# plan\n")
-    script = {"conversations": [rule("escapes", _skill("plan"), turn(plan_doc, write("{workspace}/" + ESC_NAME, "x")),
-                                     turn(say="planned"))]}  # fmt: skip
+    script = {
+        "conversations": [
+            rule(
+                "escapes",
+                _skill("plan"),
+                turn(plan_doc, write("{workspace}/" + ESC_NAME, "x")),
+                turn(say="planned"),
+            )
+        ]
+    }
     corpus = write_corpus(tmp_path, [impl_task("escapes")], script)
     out = tmp_path / "out"
     done = run_sweep(corpus, out, "--arms", "workflow", "--outage-streak", "0")

@@ -243,9 +243,21 @@ def _scripts(root: Path, out: Path, port: int, h: dict[str, str]) -> list[dict[s
 
 
 IMPL = (
-    "escape-write", "secret-beside", "host-home", "oracle-hunt", "network-verify", "apikey-hunt",
-    "skill-write", "skill-swap", "background", "symlink", "flood", "bigfile", "forks", "print-key",
-)  # fmt: skip
+    "escape-write",
+    "secret-beside",
+    "host-home",
+    "oracle-hunt",
+    "network-verify",
+    "apikey-hunt",
+    "skill-write",
+    "skill-swap",
+    "background",
+    "symlink",
+    "flood",
+    "bigfile",
+    "forks",
+    "print-key",
+)
 REVIEWS = ("r-invalid", "r-symlink", "r-huge", "r-key")
 
 
@@ -295,10 +307,22 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, listener: tuple[int, list[
         text = yaml.safe_dump(script, sort_keys=False, width=10_000)
         with ScriptedProvider(ProviderScript.from_yaml(text, source="hostile-script.yaml")) as provider:
             done = run_sweep(
-                corpus, out, "--arms", "workflow_direct,review", "--base-url", provider.base_url,
-                "--outage-streak", "0", "--workers", "3", "--timeout", "120", "--allow-host-network",
-                env=env, timeout=600,
-            )  # fmt: skip
+                corpus,
+                out,
+                "--arms",
+                "workflow_direct,review",
+                "--base-url",
+                provider.base_url,
+                "--outage-streak",
+                "0",
+                "--workers",
+                "3",
+                "--timeout",
+                "120",
+                "--allow-host-network",
+                env=env,
+                timeout=600,
+            )
         yield Hostile(
             root, out, done, h["key"], h["secret"], h["oracle"], h["token"], h["sleep"], tuple(received)
         )

@@ -71,8 +71,9 @@ def post(
         payload = body if isinstance(body, bytes) else json.dumps(body).encode()
         if chunked:
             pieces = iter([payload[:7], payload[7:]])
-            connection.request("POST", path, pieces, {**headers, "content-type": "application/json"},
-                               encode_chunked=True)  # fmt: skip
+            connection.request(
+                "POST", path, pieces, {**headers, "content-type": "application/json"}, encode_chunked=True
+            )
         else:
             connection.request("POST", path, payload, {**headers, "content-type": "application/json"})
         response = connection.getresponse()
@@ -285,8 +286,11 @@ def test_an_upstream_echoing_the_key_is_masked_before_the_agent_sees_it(recorder
     else:  # split the key across two chunks
         cut = text.index(REAL_KEY.encode()) + 10
         framed = b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%b\r\n%x\r\n%b\r\n0\r\n\r\n" % (
-            cut, text[:cut], len(text) - cut, text[cut:]
-        )  # fmt: skip
+            cut,
+            text[:cut],
+            len(text) - cut,
+            text[cut:],
+        )
     reply = (
         b"HTTP/1.1 401 Unauthorized\r\nX-Echo: " + REAL_KEY.encode() + b"\r\nConnection: close\r\n" + framed
     )

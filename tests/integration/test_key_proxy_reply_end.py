@@ -30,19 +30,40 @@ from wfbench.domain.session.records import Usage
 MODEL = "claude-test"
 USAGE = Usage(1200, 7, 44000, 80)
 EVENTS = [
-    ("message_start", {"type": "message_start", "message": {
-        "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL, "content": [],
-        "usage": {"input_tokens": 1200, "cache_creation_input_tokens": 7, "cache_read_input_tokens": 44000,
-                  "output_tokens": 1}}}),
-    ("content_block_start", {"type": "content_block_start", "index": 0,
-                             "content_block": {"type": "text", "text": ""}}),
-    ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                             "delta": {"type": "text_delta", "text": "Done."}}),
+    (
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": MODEL,
+                "content": [],
+                "usage": {
+                    "input_tokens": 1200,
+                    "cache_creation_input_tokens": 7,
+                    "cache_read_input_tokens": 44000,
+                    "output_tokens": 1,
+                },
+            },
+        },
+    ),
+    (
+        "content_block_start",
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    ),
+    (
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done."}},
+    ),
     ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-                       "usage": {"output_tokens": 80}}),
+    (
+        "message_delta",
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 80}},
+    ),
     ("message_stop", {"type": "message_stop"}),
-]  # fmt: skip
+]
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 TERMINATOR = b"0\r\n\r\n"
 

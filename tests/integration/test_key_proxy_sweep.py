@@ -78,9 +78,23 @@ def test_a_bash_tool_reading_every_proc_environ_finds_neither_the_key_nor_the_ce
         watching(key, leak=True) as seen,
     ):
         done = run_sweep(
-            corpus, out, "--agent", agent, "--arms", "baseline", "--base-url", provider.base_url,
-            "--outage-streak", "0", "--workers", "1", "--timeout", "120", env=env, timeout=600,
-        )  # fmt: skip
+            corpus,
+            out,
+            "--agent",
+            agent,
+            "--arms",
+            "baseline",
+            "--base-url",
+            provider.base_url,
+            "--outage-streak",
+            "0",
+            "--workers",
+            "1",
+            "--timeout",
+            "120",
+            env=env,
+            timeout=600,
+        )
     assert done.returncode == 0, tell(done)
     row = by_task(out)["proc-env"]
     assert row["session_ids"], row

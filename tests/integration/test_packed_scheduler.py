@@ -348,9 +348,12 @@ def test_a_throttled_cell_runs_again_after_its_back_off_and_the_limit_history_is
         time.sleep(0.01)
         if first:
             return Row(
-                task=cell.task, arm=cell.arm, run=cell.run, error_kind=ErrorKind.SESSION_ERROR,
+                task=cell.task,
+                arm=cell.arm,
+                run=cell.run,
+                error_kind=ErrorKind.SESSION_ERROR,
                 extra={"error_detail": "result is_error (api_error_status 529)", "session_ids": ["s"]},
-            )  # fmt: skip
+            )
         return _healthy(cell)
 
     recorder = Recorder()
@@ -383,9 +386,12 @@ def test_a_cancellation_during_a_back_off_folds_the_throttled_attempt_and_return
         calls.append(cell.key)
         threading.Timer(0.2, cancel.set).start()
         return Row(
-            task=cell.task, arm=cell.arm, run=cell.run, error_kind=ErrorKind.SESSION_ERROR,
+            task=cell.task,
+            arm=cell.arm,
+            run=cell.run,
+            error_kind=ErrorKind.SESSION_ERROR,
             extra={"error_detail": "result is_error (api_error_status 429)"},
-        )  # fmt: skip
+        )
 
     began = time.monotonic()
     retry = RetryPolicy(base_delay_s=60)

@@ -181,8 +181,12 @@ def _in_new_pid_namespace(code: str) -> subprocess.CompletedProcess[str]:
         pytest.skip("a new PID namespace needs root (unshare --pid)")
     return subprocess.run(
         ["unshare", "--pid", "--fork", "--mount-proc", HARNESS_PYTHON, "-c", code],
-        capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ},
+    )
 
 
 def test_a_process_in_another_pid_namespace_leaves_this_namespaces_live_groups_alone() -> None:

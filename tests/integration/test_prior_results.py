@@ -51,7 +51,7 @@ def test_checked_artifacts_are_copied_and_a_missing_optional_one_is_skipped(prio
             ("transcripts/a.jsonl", "cells/t/a/run-0/transcripts/a.jsonl", _sha(b"event-1\n"), 8, True),
             ("r.review.json", "r.review.json", None, None, True),
             ("r.patch", "cells/t/a/run-0/patch.diff", None, None, False),
-        ],  # fmt: skip
+        ],
         str(dest),
     )
     assert (dest / "cells/t/a/run-0/transcripts/a.jsonl").read_bytes() == b"event-1\n"
@@ -79,8 +79,14 @@ def test_the_first_present_source_of_a_destination_is_copied(prior, tmp_path):
 @pytest.mark.parametrize(
     ("entry", "error"),
     [
-        (("transcripts/a.jsonl", "transcripts/a.jsonl", _sha(b"event-1\n"), 9, True), "drifted: 8 bytes, 9 recorded"),
-        (("transcripts/a.jsonl", "transcripts/a.jsonl", _sha(b"other"), 8, True), "drifted: its sha256 differs"),
+        (
+            ("transcripts/a.jsonl", "transcripts/a.jsonl", _sha(b"event-1\n"), 9, True),
+            "drifted: 8 bytes, 9 recorded",
+        ),
+        (
+            ("transcripts/a.jsonl", "transcripts/a.jsonl", _sha(b"other"), 8, True),
+            "drifted: its sha256 differs",
+        ),
         (("transcripts/missing.jsonl", "transcripts/missing.jsonl", None, None, True), "missing"),
         (("../escape", "escape", None, None, True), "unsafe artifact path"),
         (("/etc/passwd", "passwd", None, None, True), "unsafe artifact path"),
@@ -95,7 +101,9 @@ def test_a_drifted_missing_or_unsafe_artifact_fails_the_whole_copy_and_leaves_no
     dest = tmp_path / "out"
     dest.mkdir()
     with pytest.raises((ValueError, OSError), match=error):
-        PriorResultsDir(str(prior)).copy_artifacts([("r.review.json", "r.review.json", None, None, True), entry], str(dest))
+        PriorResultsDir(str(prior)).copy_artifacts(
+            [("r.review.json", "r.review.json", None, None, True), entry], str(dest)
+        )
     assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == []
 
 
@@ -106,6 +114,10 @@ def test_an_artifact_reached_through_a_symlink_is_refused(prior, tmp_path):
     dest = tmp_path / "out"
     dest.mkdir()
     with pytest.raises(ValueError, match="not a regular file"):
-        PriorResultsDir(str(prior)).copy_artifacts([("link.review.json", "x.review.json", None, None, True)], str(dest))
+        PriorResultsDir(str(prior)).copy_artifacts(
+            [("link.review.json", "x.review.json", None, None, True)], str(dest)
+        )
     with pytest.raises(ValueError, match="leaves"):
-        PriorResultsDir(str(prior)).copy_artifacts([("etc/hostname", "hostname", None, None, True)], str(dest))
+        PriorResultsDir(str(prior)).copy_artifacts(
+            [("etc/hostname", "hostname", None, None, True)], str(dest)
+        )

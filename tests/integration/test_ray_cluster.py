@@ -39,8 +39,15 @@ STALL_S = 20
 REVIEW_TASKS = "review-pr-41,review-pr-42"
 #: Row fields that differ between any two runs of one sweep (times, session ids, and the outputs
 #: that print their own timings); every other field must be equal.
-VOLATILE = {"recorded_at", "cell_wall_s", "duration_s", "node", "session_ids", "transcript_artifacts",
-            "variant_head_sha"}  # fmt: skip
+VOLATILE = {
+    "recorded_at",
+    "cell_wall_s",
+    "duration_s",
+    "node",
+    "session_ids",
+    "transcript_artifacts",
+    "variant_head_sha",
+}
 _TIMING = re.compile(r"Ran (\d+) tests? in [0-9.]+s")
 
 
@@ -118,8 +125,9 @@ def demo_pair(
     root = tmp_path_factory.mktemp("demo-pair")
     out, local_out = root / "ray", root / "local"
     done = cluster.run(_ray_argv(cluster, "--out", str(out)), capture=True, check=False, timeout=900)
-    local = cluster.run([*WFBENCH, "run", "--out", str(local_out), "--workers", "3"], capture=True,
-                        check=False, timeout=900)  # fmt: skip
+    local = cluster.run(
+        [*WFBENCH, "run", "--out", str(local_out), "--workers", "3"], capture=True, check=False, timeout=900
+    )
     return out, done, local_out, local
 
 
@@ -203,8 +211,9 @@ def test_sigint_exits_130_with_every_cell_recorded_cancelled_and_every_process_g
     script = _stalling_script(tmp_path)
     out = tmp_path / "out"
     before = {pid for pid, _cmd in cluster.processes()}
-    argv = _ray_argv(cluster, "--out", str(out), "--tasks", REVIEW_TASKS, "--runs", "3",
-                     "--provider-script", str(script))  # fmt: skip
+    argv = _ray_argv(
+        cluster, "--out", str(out), "--tasks", REVIEW_TASKS, "--runs", "3", "--provider-script", str(script)
+    )
     proc = cluster.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 300
@@ -236,8 +245,9 @@ def test_killing_a_worker_nodes_raylet_mid_sweep_gives_infra_error_rows_and_the_
     """Worker 1's raylet SIGKILLed while its 2 cells stall: 2 infra-error rows; worker 2 runs the rest."""
     script = _stalling_script(tmp_path)
     out = tmp_path / "out"
-    argv = _ray_argv(cluster, "--out", str(out), "--tasks", REVIEW_TASKS, "--runs", "3",
-                     "--provider-script", str(script))  # fmt: skip
+    argv = _ray_argv(
+        cluster, "--out", str(out), "--tasks", REVIEW_TASKS, "--runs", "3", "--provider-script", str(script)
+    )
     victim, survivor = cluster.node_raylets[0], cluster.node_raylets[1]
     lost, kept = cluster.node_id(victim)[:8], cluster.node_id(survivor)[:8]
     proc = cluster.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -50,8 +50,9 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def wfbench(lib: dict[str, Any], *args: str, timeout: float = 900):
     import subprocess
 
-    return subprocess.run([*WFBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False,
-                          env=lib["env"])  # fmt: skip
+    return subprocess.run(
+        [*WFBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False, env=lib["env"]
+    )
 
 
 def edit_to(text: str) -> list[dict[str, Any]]:
@@ -70,11 +71,16 @@ def corpus(lib: dict[str, Any], ref: str, name: str) -> Path:
     (root / "oracles" / "test_touching.py").write_text(ORACLE)
     (root / "gold.patch").write_text(lib["gold"])
     task: dict[str, Any] = {
-        "class": "bug-fix", "repo": "../intervals", "ref": ref, "verify": f"{PYTEST} tests",
-        "oracle": {"command": f'{PYTEST} "$WFBENCH_ORACLE_ROOT/test_touching.py"',
-                   "files": [{"source": "oracles/test_touching.py", "target": "test_touching.py"}]},
+        "class": "bug-fix",
+        "repo": "../intervals",
+        "ref": ref,
+        "verify": f"{PYTEST} tests",
+        "oracle": {
+            "command": f'{PYTEST} "$WFBENCH_ORACLE_ROOT/test_touching.py"',
+            "files": [{"source": "oracles/test_touching.py", "target": "test_touching.py"}],
+        },
         "gold_patch": "gold.patch",
-    }  # fmt: skip
+    }
     tasks = [
         {
             "id": case,
@@ -95,15 +101,21 @@ def corpus(lib: dict[str, Any], ref: str, name: str) -> Path:
         ]
     }
     (root / "script.yaml").write_text(yaml.safe_dump(script, sort_keys=False, width=10_000))
-    spec = {"name": name, "provider_script": "script.yaml", "defaults": {"model": MODEL},
-            "environment": ENVIRONMENT, "tasks": tasks}  # fmt: skip
+    spec = {
+        "name": name,
+        "provider_script": "script.yaml",
+        "defaults": {"model": MODEL},
+        "environment": ENVIRONMENT,
+        "tasks": tasks,
+    }
     (root / "corpus.yaml").write_text(yaml.safe_dump(spec, sort_keys=False, width=10_000))
     return root / "corpus.yaml"
 
 
 def test_tasks_validate_says_the_real_fix_task_is_valid(lib):
-    done = wfbench(lib, "tasks", "validate", str(corpus(lib, lib["base"], "validate")), "--tasks", "fix-real",
-                   "--json")  # fmt: skip
+    done = wfbench(
+        lib, "tasks", "validate", str(corpus(lib, lib["base"], "validate")), "--tasks", "fix-real", "--json"
+    )
     assert done.returncode == 0, tell(done)
     [task] = json.loads(done.stdout)["tasks"]
     assert task["valid"] is True, task
@@ -124,8 +136,16 @@ def test_an_oracle_that_already_passes_at_the_base_commit_is_invalid(lib):
 
 def test_the_real_fix_resolves_and_a_wrong_fix_and_a_noop_are_oracle_failed(lib):
     out = lib["root"] / "out"
-    done = run_sweep(corpus(lib, lib["base"], "sweep"), out, "--arms", "baseline", "--workers", "2",
-                     env=lib["env"], timeout=900)  # fmt: skip
+    done = run_sweep(
+        corpus(lib, lib["base"], "sweep"),
+        out,
+        "--arms",
+        "baseline",
+        "--workers",
+        "2",
+        env=lib["env"],
+        timeout=900,
+    )
     rows = by_task(out)
     assert set(rows) == {"fix-real", "fix-wrong", "fix-noop"}, tell(done)
     real, wrong, noop = rows["fix-real"], rows["fix-wrong"], rows["fix-noop"]

@@ -99,9 +99,18 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory) -> Sweeps:
 
 def _gate(sweeps: Sweeps, out: Path, candidate: Path | str, *extra: str) -> subprocess.CompletedProcess[str]:
     return wfbench(
-        "release", "gate", "--candidate", str(candidate), "--stable", str(sweeps.stable),
-        "--corpus", str(sweeps.corpus), "--out", str(out), *extra,
-    )  # fmt: skip
+        "release",
+        "gate",
+        "--candidate",
+        str(candidate),
+        "--stable",
+        str(sweeps.stable),
+        "--corpus",
+        str(sweeps.corpus),
+        "--out",
+        str(out),
+        *extra,
+    )
 
 
 def _evidence(out: Path) -> tuple[dict[str, Any], str]:

@@ -103,9 +103,14 @@ def test_resume_runs_exactly_the_recorded_configuration(sweep: tuple[Path, Path]
 
 @pytest.mark.parametrize(
     ("option", "value", "recorded"),
-    [("--runs", "3", "2"), ("--arms", "workflow,baseline", "baseline"), ("--model", "claude-opus-4-5", MODEL),
-     ("--sandbox", "host-unsafe", "bwrap"), ("--timeout", "60", "5400")],
-)  # fmt: skip
+    [
+        ("--runs", "3", "2"),
+        ("--arms", "workflow,baseline", "baseline"),
+        ("--model", "claude-opus-4-5", MODEL),
+        ("--sandbox", "host-unsafe", "bwrap"),
+        ("--timeout", "60", "5400"),
+    ],
+)
 def test_a_resume_option_that_contradicts_the_manifest_is_refused_naming_both_values(
     sweep: tuple[Path, Path], option: str, value: str, recorded: str
 ) -> None:

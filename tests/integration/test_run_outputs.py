@@ -14,8 +14,16 @@ from pathlib import Path
 from tests.integration.demo_run import WFBENCH, bwrap_or_skip
 from wfbench import demo
 
-EVENTS = {"note", "sweep_started", "cell_started", "phase_started", "phase_finished", "cell_finished",
-          "sweep_finished", "summary"}  # fmt: skip
+EVENTS = {
+    "note",
+    "sweep_started",
+    "cell_started",
+    "phase_started",
+    "phase_finished",
+    "cell_finished",
+    "sweep_finished",
+    "summary",
+}
 
 
 def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -52,9 +52,13 @@ def runtime(under_tmp: Path) -> Path:
 def _policy(workspace: Path, **kw: object) -> SandboxPolicy:
     workspace.mkdir(exist_ok=True)
     return SandboxPolicy(
-        workspace=str(workspace), workspace_writable=True, network=False, timeout_s=30.0,
-        env={"PATH": "/usr/bin:/bin"}, **kw,  # type: ignore[arg-type]
-    )  # fmt: skip
+        workspace=str(workspace),
+        workspace_writable=True,
+        network=False,
+        timeout_s=30.0,
+        env={"PATH": "/usr/bin:/bin"},
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 def test_tmp_and_home_are_made_before_a_runtime_under_tmp_is_bound(runtime: Path, tmp_path: Path) -> None:
@@ -93,8 +97,13 @@ def test_a_runtime_under_tmp_stays_visible_and_tmpdir_starts_empty(runtime: Path
     first = sandbox.run(["/bin/sh", "-c", script], policy=policy)
     assert first.ok, first
     assert first.stdout.decode().splitlines() == [
-        "tmpdir=/tmp/wfbench-tmp", "listing=", "runtime here", "tool", "site=", "wrote",
-    ]  # fmt: skip
+        "tmpdir=/tmp/wfbench-tmp",
+        "listing=",
+        "runtime here",
+        "tool",
+        "site=",
+        "wrote",
+    ]
     second = sandbox.run(["/bin/sh", "-c", 'ls -A "$TMPDIR"; ls -A /tmp'], policy=policy)
     assert second.ok, second
     # Fresh: only TMPDIR and the mount points of the trees bound under /tmp (this runtime, and the
@@ -147,16 +156,22 @@ def test_a_harness_running_from_a_venv_under_tmp_gives_the_command_an_empty_tmpd
     python = os.path.realpath(sys.executable)
     subprocess.run(
         [python, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     (tmp_path / "ws").mkdir()
     # The venv is made from the base interpreter (as a user's would be); wfbench and its dependencies
     # are put on its path explicitly, never taken from whatever the base interpreter has installed.
     env = {**os.environ, "PYTHONPATH": harness_pythonpath()}
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-c", VENV_PROBE, str(venv), str(tmp_path / "ws")],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert os.path.realpath(found["prefix"]) == str(venv.resolve())

@@ -153,9 +153,23 @@ def test_five_scripted_529s_in_a_row_trip_the_breaker_and_every_started_cell_has
     script.write_text(OVERLOADED)
     out = tmp_path / "out"
     done = wfbench(
-        "run", str(demo_corpus), "--arms", "baseline", "--runs", "8", "--workers", "2", "--out", str(out),
-        "--provider-script", str(script), "--throttle-retries", "2", "--throttle-backoff", "0",
-    )  # fmt: skip
+        "run",
+        str(demo_corpus),
+        "--arms",
+        "baseline",
+        "--runs",
+        "8",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        "--provider-script",
+        str(script),
+        "--throttle-retries",
+        "2",
+        "--throttle-backoff",
+        "0",
+    )
     assert done.returncode == 1, done.stdout[-2000:]
     assert "[systemic-outage]" in done.stdout
     kept = rows(out)
@@ -238,8 +252,12 @@ def test_under_host_unsafe_the_demo_reviews_write_inside_the_cells_private_direc
     out = tmp_path / "out"
     done = subprocess.run(
         [*WFBENCH, "run", "--sandbox", "host-unsafe", "--arms", "review", "--runs", "1", "--out", str(out)],
-        capture_output=True, text=True, env=env, timeout=240, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     defect, clean = row(out, "review-pr-41", "review"), row(out, "review-pr-42", "review")
     assert (defect["review_evidence_valid"], defect["resolved"]) == (True, True)

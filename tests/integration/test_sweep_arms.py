@@ -96,7 +96,7 @@ def _corpus(demo: Path, tmp: Path) -> Path:
             "arms": ["inc", "cand"],
             "runs": 3,
             "candidate_overlay": str(tmp / "overlay"),
-        },  # fmt: skip
+        },
         "tasks": [
             {
                 "id": "add-mode",
@@ -109,7 +109,7 @@ def _corpus(demo: Path, tmp: Path) -> Path:
                     "command": "true",
                     "files": [{"source": "oracles/add_mode_oracle.py", "target": "o.py"}],
                 },
-            }  # fmt: skip
+            }
         ],
     }
     path = root / "no-skill-candidate.yaml"
@@ -166,9 +166,16 @@ def test_the_sweeps_promotion_step_does_not_promote_one_scored_run_plus_two_unin
     presets = preset_arms()
     arms = [presets["review"], presets["candidate_review"]]
     data = FinishInput(
-        corpus=None, tasks=(), arms=arms, rows=[*incumbent, *candidate], out_dir="unused",
-        model="claude-sonnet-4-5", tripped=False, cancelled=False, now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-    )  # fmt: skip
+        corpus=None,
+        tasks=(),
+        arms=arms,
+        rows=[*incumbent, *candidate],
+        out_dir="unused",
+        model="claude-sonnet-4-5",
+        tripped=False,
+        cancelled=False,
+        now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    )
     (decision,) = promotion_evidence(data)["decisions"]
     assert decision["candidate_arm"] == "candidate_review"
     assert decision["decision"] != "promote"

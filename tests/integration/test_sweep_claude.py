@@ -90,8 +90,21 @@ def test_a_real_cli_sweep_grades_a_wrong_fix_and_a_review_like_the_stand_in(demo
     if claude_binary() is None:
         require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the real Claude Code CLI is not installed")
     out = tmp_path / "out"
-    done = wfbench("run", str(_corpus(demo_corpus)), "--agent", "claude", "--arms", "baseline,review",
-                   "--runs", "1", "--workers", "2", "--out", str(out), timeout=300)  # fmt: skip
+    done = wfbench(
+        "run",
+        str(_corpus(demo_corpus)),
+        "--agent",
+        "claude",
+        "--arms",
+        "baseline,review",
+        "--runs",
+        "1",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert len(rows(out)) == 2
     fix = row(out, "fix-median", "baseline")
@@ -118,11 +131,18 @@ def _outcomes(out: Path) -> dict[tuple[str, str, int], tuple[Any, ...]]:
     """
     return {
         (r["task"], r["arm"], r["run"]): (
-            r["resolved"], r["error_kind"], r["authored_tests_passed"], r["oracle_passed"], r["skill_invoked"],
-            r["input_tokens"], r["output_tokens"], r["cost_usd"], r["diff_files"] if "diff_files" in r else None,
+            r["resolved"],
+            r["error_kind"],
+            r["authored_tests_passed"],
+            r["oracle_passed"],
+            r["skill_invoked"],
+            r["input_tokens"],
+            r["output_tokens"],
+            r["cost_usd"],
+            r["diff_files"] if "diff_files" in r else None,
         )
         for r in rows(out)
-    }  # fmt: skip
+    }
 
 
 def test_the_demo_with_the_real_cli_ends_exactly_like_the_stand_in_run(demo_out, tmp_path):

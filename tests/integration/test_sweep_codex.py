@@ -61,9 +61,19 @@ def test_a_claude_arm_and_a_codex_arm_on_the_demo_tasks_end_with_a_valid_report(
         require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the real Claude Code CLI is not installed")
     out = tmp_path / "out"
     done = wfbench(
-        "run", "--agent", "claude", "--arms", "workflow,codex_direct,review,codex_review", "--runs", "1",
-        "--workers", "2", "--out", str(out), timeout=600,
-    )  # fmt: skip
+        "run",
+        "--agent",
+        "claude",
+        "--arms",
+        "workflow,codex_direct,review,codex_review",
+        "--runs",
+        "1",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        timeout=600,
+    )
     assert done.returncode == 0, tell(done)
     table = {(r["task"], r["arm"]): r for r in rows(out)}
     assert len(table) == 8
@@ -72,21 +82,35 @@ def test_a_claude_arm_and_a_codex_arm_on_the_demo_tasks_end_with_a_valid_report(
         assert cell["resolved"] is True, (task, cell["error_kind"], cell.get("error_detail"))
         assert cell["oracle_passed"] is True
         assert cell["skill_invoked"] is True
-        assert (cell["agent"], cell["agent_version"], cell["model"]) == ("codex", "codex-cli 0.171.0", "gpt-5.5")
+        assert (cell["agent"], cell["agent_version"], cell["model"]) == (
+            "codex",
+            "codex-cli 0.171.0",
+            "gpt-5.5",
+        )
         assert cell["cost_usd"] is None  # Codex reports no cost
     median = table[("fix-median", "codex_direct")]
     assert median["tool_use_counts"] == {"command_execution": 2, "file_change": 1}  # via apply_patch
-    assert table[("add-mode", "codex_direct")]["tool_use_counts"] == {"command_execution": 2}  # via exec_command
+    assert table[("add-mode", "codex_direct")]["tool_use_counts"] == {
+        "command_execution": 2
+    }  # via exec_command
     # Usage is metered at the wire (Codex's Responses requests went through the cell's lease): four
     # turns of 2000 uncached + 14000 cached input, 800 output, and the scripted cache write of 0 the
     # upstream reported. Codex's own report is kept beside it: its 0 cache write cannot be told from
     # absent, so the adapter reports None — which the agreement rule does not take for a contradiction.
     assert median["usage_source"] == "wire"
     assert median["wire_requests"] == 4, median
-    assert (median["input_tokens"], median["cache_read_input_tokens"], median["cache_creation_input_tokens"], median["output_tokens"]) == (8000, 56000, 0, 3200)
+    assert (
+        median["input_tokens"],
+        median["cache_read_input_tokens"],
+        median["cache_creation_input_tokens"],
+        median["output_tokens"],
+    ) == (8000, 56000, 0, 3200)
     assert median["agent_reported_usage"] == {
-        "input_tokens": 8000, "cache_creation_input_tokens": None, "cache_read_input_tokens": 56000, "output_tokens": 3200,
-    }  # fmt: skip
+        "input_tokens": 8000,
+        "cache_creation_input_tokens": None,
+        "cache_read_input_tokens": 56000,
+        "output_tokens": 3200,
+    }
     review = table[("review-pr-41", "codex_review")]
     assert review["resolved"] is True
     assert review["review_evidence_valid"] is True
@@ -114,7 +138,12 @@ def shell(cmd: str) -> dict[str, Any]:
     return {"name": "exec_command", "input": {"cmd": cmd, "yield_time_ms": 30000}}
 
 
-USAGE = {"input_tokens": 900, "output_tokens": 300, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 100}
+USAGE = {
+    "input_tokens": 900,
+    "output_tokens": 300,
+    "cache_read_input_tokens": 4000,
+    "cache_creation_input_tokens": 100,
+}
 
 
 def test_a_codex_sweep_records_a_529_as_session_error_and_no_tool_can_read_the_key(tmp_path: Path) -> None:
@@ -123,12 +152,18 @@ def test_a_codex_sweep_records_a_529_as_session_error_and_no_tool_can_read_the_k
     make_repo(tmp_path, base_files())
     script = {
         "conversations": [
-            {"when": ["CASE write:"], "turns": [
-                {"tools": [shell("printf 'written\\n' > done.txt")], "usage": USAGE},
-                {"say": "Written.", "usage": USAGE},
-            ]},
+            {
+                "when": ["CASE write:"],
+                "turns": [
+                    {"tools": [shell("printf 'written\\n' > done.txt")], "usage": USAGE},
+                    {"say": "Written.", "usage": USAGE},
+                ],
+            },
             {"when": ["CASE flaky:"], "turns": [{"status": 529}]},
-            {"when": ["CASE hunt:"], "turns": [{"tools": [shell(HUNT)], "usage": USAGE}, {"say": "Hunted.", "usage": USAGE}]},
+            {
+                "when": ["CASE hunt:"],
+                "turns": [{"tools": [shell(HUNT)], "usage": USAGE}, {"say": "Hunted.", "usage": USAGE}],
+            },
         ]
     }
     tasks = [impl_task("write", oracle="grep -qx written done.txt"), impl_task("flaky"), impl_task("hunt")]
@@ -137,15 +172,37 @@ def test_a_codex_sweep_records_a_529_as_session_error_and_no_tool_can_read_the_k
     env = {**os.environ, "WFBENCH_ANTHROPIC_API_KEY": key}
     with ScriptedProvider(ProviderScript.from_yaml(yaml.safe_dump(script), source="codex.yaml")) as provider:
         done = run_sweep(
-            corpus, out, "--agent", "codex", "--model", "gpt-5.5", "--arms", "baseline", "--base-url",
-            provider.base_url, "--outage-streak", "0", "--workers", "2", "--timeout", "120",
-            "--throttle-retries", "0", env=env, timeout=600,
-        )  # fmt: skip
+            corpus,
+            out,
+            "--agent",
+            "codex",
+            "--model",
+            "gpt-5.5",
+            "--arms",
+            "baseline",
+            "--base-url",
+            provider.base_url,
+            "--outage-streak",
+            "0",
+            "--workers",
+            "2",
+            "--timeout",
+            "120",
+            "--throttle-retries",
+            "0",
+            env=env,
+            timeout=600,
+        )
     assert done.returncode == 0, tell(done)
     cells = by_task(out)
     written = cells["write"]
     assert written["resolved"] is True, written.get("error_detail")
-    assert (written["input_tokens"], written["cache_read_input_tokens"], written["cache_creation_input_tokens"], written["output_tokens"]) == (1800, 8000, 200, 600)
+    assert (
+        written["input_tokens"],
+        written["cache_read_input_tokens"],
+        written["cache_creation_input_tokens"],
+        written["output_tokens"],
+    ) == (1800, 8000, 200, 600)
     flaky = cells["flaky"]
     assert flaky["error_kind"] == "session-error"
     assert flaky["resolved"] is False
@@ -167,7 +224,9 @@ def test_a_codex_sweep_records_a_529_as_session_error_and_no_tool_can_read_the_k
     assert key not in done.stdout + done.stderr
 
 
-def test_an_agents_md_overlay_reaches_the_codex_candidate_read_only_and_not_its_incumbent(tmp_path: Path) -> None:
+def test_an_agents_md_overlay_reaches_the_codex_candidate_read_only_and_not_its_incumbent(
+    tmp_path: Path,
+) -> None:
     """A candidate that is "my AGENTS.md": committed into its workspace, sent by Codex, never writable."""
     codex_or_skip()
     make_repo(tmp_path, base_files())
@@ -176,23 +235,51 @@ def test_an_agents_md_overlay_reaches_the_codex_candidate_read_only_and_not_its_
     (overlay / "AGENTS.md").write_text("Keep every change minimal. MARK-OVERLAY\n")
     read_skill = shell("cat ~/.agents/skills/work/SKILL.md")
     tamper = shell("echo tamper >> AGENTS.md; echo rc=$?; printf 'done\\n' > done.txt")
-    script = {"conversations": [{"when": ["CASE agents:"], "turns": [
-        {"tools": [read_skill], "usage": USAGE}, {"tools": [tamper], "usage": USAGE}, {"say": "Done.", "usage": USAGE},
-    ]}]}  # fmt: skip
+    script = {
+        "conversations": [
+            {
+                "when": ["CASE agents:"],
+                "turns": [
+                    {"tools": [read_skill], "usage": USAGE},
+                    {"tools": [tamper], "usage": USAGE},
+                    {"say": "Done.", "usage": USAGE},
+                ],
+            }
+        ]
+    }
     corpus = write_corpus(tmp_path, [impl_task("agents", oracle="grep -qx done done.txt")], None)
     data = yaml.safe_load(corpus.read_text())
     data["arms"] = {
         "codex_direct": {"like": "workflow_direct", "agent": "codex", "model": "gpt-5.5"},
-        "codex_terse": {"like": "codex_direct", "agent": "codex", "model": "gpt-5.5", "incumbent": "codex_direct"},
+        "codex_terse": {
+            "like": "codex_direct",
+            "agent": "codex",
+            "model": "gpt-5.5",
+            "incumbent": "codex_direct",
+        },
     }
     corpus.write_text(yaml.safe_dump(data, sort_keys=False))
     out = tmp_path / "out"
     env = {**os.environ, "WFBENCH_ANTHROPIC_API_KEY": "wfb-real-agents-md"}
     with ScriptedProvider(ProviderScript.from_yaml(yaml.safe_dump(script), source="agents.yaml")) as provider:
         done = run_sweep(
-            corpus, out, "--arms", "codex_direct,codex_terse", "--candidate-overlay", str(overlay), "--runs", "1",
-            "--base-url", provider.base_url, "--workers", "1", "--timeout", "120", env=env, timeout=600,
-        )  # fmt: skip
+            corpus,
+            out,
+            "--arms",
+            "codex_direct,codex_terse",
+            "--candidate-overlay",
+            str(overlay),
+            "--runs",
+            "1",
+            "--base-url",
+            provider.base_url,
+            "--workers",
+            "1",
+            "--timeout",
+            "120",
+            env=env,
+            timeout=600,
+        )
     assert done.returncode == 0, tell(done)
     table = {r["arm"]: r for r in rows(out)}
     for arm in ("codex_direct", "codex_terse"):
@@ -209,4 +296,6 @@ def test_an_agents_md_overlay_reaches_the_codex_candidate_read_only_and_not_its_
     tool_output = "".join(path.read_text() for path in transcripts)
     assert "Read-only file system" in tool_output
     assert "AGENTS.md" not in (out / "cells/agents/codex_terse/run-0/patch.diff").read_text()
-    assert (json.loads((out / "promotion.json").read_text())["decisions"][0]["candidate_arm"]) == "codex_terse"
+    assert (
+        (json.loads((out / "promotion.json").read_text())["decisions"][0]["candidate_arm"]) == "codex_terse"
+    )

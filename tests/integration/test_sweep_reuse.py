@@ -137,9 +137,7 @@ def test_an_artifact_that_drifted_since_it_was_recorded_sends_the_cell_to_a_paid
     assert not list(out.rglob("*.reuse-tmp"))
 
 
-def test_a_prior_sweep_in_the_legacy_flat_layout_is_reused_into_the_cell_directories(
-    demo_out, tmp_path
-):
+def test_a_prior_sweep_in_the_legacy_flat_layout_is_reused_into_the_cell_directories(demo_out, tmp_path):
     """Reuse reads a pre-`cells/` sweep (flat patches, reviews, transcripts) and writes the new layout.
 
     The reused rows name their files under ``cells/<task>/<arm>/run-<i>/``, the bytes are the prior
@@ -179,15 +177,35 @@ def test_a_changed_binding_reuses_nothing(demo_out, tmp_path):
     stays paid as the canary; under another model nothing matches, so no canary is needed.
     """
     prior, _ = demo_out
-    same = wfbench("run", "--arms", "review", "--runs", "1", "--out", str(tmp_path / "same"),
-                   "--reuse-results", str(prior))  # fmt: skip
+    same = wfbench(
+        "run",
+        "--arms",
+        "review",
+        "--runs",
+        "1",
+        "--out",
+        str(tmp_path / "same"),
+        "--reuse-results",
+        str(prior),
+    )
     assert same.returncode == 0, same.stderr[-2000:]
     assert "keeping one paid review cell (review-pr-41 run 0)" in same.stdout
     assert "1 comparator cell(s) match" in same.stdout
     assert [r["task"] for r in rows(tmp_path / "same") if r.get("reused")] == ["review-pr-42"]
     assert _fresh_cells(tmp_path / "same") == 1
-    other = wfbench("run", "--arms", "review", "--runs", "1", "--model", "claude-opus-4-1",
-                    "--out", str(tmp_path / "other"), "--reuse-results", str(prior))  # fmt: skip
+    other = wfbench(
+        "run",
+        "--arms",
+        "review",
+        "--runs",
+        "1",
+        "--model",
+        "claude-opus-4-1",
+        "--out",
+        str(tmp_path / "other"),
+        "--reuse-results",
+        str(prior),
+    )
     assert other.returncode == 0, other.stderr[-2000:]
     assert "0 comparator cell(s) match" in other.stdout
     assert "keeping one paid" not in other.stdout
@@ -227,9 +245,7 @@ def test_a_resumed_sweep_ends_with_the_same_aggregates_and_decisions_as_an_unint
     assert _untimed(_decisions(out / "promotion.json")) == _untimed(_decisions(prior / "promotion.json"))
 
 
-def test_an_interrupted_sweep_in_the_legacy_layout_resumes_with_the_same_aggregates(
-    demo_out, tmp_path
-):
+def test_an_interrupted_sweep_in_the_legacy_layout_resumes_with_the_same_aggregates(demo_out, tmp_path):
     """--resume of a pre-`cells/` sweep keeps its flat artifacts; the missing cells write under cells/."""
     prior, _ = demo_out
     out = legacy_copy(prior, tmp_path / "interrupted")

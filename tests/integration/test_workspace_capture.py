@@ -40,8 +40,11 @@ def ws(snapshot: Snapshot, tmp_path: Path) -> Path:
 
 
 def _paths(patch: bytes) -> set[str]:
-    return {line.split(" b/", 1)[1] for line in patch.decode("utf-8", "replace").splitlines()
-            if line.startswith("diff --git ")}  # fmt: skip
+    return {
+        line.split(" b/", 1)[1]
+        for line in patch.decode("utf-8", "replace").splitlines()
+        if line.startswith("diff --git ")
+    }
 
 
 def test_ignored_files_are_in_the_patch_and_in_churn(snapshot: Snapshot, ws: Path) -> None:

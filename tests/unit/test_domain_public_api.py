@@ -73,13 +73,34 @@ def test_every_exported_class_and_function_is_wfbench_s_own_and_documented() -> 
 def test_the_names_a_tool_needs_to_score_aggregate_and_gate_are_exported() -> None:
     """The workflow of docs/domain.md needs these; dropping one from ``__all__`` breaks users."""
     needed = {
-        "Row", "ErrorKind", "InputError", "ReviewArtifactError", "classify_outcome",
-        "parse_review_artifact", "parse_labels", "score_review", "review_oracle_passed",
-        "aggregate", "savings", "SAVINGS_FIELDS", "classify_health", "classify_sweep_health",
-        "HealthStatus", "PromotionPolicy", "evaluate_candidate", "evaluate_review_candidate",
-        "evaluate_pair", "Decision", "DecisionKind", "GateKind", "PromotionEvidence",
-        "EvidenceBindings", "RunStatus", "EVIDENCE_SCHEMA_VERSION", "parse_rows",
-    }  # fmt: skip
+        "Row",
+        "ErrorKind",
+        "InputError",
+        "ReviewArtifactError",
+        "classify_outcome",
+        "parse_review_artifact",
+        "parse_labels",
+        "score_review",
+        "review_oracle_passed",
+        "aggregate",
+        "savings",
+        "SAVINGS_FIELDS",
+        "classify_health",
+        "classify_sweep_health",
+        "HealthStatus",
+        "PromotionPolicy",
+        "evaluate_candidate",
+        "evaluate_review_candidate",
+        "evaluate_pair",
+        "Decision",
+        "DecisionKind",
+        "GateKind",
+        "PromotionEvidence",
+        "EvidenceBindings",
+        "RunStatus",
+        "EVIDENCE_SCHEMA_VERSION",
+        "parse_rows",
+    }
 
     assert needed - set(wfbench.domain.__all__) == set()
 

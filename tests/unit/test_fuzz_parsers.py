@@ -146,11 +146,14 @@ def test_arbitrary_label_files_raise_only_input_error(data: bytes) -> None:
 _types = st.sampled_from(["system", "assistant", "user", "result", "stream_event"]) | st.text(max_size=6)
 _blocks = st.fixed_dictionaries(
     {"type": st.sampled_from(["tool_use", "tool_result", "text"]) | documents},
-    optional={"id": documents | st.text(max_size=8), "tool_use_id": documents | st.text(max_size=8),
-              "name": st.sampled_from(["Skill", "skill", "Bash"]) | documents,
-              "input": st.fixed_dictionaries({}, optional={"skill": documents | st.just("work")}) | documents,
-              "is_error": documents},
-)  # fmt: skip
+    optional={
+        "id": documents | st.text(max_size=8),
+        "tool_use_id": documents | st.text(max_size=8),
+        "name": st.sampled_from(["Skill", "skill", "Bash"]) | documents,
+        "input": st.fixed_dictionaries({}, optional={"skill": documents | st.just("work")}) | documents,
+        "is_error": documents,
+    },
+)
 _usage = st.dictionaries(
     st.sampled_from(["input_tokens", "output_tokens", "cache_read_input_tokens"]), scalars
 )
@@ -158,14 +161,25 @@ events = st.fixed_dictionaries(
     {"type": _types},
     optional={
         "message": st.fixed_dictionaries(
-            {}, optional={"content": st.lists(_blocks, max_size=3) | documents, "usage": _usage | documents,
-                          "model": st.sampled_from(["<synthetic>", "m"]) | documents}
-        ) | documents,
-        "usage": _usage | documents, "total_cost_usd": scalars, "duration_ms": scalars, "num_turns": scalars,
-        "is_error": documents, "subtype": documents, "session_id": documents, "result": documents,
+            {},
+            optional={
+                "content": st.lists(_blocks, max_size=3) | documents,
+                "usage": _usage | documents,
+                "model": st.sampled_from(["<synthetic>", "m"]) | documents,
+            },
+        )
+        | documents,
+        "usage": _usage | documents,
+        "total_cost_usd": scalars,
+        "duration_ms": scalars,
+        "num_turns": scalars,
+        "is_error": documents,
+        "subtype": documents,
+        "session_id": documents,
+        "result": documents,
         "api_error_status": documents,
     },
-)  # fmt: skip
+)
 _outcomes = st.builds(
     ProcessOutcome,
     state=st.sampled_from(list(ProcessState)),
@@ -233,9 +247,10 @@ _script_docs = st.fixed_dictionaries(
                 {}, optional={"when": documents, "turns": st.lists(_turn_docs, max_size=3)}
             ),
             max_size=3,
-        ) | documents,
+        )
+        | documents,
     },
-)  # fmt: skip
+)
 
 
 def yaml_text(value: object) -> str:
@@ -260,12 +275,27 @@ def test_arbitrary_provider_scripts_raise_only_input_error(text: str) -> None:
 
 ROW = {"task": "t1", "arm": "baseline", "run": 0}
 _row_docs = st.dictionaries(
-    st.sampled_from(["task", "arm", "run", "ok", "resolved", "error_kind", "cost_usd", "duration_s",
-                     "input_tokens", "review_f1", "review_score", "class", "num_turns"])
+    st.sampled_from(
+        [
+            "task",
+            "arm",
+            "run",
+            "ok",
+            "resolved",
+            "error_kind",
+            "cost_usd",
+            "duration_s",
+            "input_tokens",
+            "review_f1",
+            "review_score",
+            "class",
+            "num_turns",
+        ]
+    )
     | st.text(max_size=6),
     documents | st.sampled_from([e.value for e in ErrorKind]),
     max_size=5,
-).map(lambda extra: {**ROW, **extra})  # fmt: skip
+).map(lambda extra: {**ROW, **extra})
 
 
 @pytest.fixture(scope="module")

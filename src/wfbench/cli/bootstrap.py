@@ -285,8 +285,9 @@ def _provider_log(path: str) -> str:
     """``--provider-log``: an absolute path whose directory exists and which is not a directory."""
     absolute = os.path.abspath(path)
     if os.path.isdir(absolute):
-        raise InputError("is a directory; name the file to append the requests to", field="--provider-log",
-                         source=path)  # fmt: skip
+        raise InputError(
+            "is a directory; name the file to append the requests to", field="--provider-log", source=path
+        )
     if not os.path.isdir(os.path.dirname(absolute)):
         raise InputError("its directory does not exist", field="--provider-log", source=path)
     return absolute

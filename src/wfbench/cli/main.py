@@ -97,8 +97,16 @@ def build_app() -> typer.Typer:
         typer.echo(__version__)
 
     commands = (
-        run_cmd, review_cmd, gate_cmd, plan_cmd, provider_cmd, view_cmd, promote_cmd, release_cmd, evolve_cmd,
-    )  # fmt: skip
+        run_cmd,
+        review_cmd,
+        gate_cmd,
+        plan_cmd,
+        provider_cmd,
+        view_cmd,
+        promote_cmd,
+        release_cmd,
+        evolve_cmd,
+    )
     for module in commands:
         module.register(app)
     _plain_help(app)

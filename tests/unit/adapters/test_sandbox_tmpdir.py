@@ -11,11 +11,38 @@ from wfbench.adapters.sandbox.tmpdir import mount_targets, private_tmpdir
 
 def test_mount_targets_reads_every_kind_of_mount_up_to_the_command() -> None:
     args = [
-        "bwrap", "--unshare-pid", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
-        "--size", "9", "--tmpfs", "/tmp", "--ro-bind-try", "/etc/x", "/etc/x", "--bind", "/h", "/workspace",
-        "--proc", "/proc", "--dev", "/dev", "--dir", "/d", "--remount-ro", "/", "--chdir", "/workspace",
-        "--", "--tmpfs", "/not-a-mount",
-    ]  # fmt: skip
+        "bwrap",
+        "--unshare-pid",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--size",
+        "9",
+        "--tmpfs",
+        "/tmp",
+        "--ro-bind-try",
+        "/etc/x",
+        "/etc/x",
+        "--bind",
+        "/h",
+        "/workspace",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--dir",
+        "/d",
+        "--remount-ro",
+        "/",
+        "--chdir",
+        "/workspace",
+        "--",
+        "--tmpfs",
+        "/not-a-mount",
+    ]
     assert mount_targets(args) == ("/usr", "/bin", "/tmp", "/etc/x", "/workspace", "/proc", "/dev", "/d")
 
 

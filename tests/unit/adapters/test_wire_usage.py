@@ -19,8 +19,10 @@ def sse(*events: dict[str, object], named: bool = True) -> bytes:
     return out
 
 
-START = {"type": "message_start", "message": {"usage": {"input_tokens": 100, "output_tokens": 1,
-                                                         "cache_read_input_tokens": 40}}}  # fmt: skip
+START = {
+    "type": "message_start",
+    "message": {"usage": {"input_tokens": 100, "output_tokens": 1, "cache_read_input_tokens": 40}},
+}
 DELTA_TEXT = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x" * 500}}
 DELTA = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 25}}
 STOP = {"type": "message_stop"}
@@ -78,8 +80,11 @@ def test_a_json_reply_reports_its_usage_and_an_absent_usage_is_empty() -> None:
 
 
 def test_openai_responses_usage_comes_from_response_completed_without_cached_input() -> None:
-    usage = {"input_tokens": 1000, "output_tokens": 50,
-             "input_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 100}}  # fmt: skip
+    usage = {
+        "input_tokens": 1000,
+        "output_tokens": 50,
+        "input_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 100},
+    }
     stream = sse(
         {"type": "response.created", "response": {"usage": None}},
         {"type": "response.output_item.done", "item": {}},

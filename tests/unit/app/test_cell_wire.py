@@ -38,9 +38,16 @@ def record(
     usage: Usage, *, ok: bool = True, kind: ErrorKind | None = None, cost: float | None = 0.1
 ) -> SessionRecord:
     return SessionRecord(
-        ok=ok, error_kind=kind, error_detail=None, usage=usage, cost_usd=cost, num_turns=2, duration_s=1.0,
-        session_id="s1", skill_invoked=None,
-    )  # fmt: skip
+        ok=ok,
+        error_kind=kind,
+        error_detail=None,
+        usage=usage,
+        cost_usd=cost,
+        num_turns=2,
+        duration_s=1.0,
+        session_id="s1",
+        skill_invoked=None,
+    )
 
 
 def session(
@@ -141,8 +148,11 @@ def test_the_row_takes_usage_and_cost_from_the_wire_and_keeps_the_agents_beside(
     assert total.cost_usd == PRICES.cost_usd(Usage(1000, 0, 0, 100))
     assert fields["usage_source"] == "wire"
     assert fields["agent_reported_usage"] == {
-        "input_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1,
-    }  # fmt: skip
+        "input_tokens": 1,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 1,
+    }
     assert fields["agent_reported_cost_usd"] == 0.1234
     assert (fields["wire_requests"], fields["wire_refused"]) == (1, 1)
     assert fields["wire_refusals"] == [
@@ -208,5 +218,7 @@ def test_without_a_gateway_nothing_is_metered_and_nothing_stops() -> None:
 @pytest.mark.parametrize(("spend", "reached"), [(Spend(0.25, 1.0), False), (Spend(1.0, 1.0), True)])
 def test_spend_fields_are_json_ready(spend: Spend, reached: bool) -> None:
     assert spend_fields(spend) == {
-        "metered_spend_usd": spend.spent_usd, "max_cost_usd": 1.0, "max_cost_reached": reached,
-    }  # fmt: skip
+        "metered_spend_usd": spend.spent_usd,
+        "max_cost_usd": 1.0,
+        "max_cost_reached": reached,
+    }

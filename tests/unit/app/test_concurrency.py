@@ -12,9 +12,15 @@ EVENT = LimitEvent(at=12.34567, change=LimitChanged(8, 4, "throttled", 3, 529), 
 
 def test_a_limit_change_is_recorded_with_its_cell_time_and_status() -> None:
     assert concurrency.limit_record(EVENT) == {
-        "at_s": 12.346, "old": 8, "new": 4, "reason": "throttled", "status": 529,
-        "task": "t1", "arm": "review", "run": 2,
-    }  # fmt: skip
+        "at_s": 12.346,
+        "old": 8,
+        "new": 4,
+        "reason": "throttled",
+        "status": 529,
+        "task": "t1",
+        "arm": "review",
+        "run": 2,
+    }
 
 
 def test_report_lines_summarize_then_list_each_change() -> None:

@@ -74,27 +74,46 @@ class Fakes:
         os.makedirs(order.out_dir)
         cells = [(arm, run) for arm in order.arms for run in range(3)]
         rows = [
-            Row.from_mapping({"task": "fix-median", "arm": arm, "run": run, "ok": True, "resolved": True,
-                              "cost_usd": CELL_USD, "reused": _reusable(order, arm, run)})
+            Row.from_mapping(
+                {
+                    "task": "fix-median",
+                    "arm": arm,
+                    "run": run,
+                    "ok": True,
+                    "resolved": True,
+                    "cost_usd": CELL_USD,
+                    "reused": _reusable(order, arm, run),
+                }
+            )
             for arm, run in cells
-        ]  # fmt: skip
+        ]
         self.rows[os.path.join(order.out_dir, "results.jsonl")] = rows
         if self.cancel_sweep_of == generation:
             return 130
         decision = self.decisions[generation - 1] if generation else None
         if decision is not None:
-            entry = {"candidate_arm": "candidate_workflow", "incumbent_arm": "workflow", "decision": decision,
-                     "reasons": [f"scripted {decision}"]}  # fmt: skip
+            entry = {
+                "candidate_arm": "candidate_workflow",
+                "incumbent_arm": "workflow",
+                "decision": decision,
+                "reasons": [f"scripted {decision}"],
+            }
             Path(order.out_dir, "promotion.json").write_text(json.dumps({"decisions": [entry]}))
         return 0
 
     def propose(self, order: ProposalOrder) -> Proposal:
         self.asked.append(order)
         record = SessionRecord(
-            ok=True, error_kind=None, error_detail=None, usage=Usage(100, 10, 0, 0),
-            cost_usd=self.proposer_cost, num_turns=3, duration_s=1.0, session_id=order.label,
+            ok=True,
+            error_kind=None,
+            error_detail=None,
+            usage=Usage(100, 10, 0, 0),
+            cost_usd=self.proposer_cost,
+            num_turns=3,
+            duration_s=1.0,
+            session_id=order.label,
             skill_invoked=None,
-        )  # fmt: skip
+        )
         number = int(order.label.removeprefix("proposer-gen"))
         files = self.proposals.get(number, {SKILL: _skill(number)})
         return Proposal(record=record, files=files, cost_usd=self.proposer_cost, cost_source="wire")
@@ -110,10 +129,15 @@ class Fakes:
 
     def services(self, *, apply: bool = False) -> EvolveServices:
         return EvolveServices(
-            run_sweep=self.run_sweep, propose=self.propose, committed_skills=lambda roots: {SKILL: COMMITTED},
-            read_rows=lambda path: self.rows[path], clock=FakeClock(tick=1.0), note=self.notes.append,
-            apply=self.apply if apply else None, on_step=self.step,
-        )  # fmt: skip
+            run_sweep=self.run_sweep,
+            propose=self.propose,
+            committed_skills=lambda roots: {SKILL: COMMITTED},
+            read_rows=lambda path: self.rows[path],
+            clock=FakeClock(tick=1.0),
+            note=self.notes.append,
+            apply=self.apply if apply else None,
+            on_step=self.step,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +148,14 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _config(corpus: str, out: Path, generations: int = 2, **extra: Any) -> EvolveConfig:
-    return EvolveConfig(corpus_path=corpus, out_dir=str(out), generations=generations,
-                        base_arms=("workflow",), proposer_model="claude-sonnet-4-5", **extra)  # fmt: skip
+    return EvolveConfig(
+        corpus_path=corpus,
+        out_dir=str(out),
+        generations=generations,
+        base_arms=("workflow",),
+        proposer_model="claude-sonnet-4-5",
+        **extra,
+    )
 
 
 def _outcomes(result: EvolveResult) -> list[str]:
@@ -283,9 +313,13 @@ def test_the_spend_recorded_is_the_sweeps_paid_cells_plus_the_proposer(corpus: s
         paid = sum(row.cost_usd or 0.0 for row in rows if not row.reused)
         assert record.spend.sweep_usd == pytest.approx(paid)
     baseline, gen1 = result.history
-    assert baseline.spend.to_mapping() == {"proposer_usd": 0.0, "sweep_usd": pytest.approx(0.3),
-                                           "unmeasured_cells": 0, "total_usd": pytest.approx(0.3),
-                                           "proposer_source": None}  # fmt: skip
+    assert baseline.spend.to_mapping() == {
+        "proposer_usd": 0.0,
+        "sweep_usd": pytest.approx(0.3),
+        "unmeasured_cells": 0,
+        "total_usd": pytest.approx(0.3),
+        "proposer_source": None,
+    }
     assert gen1.spend.sweep_usd == pytest.approx(0.4)
     assert gen1.spend.proposer_usd == PROPOSER_USD
     assert gen1.spend.proposer_source == "wire"
@@ -315,11 +349,25 @@ def test_a_cancelled_generation_gets_no_record_and_the_next_run_redoes_it(
 
 #: The steps of an uninterrupted two-promote run (with --apply): every point a crash is tried at.
 STEPS = [
-    "run-started", "swept", "journal", "recorded",
-    "swept", "journal", "incumbent-staged", "incumbent-swapped", "journal-applied", "recorded",
-    "swept", "journal", "incumbent-staged", "incumbent-aside", "incumbent-swapped", "incumbent-cleaned",
-    "journal-applied", "recorded",
-]  # fmt: skip
+    "run-started",
+    "swept",
+    "journal",
+    "recorded",
+    "swept",
+    "journal",
+    "incumbent-staged",
+    "incumbent-swapped",
+    "journal-applied",
+    "recorded",
+    "swept",
+    "journal",
+    "incumbent-staged",
+    "incumbent-aside",
+    "incumbent-swapped",
+    "incumbent-cleaned",
+    "journal-applied",
+    "recorded",
+]
 
 
 def _clean(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -361,8 +409,9 @@ def test_a_crash_after_any_step_then_a_new_run_ends_as_an_uninterrupted_one(
     redone = 1 if STEPS[crash_at - 1] == "swept" else 0
     assert len(fakes.orders) == len(done.orders) + redone
     assert len(fakes.asked) == len(done.asked) + (redone if crash_at > 4 else 0)
-    assert [os.path.relpath(p, tmp_path) for p in fakes.applied] == [os.path.relpath(p, reference)
-                                                                    for p in done.applied]  # fmt: skip
+    assert [os.path.relpath(p, tmp_path) for p in fakes.applied] == [
+        os.path.relpath(p, reference) for p in done.applied
+    ]
     assert again.stopped is None
     assert not (tmp_path / "evolution-run.json").exists()
 
@@ -449,8 +498,10 @@ def test_a_run_killed_in_its_last_generation_then_run_again_makes_no_extra_gener
     assert _numbers(tmp_path) == [0, 1, 2]
     assert again.stopped is None
     assert len(fakes.asked) == 2
-    assert any("finishing the run that was interrupted" in note and "ends at generation 2" in note
-               for note in fakes.notes)  # fmt: skip
+    assert any(
+        "finishing the run that was interrupted" in note and "ends at generation 2" in note
+        for note in fakes.notes
+    )
     assert not (tmp_path / "evolution-run.json").exists()
 
 

@@ -24,8 +24,11 @@ def test_a_new_run_counts_from_the_last_record_and_writes_its_plan(tmp_path: Pat
     assert plan == RunPlan(after=3, generations=2, resumed=False)
     assert plan.last == 5
     assert json.loads((tmp_path / RUN_FILE).read_text()) == {
-        "schema": 1, "after_generation": 3, "generations": 2, "started_at": FIRST,
-    }  # fmt: skip
+        "schema": 1,
+        "after_generation": 3,
+        "generations": 2,
+        "started_at": FIRST,
+    }
     assert not (tmp_path / f"{RUN_FILE}.tmp").exists()
 
 

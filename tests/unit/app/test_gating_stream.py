@@ -58,10 +58,13 @@ def naive_derive_bindings(
     candidate_rows = [row for row in rows if row.arm in candidates]
     plugin = {"version": single("ce_plugin_version"), "manifest_digest": single("ce_plugin_manifest_digest")}
     return EvidenceBindings(
-        benchmark_model=model, proposer_model=single("proposer_model"), effort=single("effort"),
+        benchmark_model=model,
+        proposer_model=single("proposer_model"),
+        effort=single("effort"),
         candidate_overlay_digest=single("candidate_overlay_digest", candidate_rows),
-        selected_tasks=tuple(tasks), ce_plugin=plugin if any(plugin.values()) else None,
-    )  # fmt: skip
+        selected_tasks=tuple(tasks),
+        ce_plugin=plugin if any(plugin.values()) else None,
+    )
 
 
 def _typed(value: Any) -> Any:
@@ -159,10 +162,17 @@ def test_every_disagreeing_model_is_named_in_first_seen_order_across_arms() -> N
 
 _STAMPS = st.sampled_from(
     [
-        "2026-01-01T00:00:00+00:00", "2026-01-01T01:00:00+02:00", "2026-01-02T00:00:00Z",
-        "2026-01-03T00:00:00", "yesterday", "", None, 7, "2025-12-31T23:59:59+00:00",
+        "2026-01-01T00:00:00+00:00",
+        "2026-01-01T01:00:00+02:00",
+        "2026-01-02T00:00:00Z",
+        "2026-01-03T00:00:00",
+        "yesterday",
+        "",
+        None,
+        7,
+        "2025-12-31T23:59:59+00:00",
     ]
-)  # fmt: skip
+)
 
 
 @relaxed

@@ -30,8 +30,17 @@ from wfbench.domain.results.rows import Row
 
 
 def _row(run: int, **fields: object) -> Row:
-    base = {"task": "t", "arm": "a", "run": run, "ok": True, "resolved": True, "input_tokens": 10,
-            "output_tokens": 5, "cost_usd": 0.01, "duration_s": 1.5}  # fmt: skip
+    base = {
+        "task": "t",
+        "arm": "a",
+        "run": run,
+        "ok": True,
+        "resolved": True,
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cost_usd": 0.01,
+        "duration_s": 1.5,
+    }
     return Row.from_mapping({**base, **fields})
 
 
@@ -60,8 +69,15 @@ def test_the_failure_detail_is_redacted_single_line_and_bounded():
 
 
 def _started(to_run: int, workers: int = 2, **fields: object) -> SweepStarted:
-    base = {"planned": to_run, "to_run": to_run, "already": 0, "reused": 0, "workers": workers,
-            "arms": ("a",), "out_dir": "/out"}  # fmt: skip
+    base = {
+        "planned": to_run,
+        "to_run": to_run,
+        "already": 0,
+        "reused": 0,
+        "workers": workers,
+        "arms": ("a",),
+        "out_dir": "/out",
+    }
     return SweepStarted(**{**base, **fields})  # type: ignore[arg-type]
 
 
@@ -193,9 +209,14 @@ def test_json_events_are_one_object_per_line_with_the_documented_names():
     events = [json.loads(line) for line in stream.getvalue().splitlines()]
 
     assert [e["event"] for e in events] == [
-        "sweep_started", "cell_started", "phase_started", "phase_finished", "cell_finished", "note",
+        "sweep_started",
+        "cell_started",
+        "phase_started",
+        "phase_finished",
+        "cell_finished",
+        "note",
         "sweep_finished",
-    ]  # fmt: skip
+    ]
     assert events[4]["cost_usd"] == 0.01
     assert "sk-secret" not in events[5]["text"]
     assert events[6]["decisions"] == [{"candidate_arm": "cand", "decision": "promote"}]
@@ -230,6 +251,8 @@ def test_the_log_observer_records_phase_timings_notes_and_a_cancellation_with_le
     observer.notify(SweepFinished(130, True, False, (), 4, 1))
 
     assert [(e, f["level"]) for e, f in logged] == [
-        ("phase_finished", "warning"), ("note", "warning"), ("sweep_cancelled", "warning"),
-    ]  # fmt: skip
+        ("phase_finished", "warning"),
+        ("note", "warning"),
+        ("sweep_cancelled", "warning"),
+    ]
     assert logged[0][1]["wall_s"] == 1.5

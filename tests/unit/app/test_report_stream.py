@@ -102,11 +102,19 @@ def test_the_model_builder_keeps_no_row_alive() -> None:
     def stream() -> Iterator[Row]:
         for run in range(200):
             row = Row(
-                task=f"t{run % 7}", arm="review" if run % 2 else "workflow", run=run, resolved=run % 3 == 0,
-                cost_usd=0.5 + run, review={"review_weighted_f1": run / 200},
-                extra={"benchmark_model": "m", "cell_wall_s": 1.5, "recorded_at": "2026-01-01T00:00:00Z",
-                       "evidence_diagnostics": ["x"]},
-            )  # fmt: skip
+                task=f"t{run % 7}",
+                arm="review" if run % 2 else "workflow",
+                run=run,
+                resolved=run % 3 == 0,
+                cost_usd=0.5 + run,
+                review={"review_weighted_f1": run / 200},
+                extra={
+                    "benchmark_model": "m",
+                    "cell_wall_s": 1.5,
+                    "recorded_at": "2026-01-01T00:00:00Z",
+                    "evidence_diagnostics": ["x"],
+                },
+            )
             refs.append(weakref.ref(row))
             yield row
 

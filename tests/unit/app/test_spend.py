@@ -19,10 +19,16 @@ def _record(cost: float | None, *, ok: bool = True, session: str = "s1") -> Sess
     )
     unknown = Usage(None, None, None, None)
     return SessionRecord(
-        ok=ok, error_kind=None if ok else ErrorKind.CANCELLED, error_detail=None,
-        usage=usage if cost is not None else unknown, cost_usd=cost, num_turns=2, duration_s=1.0,
-        session_id=session, skill_invoked=None,
-    )  # fmt: skip
+        ok=ok,
+        error_kind=None if ok else ErrorKind.CANCELLED,
+        error_detail=None,
+        usage=usage if cost is not None else unknown,
+        cost_usd=cost,
+        num_turns=2,
+        duration_s=1.0,
+        session_id=session,
+        skill_invoked=None,
+    )
 
 
 def test_spend_sums_the_known_costs_and_counts_the_unknown() -> None:

@@ -66,9 +66,11 @@ def test_no_more_cells_run_at_once_than_the_pool_has_threads() -> None:
 def test_a_delayed_cell_starts_no_sooner_than_its_delay() -> None:
     started: list[float] = []
     executor = ThreadCellExecutor(
-        1, run_cell=lambda cell, _token: _row(cell), cancel=threading.Event(),
+        1,
+        run_cell=lambda cell, _token: _row(cell),
+        cancel=threading.Event(),
         on_start=lambda _cell: started.append(time.monotonic()),
-    )  # fmt: skip
+    )
     began = time.monotonic()
     executor.submit(0, _cells(1)[0], 0.3)
     _drain(executor, 1)

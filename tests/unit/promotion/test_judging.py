@@ -73,9 +73,14 @@ def test_the_reference_policy_entry_keeps_exactly_the_reference_s_fields() -> No
 
     assert "decision_policy" not in entry
     assert set(entry) == {
-        "metric", "min_runs", "min_improvement_pct", "max_task_regression_pct",
-        "max_failed_task_regression_pct", "min_gated_task_ratio", "quality_rule",
-    }  # fmt: skip
+        "metric",
+        "min_runs",
+        "min_improvement_pct",
+        "max_task_regression_pct",
+        "max_failed_task_regression_pct",
+        "min_gated_task_ratio",
+        "quality_rule",
+    }
 
 
 @pytest.mark.parametrize("policy", [STATISTICAL, REFERENCE_POLICY, PromotionPolicy(seed=7, resamples=500)])

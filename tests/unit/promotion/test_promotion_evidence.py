@@ -89,11 +89,23 @@ def test_the_mapping_has_every_schema_6_field_in_the_reference_order() -> None:
     mapping = _evidence().to_mapping()
 
     assert list(mapping) == [
-        "generated_at", "evidence_expires_at", "benchmark_model", "proposer_model", "effort",
-        "candidate_origin", "candidate_overlay", "candidate_overlay_digest", "target_base_digests",
-        "required_candidate_arms", "selected_tasks", "ce_plugin", "schema_version", "run_status",
-        "policy", "decisions",
-    ]  # fmt: skip
+        "generated_at",
+        "evidence_expires_at",
+        "benchmark_model",
+        "proposer_model",
+        "effort",
+        "candidate_origin",
+        "candidate_overlay",
+        "candidate_overlay_digest",
+        "target_base_digests",
+        "required_candidate_arms",
+        "selected_tasks",
+        "ce_plugin",
+        "schema_version",
+        "run_status",
+        "policy",
+        "decisions",
+    ]
     assert mapping["schema_version"] == 6
     assert mapping["required_candidate_arms"] == ["candidate_workflow", "candidate_review"]
 
@@ -134,10 +146,15 @@ def test_the_candidate_origin_follows_the_proposer(proposer: str | None, origin:
 def test_evidence_round_trips_through_json() -> None:
     """from_mapping(to_mapping(e)) == e, through a JSON text."""
     bindings = EvidenceBindings(
-        benchmark_model=MODEL, proposer_model="p", effort="high", candidate_overlay="o",
-        candidate_overlay_digest="a" * 64, target_base_digests={"x": "b" * 64},
-        selected_tasks=({"id": "task-a", "oracle_files": []},), ce_plugin={"version": "1"},
-    )  # fmt: skip
+        benchmark_model=MODEL,
+        proposer_model="p",
+        effort="high",
+        candidate_overlay="o",
+        candidate_overlay_digest="a" * 64,
+        target_base_digests={"x": "b" * 64},
+        selected_tasks=({"id": "task-a", "oracle_files": []},),
+        ce_plugin={"version": "1"},
+    )
     for evidence in (
         _evidence(bindings=bindings),
         _evidence(

@@ -629,16 +629,38 @@ def test_the_decision_and_task_row_mappings_have_exactly_the_documented_keys() -
     decision = gate(pair("task-a", same(3, cost_usd=1.0), same(3, cost_usd=0.5)))
 
     assert list(decision.to_mapping()) == [
-        "gate", "candidate_arm", "incumbent_arm", "decision", "metric", "metric_warning",
-        "median_improvement_pct", "model", "gated_tasks", "ungated_tasks", "reasons", "tasks",
-    ]  # fmt: skip
+        "gate",
+        "candidate_arm",
+        "incumbent_arm",
+        "decision",
+        "metric",
+        "metric_warning",
+        "median_improvement_pct",
+        "model",
+        "gated_tasks",
+        "ungated_tasks",
+        "reasons",
+        "tasks",
+    ]
     assert list(decision.tasks[0].to_mapping()) == [
-        "task", "class", "incumbent_resolved", "candidate_resolved", "incumbent", "candidate",
-        "incumbent_excluded_runs", "candidate_excluded_runs",
-        "incumbent_scored_runs", "candidate_scored_runs",
-        "candidate_quality_floor_met", "quality_floor_enforced", "incumbent_metric", "candidate_metric",
-        "improvement_pct", "gated", "skill_attributable_failure",
-    ]  # fmt: skip
+        "task",
+        "class",
+        "incumbent_resolved",
+        "candidate_resolved",
+        "incumbent",
+        "candidate",
+        "incumbent_excluded_runs",
+        "candidate_excluded_runs",
+        "incumbent_scored_runs",
+        "candidate_scored_runs",
+        "candidate_quality_floor_met",
+        "quality_floor_enforced",
+        "incumbent_metric",
+        "candidate_metric",
+        "improvement_pct",
+        "gated",
+        "skill_attributable_failure",
+    ]
     assert decision.to_mapping()["metric_warning"] is None
     assert (
         gate(pair("t", same(3), same(3)), policy=PromotionPolicy(metric="num_turns")).to_mapping()[

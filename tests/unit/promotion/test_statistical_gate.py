@@ -418,12 +418,21 @@ def test_a_blocked_candidate_s_claims_are_never_significant() -> None:
 def test_review_pairs_keep_the_review_gate_under_either_policy(policy: PromotionPolicy) -> None:
     flags = {"review_verdict_correct": True, "review_clean_control": False, "review_clean_pass": False}
     rows = [
-        record(task, arm, run, review={"review_weighted_f1": f1, "review_blocker_recall": 1.0,
-                                       "review_false_positives": 0, **flags})
+        record(
+            task,
+            arm,
+            run,
+            review={
+                "review_weighted_f1": f1,
+                "review_blocker_recall": 1.0,
+                "review_false_positives": 0,
+                **flags,
+            },
+        )
         for task in ("r1", "r2")
         for arm, f1 in (("review", 0.5), ("candidate_review", 0.8))
         for run in range(3)
-    ]  # fmt: skip
+    ]
 
     (decision,) = decide(rows, policy=policy, pairs=[PairSpec("candidate_review", "review")])
 

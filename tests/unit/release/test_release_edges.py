@@ -177,9 +177,15 @@ def test_a_row_without_identity_does_not_stop_the_other_rows_being_checked() -> 
 def test_runs_that_are_not_a_count_expect_no_cell() -> None:
     """runs=True is refused and no cell is expected: every row is unexpected, none missing."""
     ev = build_evaluation(
-        rows("rc", 1), tasks=PINS, arms=ARMS, runs=True, model="pinned-model", effort="high",  # type: ignore[arg-type]
-        runtime={"digest": "rc"}, harness={},
-    )  # fmt: skip
+        rows("rc", 1),
+        tasks=PINS,
+        arms=ARMS,
+        runs=True,
+        model="pinned-model",
+        effort="high",  # type: ignore[arg-type]
+        runtime={"digest": "rc"},
+        harness={},
+    )
 
     assert ev["problems"] == [
         "runs must be an integer of at least 3",

@@ -43,14 +43,26 @@ PINS = {task: _pin(task) for task in TASKS}
 def _row(task: str, run: int, arm: str, runtime: str, **changes: Any) -> dict[str, Any]:
     resolved = run != 0
     row = {
-        "task": task, "run": run, "arm": arm, "task_base_sha": PINS[task]["sha"],
-        "oracle_digest": PINS[task]["oracle_digest"], "model": "pinned-model", "effort": "high",
-        "sandbox_backend": "bwrap", "ok": True, "resolved": resolved, "authored_tests_passed": True,
-        "oracle_passed": resolved, "error_kind": None if resolved else "oracle-failed",
-        "transcript_missing": False, "cost_usd": 1.0, "duration_s": 60.0,
-        "sandbox_dependency_content_digest": DEP, "runtime_digest": runtime,
+        "task": task,
+        "run": run,
+        "arm": arm,
+        "task_base_sha": PINS[task]["sha"],
+        "oracle_digest": PINS[task]["oracle_digest"],
+        "model": "pinned-model",
+        "effort": "high",
+        "sandbox_backend": "bwrap",
+        "ok": True,
+        "resolved": resolved,
+        "authored_tests_passed": True,
+        "oracle_passed": resolved,
+        "error_kind": None if resolved else "oracle-failed",
+        "transcript_missing": False,
+        "cost_usd": 1.0,
+        "duration_s": 60.0,
+        "sandbox_dependency_content_digest": DEP,
+        "runtime_digest": runtime,
         "recorded_at": (NOW - dt.timedelta(hours=1)).isoformat(),
-    }  # fmt: skip
+    }
     row.update(changes)
     return row
 

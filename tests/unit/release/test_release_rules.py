@@ -110,9 +110,14 @@ def test_a_wrong_answer_zero_cost_or_any_timezone_is_trusted(changes: dict[str, 
 )
 def test_the_evaluation_refuses_what_it_cannot_pin(overrides: dict[str, Any], problem: str) -> None:
     options: dict[str, Any] = {
-        "tasks": PINS, "arms": ARMS, "runs": 3, "model": "pinned-model", "effort": "high",
-        "runtime": {"digest": "rc"}, "harness": {},
-    }  # fmt: skip
+        "tasks": PINS,
+        "arms": ARMS,
+        "runs": 3,
+        "model": "pinned-model",
+        "effort": "high",
+        "runtime": {"digest": "rc"},
+        "harness": {},
+    }
     ev = build_evaluation(rows("rc"), **{**options, **overrides})
 
     assert problem in ev["problems"]
@@ -121,17 +126,29 @@ def test_the_evaluation_refuses_what_it_cannot_pin(overrides: dict[str, Any], pr
 
 def test_runs_must_be_an_integer() -> None:
     ev = build_evaluation(
-        rows("rc"), tasks=PINS, arms=ARMS, runs=True, model="pinned-model", effort="high",  # type: ignore[arg-type]
-        runtime={"digest": "rc"}, harness={},
-    )  # fmt: skip
+        rows("rc"),
+        tasks=PINS,
+        arms=ARMS,
+        runs=True,
+        model="pinned-model",
+        effort="high",  # type: ignore[arg-type]
+        runtime={"digest": "rc"},
+        harness={},
+    )
     assert ev["problems"][0] == "runs must be an integer of at least 3"
 
 
 def test_no_pinned_task_is_refused() -> None:
     ev = build_evaluation(
-        [], tasks={}, arms=ARMS, runs=3, model="pinned-model", effort="high", runtime={"digest": "rc"},
+        [],
+        tasks={},
+        arms=ARMS,
+        runs=3,
+        model="pinned-model",
+        effort="high",
+        runtime={"digest": "rc"},
         harness={},
-    )  # fmt: skip
+    )
     assert ev["problems"] == ["no pinned task"]
     assert ev["generated_at"] is None
     assert ev["measured_until"] is None

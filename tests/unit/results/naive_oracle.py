@@ -94,9 +94,13 @@ def naive_count_health(rows: Iterable[Row]) -> HealthCounters:
             f"{n_evid}/{fresh} fresh attempt(s) produced untrustworthy evidence ({_breakdown(evidence)})"
         )
     return HealthCounters(
-        fresh_attempts=fresh, reused=reused, admissible=admissible, execution_failures=n_exec,
-        evidence_failures=n_evid, reasons=tuple(reasons),
-    )  # fmt: skip
+        fresh_attempts=fresh,
+        reused=reused,
+        admissible=admissible,
+        execution_failures=n_exec,
+        evidence_failures=n_evid,
+        reasons=tuple(reasons),
+    )
 
 
 def naive_group(task: str, arm: str, rows: Iterable[Row]) -> Aggregate:
@@ -108,16 +112,26 @@ def naive_group(task: str, arm: str, rows: Iterable[Row]) -> Aggregate:
     health = naive_count_health(every)
     classes = sorted({row.task_class for row in every if row.task_class is not None})
     return Aggregate(
-        task=task, arm=arm, task_class=classes[0] if classes else None, runs=len(every),
-        valid_runs=len(valid), excluded_runs=len(every) - len(valid), scored_runs=len(scored),
+        task=task,
+        arm=arm,
+        task_class=classes[0] if classes else None,
+        runs=len(every),
+        valid_runs=len(valid),
+        excluded_runs=len(every) - len(valid),
+        scored_runs=len(scored),
         resolved=sum(1 for row in every if row.resolved),
         resolved_fresh=sum(1 for row in every if row.resolved and not row.reused),
         transcripts_missing=sum(1 for row in every if row.transcript_missing),
-        error_kinds=dict(sorted(kinds.items())), cost_usd=_reduce([row.cost_usd for row in valid], _median),
-        fresh_attempts=health.fresh_attempts, admissible=health.admissible,
-        execution_failures=health.execution_failures, evidence_failures=health.evidence_failures,
-        health_reasons=health.reasons, review=_review_metrics(valid, scored), **medians,
-    )  # fmt: skip
+        error_kinds=dict(sorted(kinds.items())),
+        cost_usd=_reduce([row.cost_usd for row in valid], _median),
+        fresh_attempts=health.fresh_attempts,
+        admissible=health.admissible,
+        execution_failures=health.execution_failures,
+        evidence_failures=health.evidence_failures,
+        health_reasons=health.reasons,
+        review=_review_metrics(valid, scored),
+        **medians,
+    )
 
 
 def naive_aggregate(rows: Iterable[Row]) -> AggregateTable:

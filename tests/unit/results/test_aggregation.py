@@ -401,10 +401,22 @@ def test_to_mapping_uses_the_reference_field_names() -> None:
     assert out["review_weighted_f1"] == 0.5
     assert out["health_reasons"] == []
     for name in (
-        "task", "arm", "runs", "valid_runs", "excluded_runs", "scored_runs", "resolved", "resolved_fresh",
-        "transcripts_missing", *MEDIAN_FIELDS, "cost_usd", "fresh_attempts", "admissible",
-        "execution_failures", "evidence_failures",
-    ):  # fmt: skip
+        "task",
+        "arm",
+        "runs",
+        "valid_runs",
+        "excluded_runs",
+        "scored_runs",
+        "resolved",
+        "resolved_fresh",
+        "transcripts_missing",
+        *MEDIAN_FIELDS,
+        "cost_usd",
+        "fresh_attempts",
+        "admissible",
+        "execution_failures",
+        "evidence_failures",
+    ):
         assert out[name] == (getattr(agg, name) if name != "class" else agg.task_class), name
 
 

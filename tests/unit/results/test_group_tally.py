@@ -68,8 +68,11 @@ def test_the_weighted_f1_is_unknown_until_a_row_has_one_and_for_non_finite_or_bo
 def test_without_any_weighted_f1_every_entry_is_unknown() -> None:
     tally = _tally(review_row(1), record(2), failed(ErrorKind.ORACLE_FAILED, 3))
 
-    assert tally.admissible("review_weighted_f1") == [(1, True, True, None), (2, True, True, None),
-                                                      (3, False, True, None)]  # fmt: skip
+    assert tally.admissible("review_weighted_f1") == [
+        (1, True, True, None),
+        (2, True, True, None),
+        (3, False, True, None),
+    ]
 
 
 @pytest.mark.parametrize("value", [math.nan, -math.inf, "0.5", [0.5]])

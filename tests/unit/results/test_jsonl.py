@@ -103,10 +103,25 @@ def _as_the_reader_reads_it(data: bytes) -> tuple[str, object]:
 
 _PIECES = st.sampled_from(
     [
-        b'{"task": "t1", "arm": "a", "run": 0', b"}", b", ", b'"x": ', b"NaN", b"Infinity", b"-Infinity",
-        b"1e400", b"\xef\xbb\xbf", b"\xff", b'"\\ud800"', b"[", b"]", b"{", b'"run": 1', b"null", b" ",
+        b'{"task": "t1", "arm": "a", "run": 0',
+        b"}",
+        b", ",
+        b'"x": ',
+        b"NaN",
+        b"Infinity",
+        b"-Infinity",
+        b"1e400",
+        b"\xef\xbb\xbf",
+        b"\xff",
+        b'"\\ud800"',
+        b"[",
+        b"]",
+        b"{",
+        b'"run": 1',
+        b"null",
+        b" ",
     ]
-)  # fmt: skip
+)
 
 
 @given(st.lists(_PIECES, min_size=1, max_size=8).map(b"".join))

@@ -30,13 +30,35 @@ class _Count(int):
     """An ``int`` subclass."""
 
 
-_ODD_VALUES: list[Any] = (
-    [
-        None, True, False, 0, -1, 1, 2**53, 2**53 + 1, 2**64, 10**400, 0.0, -0.0, 1.5, -1.5,
-        math.nan, math.inf, -math.inf, 1e308, "", "x", "session-error", "nope", [], {}, [1],
-        _Text("t"), _Count(3),
-    ]
-)  # fmt: skip
+_ODD_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2**53,
+    2**53 + 1,
+    2**64,
+    10**400,
+    0.0,
+    -0.0,
+    1.5,
+    -1.5,
+    math.nan,
+    math.inf,
+    -math.inf,
+    1e308,
+    "",
+    "x",
+    "session-error",
+    "nope",
+    [],
+    {},
+    [1],
+    _Text("t"),
+    _Count(3),
+]
 _ODD = st.sampled_from(_ODD_VALUES)
 _TEXT = st.sampled_from(["t1", "t2", "baseline", "candidate_workflow", "é"])
 _COUNT = st.one_of(st.none(), st.integers(min_value=0, max_value=10**6))
@@ -51,17 +73,40 @@ _ANY = st.one_of(_REVIEW, _TEXT, st.just([]), st.just({"a": 1}))
 
 #: Each field's valid values (``task``, ``arm`` and ``run`` are required; others may be absent).
 _FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "task": _TEXT, "arm": _TEXT, "run": st.integers(0, 5), "class": st.one_of(st.none(), _TEXT),
-    "ok": _FLAG, "resolved": _FLAG, "error_kind": _KIND, "cost_usd": _NUMBER, "duration_s": _NUMBER,
-    "num_turns": _COUNT, "authored_tests_passed": _OPTIONAL_FLAG, "oracle_passed": _OPTIONAL_FLAG,
-    "skill_invoked": _OPTIONAL_FLAG, "transcript_missing": _FLAG, "review_evidence_valid": _OPTIONAL_FLAG,
-    "reused": _FLAG, "input_tokens": _COUNT, "cache_creation_input_tokens": _COUNT,
-    "cache_read_input_tokens": _COUNT, "output_tokens": _COUNT, "diff_files": _COUNT,
-    "diff_insertions": _COUNT, "diff_deletions": _COUNT, "review_weighted_f1": _REVIEW,
-    "review_precision": _REVIEW, "review_verdict_correct": _REVIEW, "review_score": _ANY,
-    "review_artifact": _ANY, "review_evidence_detail": _ANY, "model": _ANY, "recorded_at": _ANY,
-    "evidence_diagnostics": st.just([]), "zz_other": _ANY,
-}  # fmt: skip
+    "task": _TEXT,
+    "arm": _TEXT,
+    "run": st.integers(0, 5),
+    "class": st.one_of(st.none(), _TEXT),
+    "ok": _FLAG,
+    "resolved": _FLAG,
+    "error_kind": _KIND,
+    "cost_usd": _NUMBER,
+    "duration_s": _NUMBER,
+    "num_turns": _COUNT,
+    "authored_tests_passed": _OPTIONAL_FLAG,
+    "oracle_passed": _OPTIONAL_FLAG,
+    "skill_invoked": _OPTIONAL_FLAG,
+    "transcript_missing": _FLAG,
+    "review_evidence_valid": _OPTIONAL_FLAG,
+    "reused": _FLAG,
+    "input_tokens": _COUNT,
+    "cache_creation_input_tokens": _COUNT,
+    "cache_read_input_tokens": _COUNT,
+    "output_tokens": _COUNT,
+    "diff_files": _COUNT,
+    "diff_insertions": _COUNT,
+    "diff_deletions": _COUNT,
+    "review_weighted_f1": _REVIEW,
+    "review_precision": _REVIEW,
+    "review_verdict_correct": _REVIEW,
+    "review_score": _ANY,
+    "review_artifact": _ANY,
+    "review_evidence_detail": _ANY,
+    "model": _ANY,
+    "recorded_at": _ANY,
+    "evidence_diagnostics": st.just([]),
+    "zz_other": _ANY,
+}
 _REQUIRED = ("task", "arm", "run")
 
 
@@ -96,16 +141,38 @@ def test_the_fast_path_builds_the_row_the_general_path_builds_or_refuses_alike(r
 
 
 _PLAIN: dict[str, Any] = {
-    "task": "t1", "arm": "review", "run": 2, "class": "bugfix", "ok": True, "resolved": False,
-    "error_kind": "oracle-failed", "cost_usd": 1.25, "duration_s": 30, "num_turns": 3,
-    "authored_tests_passed": True, "oracle_passed": False, "skill_invoked": None,
-    "transcript_missing": False, "review_evidence_valid": True, "reused": False, "input_tokens": 10,
-    "cache_creation_input_tokens": 0, "cache_read_input_tokens": 5, "output_tokens": 7,
-    "diff_files": 1, "diff_insertions": 2, "diff_deletions": 0, "review_weighted_f1": 0.5,
-    "review_precision": 1, "review_verdict_correct": True, "review_score": {"tp": 1},
-    "review_artifact": "review.json", "review_evidence_detail": None, "model": "m",
+    "task": "t1",
+    "arm": "review",
+    "run": 2,
+    "class": "bugfix",
+    "ok": True,
+    "resolved": False,
+    "error_kind": "oracle-failed",
+    "cost_usd": 1.25,
+    "duration_s": 30,
+    "num_turns": 3,
+    "authored_tests_passed": True,
+    "oracle_passed": False,
+    "skill_invoked": None,
+    "transcript_missing": False,
+    "review_evidence_valid": True,
+    "reused": False,
+    "input_tokens": 10,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 5,
+    "output_tokens": 7,
+    "diff_files": 1,
+    "diff_insertions": 2,
+    "diff_deletions": 0,
+    "review_weighted_f1": 0.5,
+    "review_precision": 1,
+    "review_verdict_correct": True,
+    "review_score": {"tp": 1},
+    "review_artifact": "review.json",
+    "review_evidence_detail": None,
+    "model": "m",
     "evidence_diagnostics": [],
-}  # fmt: skip
+}
 
 
 def test_every_odd_value_in_every_field_gives_what_the_general_path_gives() -> None:
@@ -120,10 +187,22 @@ def test_every_odd_value_in_every_field_gives_what_the_general_path_gives() -> N
 
 def test_a_plain_row_takes_the_fast_path_and_equals_the_general_one() -> None:
     raw = {
-        "task": "t1", "arm": "baseline", "run": 0, "class": "bugfix", "ok": True, "resolved": True,
-        "error_kind": None, "cost_usd": 1, "duration_s": 2.5, "num_turns": 3, "input_tokens": 10,
-        "review_weighted_f1": 0.5, "review_score": {"tp": 1}, "model": "m", "reused": False,
-    }  # fmt: skip
+        "task": "t1",
+        "arm": "baseline",
+        "run": 0,
+        "class": "bugfix",
+        "ok": True,
+        "resolved": True,
+        "error_kind": None,
+        "cost_usd": 1,
+        "duration_s": 2.5,
+        "num_turns": 3,
+        "input_tokens": 10,
+        "review_weighted_f1": 0.5,
+        "review_score": {"tp": 1},
+        "model": "m",
+        "reused": False,
+    }
 
     row = Row.from_mapping(raw)
 
@@ -151,17 +230,28 @@ def test_a_nan_cost_is_refused_by_the_fast_reader_with_the_general_message() -> 
 _BASE: dict[str, Any] = {"task": "t1", "arm": "baseline", "run": 1}
 _OPTIONAL = ("authored_tests_passed", "oracle_passed", "skill_invoked", "review_evidence_valid")
 _PLAIN_VALUES: list[tuple[str, Any]] = [
-    ("run", 0), ("class", None), ("class", "bugfix"),
-    *[("error_kind", kind.value) for kind in ErrorKind], ("error_kind", None),
+    ("run", 0),
+    ("class", None),
+    ("class", "bugfix"),
+    *[("error_kind", kind.value) for kind in ErrorKind],
+    ("error_kind", None),
     *[(name, flag) for name in ("ok", "resolved", "transcript_missing", "reused") for flag in (True, False)],
     *[(name, flag) for name in _OPTIONAL for flag in (True, False, None)],
-    *[(name, count) for name in ("num_turns", "input_tokens", "output_tokens", "diff_files", "diff_deletions")
-      for count in (0, 1, 10**6, None)],
-    *[(name, number) for name in ("cost_usd", "duration_s")
-      for number in (0.0, 0.5, 1e308, 0, 3, 2**53, None)],
-    *[("review_precision", value)
-      for value in (None, True, False, 0.0, 0.25, -1.5, 1e308, 0, -(2**53), 2**53)],
-]  # fmt: skip
+    *[
+        (name, count)
+        for name in ("num_turns", "input_tokens", "output_tokens", "diff_files", "diff_deletions")
+        for count in (0, 1, 10**6, None)
+    ],
+    *[
+        (name, number)
+        for name in ("cost_usd", "duration_s")
+        for number in (0.0, 0.5, 1e308, 0, 3, 2**53, None)
+    ],
+    *[
+        ("review_precision", value)
+        for value in (None, True, False, 0.0, 0.25, -1.5, 1e308, 0, -(2**53), 2**53)
+    ],
+]
 
 
 def _general_path_refused(*_: object, **__: object) -> str:

@@ -124,10 +124,15 @@ def test_the_summary_keeps_no_row_alive() -> None:
     def stream() -> Iterator[Row]:
         for run in range(200):
             row = Row(
-                task=f"t{run % 7}", arm="review" if run % 2 else "workflow", run=run, resolved=run % 3 == 0,
-                cost_usd=0.5 + run, input_tokens=2**60 + run, review={"review_weighted_f1": run / 200},
+                task=f"t{run % 7}",
+                arm="review" if run % 2 else "workflow",
+                run=run,
+                resolved=run % 3 == 0,
+                cost_usd=0.5 + run,
+                input_tokens=2**60 + run,
+                review={"review_weighted_f1": run / 200},
                 extra={"benchmark_model": "m", "session_ids": [f"s{run}"]},
-            )  # fmt: skip
+            )
             refs.append(weakref.ref(row))
             yield row
 

@@ -73,10 +73,17 @@ def test_p1_a_strict_document_parses_to_value_objects() -> None:
     assert artifact.findings[0].path == "src/api.ts"
     assert artifact.findings[0].blocking is True
     assert artifact.findings[0] == Finding(
-        id="actual-1", severity=Severity.HIGH, path="src/api.ts", line=20, end_line=24,
-        category="correctness", scenario="A caller passes null.", evidence="api.ts:20 dereferences it.",
-        recommendation="Guard the null case.", blocking=True,
-    )  # fmt: skip
+        id="actual-1",
+        severity=Severity.HIGH,
+        path="src/api.ts",
+        line=20,
+        end_line=24,
+        category="correctness",
+        scenario="A caller passes null.",
+        evidence="api.ts:20 dereferences it.",
+        recommendation="Guard the null case.",
+        blocking=True,
+    )
 
 
 def test_p2_approve_with_findings_is_refused() -> None:

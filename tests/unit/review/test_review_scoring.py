@@ -26,9 +26,17 @@ H, C, M, LOW = Severity.HIGH, Severity.CRITICAL, Severity.MEDIUM, Severity.LOW
 def F(**overrides: Any) -> Finding:
     """The default finding: actual-1, high, src/api.ts 20-24, correctness, blocking."""
     values: dict[str, Any] = {
-        "id": "actual-1", "severity": H, "path": "src/api.ts", "line": 20, "end_line": 24,
-        "category": "correctness", "scenario": "s", "evidence": "e", "recommendation": "r", "blocking": True,
-    }  # fmt: skip
+        "id": "actual-1",
+        "severity": H,
+        "path": "src/api.ts",
+        "line": 20,
+        "end_line": 24,
+        "category": "correctness",
+        "scenario": "s",
+        "evidence": "e",
+        "recommendation": "r",
+        "blocking": True,
+    }
     values.update(overrides)
     if "line" in overrides and "end_line" not in overrides:
         values["end_line"] = values["line"]
@@ -38,9 +46,13 @@ def F(**overrides: Any) -> Finding:
 def L(**overrides: Any) -> Label:
     """The default label: expected-1, high, src/api.ts 18-22, correctness."""
     values: dict[str, Any] = {
-        "id": "expected-1", "severity": H, "path": "src/api.ts", "line_start": 18, "line_end": 22,
+        "id": "expected-1",
+        "severity": H,
+        "path": "src/api.ts",
+        "line_start": 18,
+        "line_end": 22,
         "category": "correctness",
-    }  # fmt: skip
+    }
     values.update(overrides)
     return Label(**values)
 
@@ -70,8 +82,11 @@ def test_s1_path_and_overlap_match_and_noise_is_a_false_positive() -> None:
         True,
     )
     assert metrics(result, "f1", "weighted_precision", "weighted_recall", "weighted_f1") == (
-        0.666667, 0.833333, 1.0, 0.909091,
-    )  # fmt: skip
+        0.666667,
+        0.833333,
+        1.0,
+        0.909091,
+    )
 
 
 def test_s2_list_order_does_not_matter() -> None:
@@ -422,12 +437,24 @@ def test_a_perfect_review_scores_one_everywhere() -> None:
     """Every ratio is 1.0 and every flag that applies is true."""
     mapping = score("request_changes", [F()], [L()]).to_mapping()
     assert mapping == {
-        "true_positives": 1, "false_positives": 0, "false_negatives": 0, "precision": 1.0, "recall": 1.0,
-        "f1": 1.0, "weighted_precision": 1.0, "weighted_recall": 1.0, "weighted_f1": 1.0,
-        "blocker_recall": 1.0, "severity_accuracy": 1.0, "category_accuracy": 1.0, "grounded_evidence": 1.0,
+        "true_positives": 1,
+        "false_positives": 0,
+        "false_negatives": 0,
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1": 1.0,
+        "weighted_precision": 1.0,
+        "weighted_recall": 1.0,
+        "weighted_f1": 1.0,
+        "blocker_recall": 1.0,
+        "severity_accuracy": 1.0,
+        "category_accuracy": 1.0,
+        "grounded_evidence": 1.0,
         "verdict_correct": True,
-        "clean_control": False, "clean_pass": False, "score_finite": True,
-    }  # fmt: skip
+        "clean_control": False,
+        "clean_pass": False,
+        "score_finite": True,
+    }
 
 
 def test_grounded_evidence_counts_findings_with_path_line_and_evidence() -> None:

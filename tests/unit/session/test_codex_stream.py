@@ -36,8 +36,14 @@ SKILL_READ = "/bin/sh -lc 'cat /home/agent/.agents/skills/plan/SKILL.md'"
 def command(
     item_id: str, cmd: str, *, code: int | None = 0, output: str = "hi\n", status: str = "completed"
 ) -> list[Any]:
-    started = {"id": item_id, "type": "command_execution", "command": cmd, "aggregated_output": "",
-               "exit_code": None, "status": "in_progress"}  # fmt: skip
+    started = {
+        "id": item_id,
+        "type": "command_execution",
+        "command": cmd,
+        "aggregated_output": "",
+        "exit_code": None,
+        "status": "in_progress",
+    }
     done = {**started, "aggregated_output": output, "exit_code": code, "status": status}
     return [{"type": "item.started", "item": started}, {"type": "item.completed", "item": done}]
 
@@ -276,8 +282,12 @@ def test_mapped_usage_always_adds_back_up_to_what_codex_reported(
     cached: int, written: int, uncached: int, output: int
 ) -> None:
     """input + cache_read + cache_creation == Codex's input_tokens; nothing is invented or lost."""
-    raw = {"input_tokens": uncached + cached + written, "cached_input_tokens": cached,
-           "cache_write_input_tokens": written, "output_tokens": output}  # fmt: skip
+    raw = {
+        "input_tokens": uncached + cached + written,
+        "cached_input_tokens": cached,
+        "cache_write_input_tokens": written,
+        "output_tokens": output,
+    }
     usage = read_codex_usage(session(usage=raw))
     assert usage.input_tokens == uncached
     assert (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0) + (

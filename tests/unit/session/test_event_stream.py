@@ -56,8 +56,16 @@ def result_for(block_id: str = "t1", is_error: Any = False) -> dict[str, Any]:
 
 
 def final(**fields: Any) -> dict[str, Any]:
-    base = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "duration_ms": 1500,
-            "total_cost_usd": 0.42, "session_id": "s-1", "usage": dict(FULL)}  # fmt: skip
+    base = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "num_turns": 2,
+        "duration_ms": 1500,
+        "total_cost_usd": 0.42,
+        "session_id": "s-1",
+        "usage": dict(FULL),
+    }
     return {**base, **fields}
 
 

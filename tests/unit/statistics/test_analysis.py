@@ -150,8 +150,23 @@ def test_same_samples_give_bit_identical_numbers() -> None:
 
 def test_the_statistics_object_has_the_issue_s_field_names() -> None:
     mapping = analyze_pair(FOUR).to_mapping()
-    names = {"n_tasks", "runs_per_arm", "metric", "effect", "ci_low", "ci_high", "confidence", "method",
-             "seed", "resamples", "mde", "sign_test_p", "wins", "losses", "ties"}  # fmt: skip
+    names = {
+        "n_tasks",
+        "runs_per_arm",
+        "metric",
+        "effect",
+        "ci_low",
+        "ci_high",
+        "confidence",
+        "method",
+        "seed",
+        "resamples",
+        "mde",
+        "sign_test_p",
+        "wins",
+        "losses",
+        "ties",
+    }
 
     assert names <= set(mapping)
     assert names <= set(mapping["resolution"])

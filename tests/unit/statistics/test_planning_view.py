@@ -81,8 +81,15 @@ def test_one_task_cannot_say_what_it_could_detect() -> None:
 def test_the_plan_grid_prices_every_cell_and_recommends_the_cheapest_that_reaches() -> None:
     stats = calm()
 
-    grid = plan(stats, target=20.0, on_resolution=False, design=GateDesign(), session_cost=0.5,
-                task_counts=(10, 80), run_counts=(1, 3))  # fmt: skip
+    grid = plan(
+        stats,
+        target=20.0,
+        on_resolution=False,
+        design=GateDesign(),
+        session_cost=0.5,
+        task_counts=(10, 80),
+        run_counts=(1, 3),
+    )
 
     assert [(c.n_tasks, c.runs) for c in grid.cells] == [(10, 1), (40, 1), (80, 1), (10, 3), (40, 3), (80, 3)]
     assert grid.cells[0].sessions == 20

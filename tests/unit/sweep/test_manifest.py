@@ -20,22 +20,48 @@ from wfbench.domain.sweep.manifest import (
 )
 
 TASK = {
-    "id": "t1", "sha": "a" * 40, "prompt_digest": "p", "setup_digest": None, "verify_digest": "v",
-    "oracle_digest": "o", "oracle_command_digest": "c", "oracle_manifest_digest": "m",
-    "sandbox_dependency_content_digest": "dc", "sandbox_dependency_manifest_digest": "dm",
-}  # fmt: skip
+    "id": "t1",
+    "sha": "a" * 40,
+    "prompt_digest": "p",
+    "setup_digest": None,
+    "verify_digest": "v",
+    "oracle_digest": "o",
+    "oracle_command_digest": "c",
+    "oracle_manifest_digest": "m",
+    "sandbox_dependency_content_digest": "dc",
+    "sandbox_dependency_manifest_digest": "dm",
+}
 
 
 def manifest(**changes: object) -> RunManifest:
     base = RunManifest(
-        started_at="2026-01-01T00:00:00+00:00", argv=("run", "corpus.yaml"), wfbench_version="0.1.0",
-        corpus_path="/c/corpus.yaml", corpus_digest="cd", demo=False, arms=("workflow", "candidate_workflow"),
-        runs=3, model="claude-sonnet-4-5", agent="standin", agent_version="standin 0.1.0", sandbox="bwrap",
-        provider_script="/c/provider.yaml", provider_script_digest="pd", base_url=None,
-        candidate_overlay="/c/overlay", candidate_overlay_digest="od", reuse_results=None,
-        include_expensive=False, session_timeout_s=5400.0, verify_timeout_s=600.0, runtime_digest="rd",
-        workers=2, window=None, outage_streak=5, tasks=(TASK,),
-    )  # fmt: skip
+        started_at="2026-01-01T00:00:00+00:00",
+        argv=("run", "corpus.yaml"),
+        wfbench_version="0.1.0",
+        corpus_path="/c/corpus.yaml",
+        corpus_digest="cd",
+        demo=False,
+        arms=("workflow", "candidate_workflow"),
+        runs=3,
+        model="claude-sonnet-4-5",
+        agent="standin",
+        agent_version="standin 0.1.0",
+        sandbox="bwrap",
+        provider_script="/c/provider.yaml",
+        provider_script_digest="pd",
+        base_url=None,
+        candidate_overlay="/c/overlay",
+        candidate_overlay_digest="od",
+        reuse_results=None,
+        include_expensive=False,
+        session_timeout_s=5400.0,
+        verify_timeout_s=600.0,
+        runtime_digest="rd",
+        workers=2,
+        window=None,
+        outage_streak=5,
+        tasks=(TASK,),
+    )
     return attrs.evolve(base, **changes)
 
 
@@ -86,9 +112,14 @@ def test_the_manifest_round_trips_and_keeps_fields_it_does_not_know() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value", "expected"),
-    [("runs", "3", "a non-negative integer"), ("arms", "workflow", "a list of strings"),
-     ("demo", 1, "true or false"), ("model", None, "a string"), ("tasks", [1], "a list of objects")],
-)  # fmt: skip
+    [
+        ("runs", "3", "a non-negative integer"),
+        ("arms", "workflow", "a list of strings"),
+        ("demo", 1, "true or false"),
+        ("model", None, "a string"),
+        ("tasks", [1], "a list of objects"),
+    ],
+)
 def test_a_mistyped_field_is_named(field: str, value: object, expected: str) -> None:
     raw = {**manifest().to_mapping(), field: value}
 
@@ -152,8 +183,11 @@ def test_drift_names_the_file_the_runtime_and_the_task_field_that_changed() -> N
     conflicts = drift_conflicts(manifest(), current)
 
     assert [c.what for c in conflicts] == [
-        "the corpus file", "the agent version", "the runtime (wfbench, Python, agent, script)", "task t1 sha",
-    ]  # fmt: skip
+        "the corpus file",
+        "the agent version",
+        "the runtime (wfbench, Python, agent, script)",
+        "task t1 sha",
+    ]
     assert conflicts[0].message() == "the corpus file changed since the sweep started (was cd, now cd2)"
 
 
@@ -173,9 +207,17 @@ def test_a_different_task_selection_is_drift() -> None:
 
 
 def _row(**fields: object) -> Row:
-    base = {"task": "t1", "arm": "workflow", "run": 0, "ok": True, "resolved": True,
-            "benchmark_model": "claude-sonnet-4-5", "sandbox_backend": "bwrap", "runtime_digest": "rd",
-            "task_base_sha": "a" * 40}  # fmt: skip
+    base = {
+        "task": "t1",
+        "arm": "workflow",
+        "run": 0,
+        "ok": True,
+        "resolved": True,
+        "benchmark_model": "claude-sonnet-4-5",
+        "sandbox_backend": "bwrap",
+        "runtime_digest": "rd",
+        "task_base_sha": "a" * 40,
+    }
     return Row.from_mapping({**base, **fields})
 
 
@@ -185,10 +227,15 @@ def test_rows_that_agree_with_the_configuration_are_no_conflict() -> None:
 
 @pytest.mark.parametrize(
     ("fields", "what"),
-    [({"benchmark_model": "claude-opus-4-5"}, "--model"), ({"sandbox_backend": "host-unsafe"}, "--sandbox"),
-     ({"runtime_digest": "other"}, "the runtime (wfbench, Python, agent, script)"),
-     ({"arm": "baseline"}, "--arms"), ({"run": 3}, "--runs"), ({"task_base_sha": "b" * 40}, "task t1 sha")],
-)  # fmt: skip
+    [
+        ({"benchmark_model": "claude-opus-4-5"}, "--model"),
+        ({"sandbox_backend": "host-unsafe"}, "--sandbox"),
+        ({"runtime_digest": "other"}, "the runtime (wfbench, Python, agent, script)"),
+        ({"arm": "baseline"}, "--arms"),
+        ({"run": 3}, "--runs"),
+        ({"task_base_sha": "b" * 40}, "task t1 sha"),
+    ],
+)
 def test_each_way_rows_contradict_the_configuration_is_named(fields: dict[str, object], what: str) -> None:
     """Every rule of row_conflicts has a row that trips it (a rule removed fails its case)."""
     conflicts = row_conflicts(manifest(), [_row(), _row(**fields)])

@@ -26,9 +26,12 @@ from wfbench.domain.sweep.scheduling import (
 
 HEALTHY = Row(task="t", arm="a", run=0)
 THROTTLED = Row(
-    task="t", arm="a", run=0, error_kind=ErrorKind.SESSION_ERROR,
+    task="t",
+    arm="a",
+    run=0,
+    error_kind=ErrorKind.SESSION_ERROR,
     extra={"error_detail": "result is_error (api_error_status 529)"},
-)  # fmt: skip
+)
 RATE_LIMITED = attrs.evolve(THROTTLED, extra={"api_error_status": 429})
 
 
@@ -83,8 +86,12 @@ def test_a_fold_counts_every_attempt_it_starts() -> None:
         log += actions
     assert state.pacing is not None
     assert [a for a in log if isinstance(a, SubmitCell)] == [
-        SubmitCell(0), SubmitCell(1), SubmitCell(0, attempt=1, delay_s=30.0), SubmitCell(2), SubmitCell(3),
-    ]  # fmt: skip
+        SubmitCell(0),
+        SubmitCell(1),
+        SubmitCell(0, attempt=1, delay_s=30.0),
+        SubmitCell(2),
+        SubmitCell(3),
+    ]
     assert state.pacing.starts == 5
 
 
@@ -169,8 +176,10 @@ def test_a_cancellation_folds_every_waiting_cell_in_order_with_its_last_throttle
     assert _persisted(actions) == []  # cell 0 still runs: nothing is next in order yet
     state, actions = fold(state, CellFinished(0, HEALTHY))
     assert _persisted(actions) == [
-        (0, HEALTHY), (1, _with_attempts(THROTTLED, 529)), (2, _with_attempts(RATE_LIMITED, 429)),
-    ]  # fmt: skip
+        (0, HEALTHY),
+        (1, _with_attempts(THROTTLED, 529)),
+        (2, _with_attempts(RATE_LIMITED, 429)),
+    ]
     assert not [a for a in actions if isinstance(a, SubmitCell)]
 
 

@@ -53,10 +53,24 @@ STANDIN_TARGET = "/opt/wfbench/standin_agent.py"
 TRANSCRIPT_LIMIT = 8 * 1024 * 1024
 EMPTY_MCP_CONFIG = '{"mcpServers":{}}'
 SENSITIVE_KEYS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "api_key", "anthropic-api-key",
-     "anthropic_api_key", "token", "access_token", "refresh_token", "secret", "client_secret", "cookie",
-     "set-cookie", "password"}
-)  # fmt: skip
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "api_key",
+        "anthropic-api-key",
+        "anthropic_api_key",
+        "token",
+        "access_token",
+        "refresh_token",
+        "secret",
+        "client_secret",
+        "cookie",
+        "set-cookie",
+        "password",
+    }
+)
 DEFAULT_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",

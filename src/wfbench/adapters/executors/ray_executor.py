@@ -66,8 +66,9 @@ class RayCluster:
 
     def __init__(self, address: str) -> None:
         if not address.strip() or address.strip() == "auto":
-            raise InputError("needs an explicit cluster address (host:port or ray://host:port)",
-                             field="--ray-address")  # fmt: skip
+            raise InputError(
+                "needs an explicit cluster address (host:port or ray://host:port)", field="--ray-address"
+            )
         self.address = address.strip()
         self._connected = False
 
@@ -79,11 +80,11 @@ class RayCluster:
         """
         ray = _ray()
         try:
-            ray.init(address=self.address, namespace="wfbench", log_to_driver=False,
-                     configure_logging=False)  # fmt: skip
+            ray.init(address=self.address, namespace="wfbench", log_to_driver=False, configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise InputError(f"cannot reach the Ray cluster at {self.address}: {exc}",
-                             field="--ray-address") from None  # fmt: skip
+            raise InputError(
+                f"cannot reach the Ray cluster at {self.address}: {exc}", field="--ray-address"
+            ) from None
         self._connected = True
 
     def close(self) -> None:
@@ -117,11 +118,12 @@ class RayCluster:
         remote = ray.remote(fn)
         refs = [
             remote.options(
-                num_cpus=0, max_retries=0,
+                num_cpus=0,
+                max_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
             ).remote(*args)
             for node in nodes
-        ]  # fmt: skip
+        ]
         answers: list[tuple[ClusterNode, object]] = []
         deadline = time.monotonic() + PROBE_TIMEOUT_S
         for node, ref in zip(nodes, refs, strict=True):
@@ -270,9 +272,12 @@ class RayExecutor:
             queued = self._queue.pop(0)
             node = self._nodes[node_id]
             ref = self._remote.options(
-                num_cpus=0, resources={SLOT_RESOURCE: 1}, max_retries=0, retry_exceptions=False,
+                num_cpus=0,
+                resources={SLOT_RESOURCE: 1},
+                max_retries=0,
+                retry_exceptions=False,
                 scheduling_strategy=self._affinity(node_id),
-            ).remote(*self._order_for(queued.cell))  # fmt: skip
+            ).remote(*self._order_for(queued.cell))
             self._free[node_id] -= 1
             self._running[ref] = _Running(queued.index, queued.cell, node, (*queued.attempts, node.name))
             if self._on_start is not None:

@@ -45,9 +45,19 @@ PIECE = 64 * 1024
 TAIL_BYTES = 64 * 1024
 #: Never forwarded in either direction (RFC 9110 §7.6.1), plus what the proxy sets itself.
 HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
-     "trailer", "transfer-encoding", "upgrade", "expect"}
-)  # fmt: skip
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "expect",
+    }
+)
 CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
 
 
@@ -79,8 +89,14 @@ def admit(headers: Message, token: str) -> list[tuple[str, str]]:
     return credentials
 
 
-_KIND_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-               404: "not_found_error", 405: "invalid_request_error", 413: "request_too_large"}  # fmt: skip
+_KIND_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "request_too_large",
+}
 
 
 class ProxyHandler(BaseHTTPRequestHandler):

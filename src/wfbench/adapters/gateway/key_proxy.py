@@ -180,9 +180,11 @@ class Lease:
         except OSError as exc:
             raise SandboxError(f"the key proxy cannot listen on {self.bridge.socket}: {exc}") from None
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
             name=f"key-proxy-{self.label}"[:60],
-        )  # fmt: skip
+        )
         self._thread.start()
         return self
 

@@ -38,9 +38,20 @@ _ANTHROPIC_HEADERS = frozenset(
     {"content-type", "accept", "anthropic-version", "anthropic-beta", "user-agent", "x-app"}
 )
 _OPENAI_HEADERS = frozenset(
-    {"content-type", "accept", "user-agent", "openai-beta", "originator", "session-id", "session_id",
-     "thread-id", "x-client-request-id", "x-codex-turn-metadata", "version"}
-)  # fmt: skip
+    {
+        "content-type",
+        "accept",
+        "user-agent",
+        "openai-beta",
+        "originator",
+        "session-id",
+        "session_id",
+        "thread-id",
+        "x-client-request-id",
+        "x-codex-turn-metadata",
+        "version",
+    }
+)
 #: The SDKs' own telemetry headers (OS, runtime, retry count…) carry nothing of the agent's choosing.
 _SDK_HEADER_PREFIX = "x-stainless-"
 _SERVER_SIDE_BODY_KEYS = ("mcp_servers", "container")
@@ -76,13 +87,23 @@ _ANTHROPIC_TOOLS: frozenset[str | None] = frozenset({None, "custom"})
 #: searching the request's own deferred tools: nothing outside the request).
 _RESPONSES_TOOLS: frozenset[str | None] = frozenset({"function", "custom", "local_shell", "tool_search"})
 MESSAGES_ROUTE = Route(
-    "POST", "/v1/messages", WireProtocol.ANTHROPIC, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})},
-    _ANTHROPIC_TOOLS, _SERVER_SIDE_BODY_KEYS,
-)  # fmt: skip
+    "POST",
+    "/v1/messages",
+    WireProtocol.ANTHROPIC,
+    _ANTHROPIC_HEADERS,
+    {"beta": frozenset({"true"})},
+    _ANTHROPIC_TOOLS,
+    _SERVER_SIDE_BODY_KEYS,
+)
 COUNT_TOKENS_ROUTE = Route(
-    "POST", "/v1/messages/count_tokens", None, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})},
-    _ANTHROPIC_TOOLS, _SERVER_SIDE_BODY_KEYS,
-)  # fmt: skip
+    "POST",
+    "/v1/messages/count_tokens",
+    None,
+    _ANTHROPIC_HEADERS,
+    {"beta": frozenset({"true"})},
+    _ANTHROPIC_TOOLS,
+    _SERVER_SIDE_BODY_KEYS,
+)
 ANTHROPIC_ROUTES = (MESSAGES_ROUTE, COUNT_TOKENS_ROUTE)
 OPENAI_RESPONSES_ROUTE = Route(
     "POST", "/v1/responses", WireProtocol.OPENAI_RESPONSES, _OPENAI_HEADERS, tool_types=_RESPONSES_TOOLS

@@ -34,8 +34,9 @@ def bundle_snapshot(snapshot: Snapshot) -> bytes:
     """
     with tempfile.TemporaryDirectory(prefix="wfbench-bundle-") as scratch:
         path = os.path.join(os.path.abspath(scratch), "snapshot.bundle")
-        checked_git(["bundle", "create", "--quiet", path, SNAPSHOT_BRANCH], "bundling the snapshot",
-                    cwd=snapshot.path)  # fmt: skip
+        checked_git(
+            ["bundle", "create", "--quiet", path, SNAPSHOT_BRANCH], "bundling the snapshot", cwd=snapshot.path
+        )
         with open(path, "rb") as handle:
             return handle.read()
 

@@ -46,10 +46,21 @@ MAX_DIFF_ENTRIES = 100_000
 GIT_ADDRESS_SPACE = 4 * 1024**3
 #: Config that bounds git's memory: pack windows, delta caches, no deltas for big blobs.
 BOUNDED_GIT = (
-    "-c", "core.packedGitWindowSize=32m", "-c", "core.packedGitLimit=256m",
-    "-c", "core.deltaBaseCacheLimit=32m", "-c", "core.bigFileThreshold=16m",
-    "-c", "core.protectNTFS=false", "-c", "core.protectHFS=false", "-c", "core.quotePath=false",
-)  # fmt: skip
+    "-c",
+    "core.packedGitWindowSize=32m",
+    "-c",
+    "core.packedGitLimit=256m",
+    "-c",
+    "core.deltaBaseCacheLimit=32m",
+    "-c",
+    "core.bigFileThreshold=16m",
+    "-c",
+    "core.protectNTFS=false",
+    "-c",
+    "core.protectHFS=false",
+    "-c",
+    "core.quotePath=false",
+)
 _CHUNK = 1024 * 1024
 
 
@@ -143,8 +154,12 @@ def _hash_file(path: bytes, info: os.stat_result, sha256: bool) -> str:
 
 
 def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"))  # fmt: skip
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
     for test, name in kinds:
         if test(mode):
             return name

@@ -114,8 +114,12 @@ def resolve_base(python: str) -> BaseInterpreter:
     executable = os.path.realpath(found)
     probe = subprocess.run(
         [executable, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.version)"],
-        capture_output=True, text=True, timeout=60, check=False, env={"PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     lines = probe.stdout.splitlines()
     if probe.returncode != 0 or len(lines) < 2:
         raise InputError(
@@ -198,8 +202,15 @@ class CachedEnvironments:
             started = time.monotonic()
             self._build(spec, snapshot, task_env, base, final, cancel)
             seconds = round(time.monotonic() - started, 3)
-            _write_marker(final, {"digest": digest, "spec": spec.manifest(), "build_s": seconds,
-                                  "base": None if base is None else base.identity})  # fmt: skip
+            _write_marker(
+                final,
+                {
+                    "digest": digest,
+                    "spec": spec.manifest(),
+                    "build_s": seconds,
+                    "base": None if base is None else base.identity,
+                },
+            )
         return attrs.evolve(self._built(digest, final, base, cached=False), build_s=seconds)
 
     def _built(
@@ -208,9 +219,13 @@ class CachedEnvironments:
         mount = ENV_MOUNT if self._sandbox.name == "bwrap" else final
         runtime = () if base is None or _under_system(base.prefix) else (base.prefix,)
         return BuiltEnvironment(
-            digest=digest, host_path=final, mount=mount, python=base is not None, cached=cached,
+            digest=digest,
+            host_path=final,
+            mount=mount,
+            python=base is not None,
+            cached=cached,
             runtime_paths=runtime,
-        )  # fmt: skip
+        )
 
     def _build(  # noqa: PLR0917 - one private step of ensure(), called once
         self,

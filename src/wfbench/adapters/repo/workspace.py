@@ -261,8 +261,9 @@ def capture_patch(
         spec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
         args = ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"]
         args += ["--no-renames", base, *spec]
-        result = run_git([*capture.BOUNDED_GIT, *args], env=env, stdout_limit=limit_bytes,
-                         preexec=capture.limit_git_memory)  # fmt: skip
+        result = run_git(
+            [*capture.BOUNDED_GIT, *args], env=env, stdout_limit=limit_bytes, preexec=capture.limit_git_memory
+        )
     if not result.ok:
         tail = result.stderr_tail.decode("utf-8", "replace").strip()[-300:]
         raise SandboxError(f"git diff for the patch failed ({result.state}): {tail or result.detail}")

@@ -142,9 +142,14 @@ def run_managed(
         _LIVE.add(proc.pid)
     try:
         return _supervise(
-            proc, stdin=stdin, timeout_s=timeout_s, cancel=cancel, limit=stdout_limit, grace_s=grace_s,
+            proc,
+            stdin=stdin,
+            timeout_s=timeout_s,
+            cancel=cancel,
+            limit=stdout_limit,
+            grace_s=grace_s,
             started=started,
-        )  # fmt: skip
+        )
     finally:
         with _LIVE_LOCK:
             _LIVE.discard(proc.pid)

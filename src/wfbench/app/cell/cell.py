@@ -254,9 +254,12 @@ def _apply_overlay(ctx: CellContext, overlay: Overlay, *, message: str = "candid
         steps.append("git add -f .claude/skills")
     steps += [f'rm -f {name} && cp "$1/{name}" {name} && git add -f {name}' for name in overlay.instructions]
     script = " && ".join(
-        [*steps, "git -c user.name=wfbench -c user.email=wfbench@localhost -c core.hooksPath=/dev/null"
-         f' commit -q --no-verify -m "{message}"']
-    )  # fmt: skip
+        [
+            *steps,
+            "git -c user.name=wfbench -c user.email=wfbench@localhost -c core.hooksPath=/dev/null"
+            f' commit -q --no-verify -m "{message}"',
+        ]
+    )
     result = ctx.services.sandbox.run(
         ["/bin/sh", "-c", script, "overlay", source], policy=policy, cancel=ctx.cancel
     )
@@ -461,13 +464,23 @@ def _save_transcript(ctx: CellContext, plan: CellPlan, phase: Phase, record: Ses
     rel = plan.artifact(f"{layout.TRANSCRIPTS_DIR}/{phase.name}-{session}.jsonl")
     _write_artifact(ctx, rel, record.transcript)
     ctx.transcripts.append(
-        {"path": rel, "sha256": record.transcript_sha256, "bytes": len(record.transcript),
-         "source": "parent-captured-stream-json"}
-    )  # fmt: skip
+        {
+            "path": rel,
+            "sha256": record.transcript_sha256,
+            "bytes": len(record.transcript),
+            "source": "parent-captured-stream-json",
+        }
+    )
     ctx.transcript_index.append(
-        {"phase": phase.name, "role": phase.role.value, "session_id": record.session_id, "path": rel,
-         "ok": record.ok, "error_kind": None if record.error_kind is None else record.error_kind.value}
-    )  # fmt: skip
+        {
+            "phase": phase.name,
+            "role": phase.role.value,
+            "session_id": record.session_id,
+            "path": rel,
+            "ok": record.ok,
+            "error_kind": None if record.error_kind is None else record.error_kind.value,
+        }
+    )
     index = json.dumps({"transcripts": ctx.transcript_index}, indent=2).encode() + b"\n"
     _write_artifact(ctx, plan.artifact(f"{layout.TRANSCRIPTS_DIR}/{layout.TRANSCRIPT_INDEX_NAME}"), index)
 

@@ -110,8 +110,11 @@ class BoundTask:
         assert self.snapshot is not None
         spec = self.spec
         manifest: dict[str, object] = {
-            "schema_version": 1, "tree": self.snapshot.tree, "setup": spec.setup, "verify": spec.verify,
-        }  # fmt: skip
+            "schema_version": 1,
+            "tree": self.snapshot.tree,
+            "setup": spec.setup,
+            "verify": spec.verify,
+        }
         if spec.environment is not None or spec.env:
             manifest["environment_digest"] = self.environment_digest
             manifest["env"] = dict(spec.env)

@@ -42,13 +42,38 @@ from wfbench.domain.workspace.oracle import OracleFileSpec, OracleLimits
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 TOP_KEYS = frozenset(
-    {"name", "tasks", "arms", "skills", "skill_mirrors", "ce_plugin", "provider_script", "defaults",
-     "environment"}
-)  # fmt: skip
+    {
+        "name",
+        "tasks",
+        "arms",
+        "skills",
+        "skill_mirrors",
+        "ce_plugin",
+        "provider_script",
+        "defaults",
+        "environment",
+    }
+)
 TASK_KEYS = frozenset(
-    {"id", "class", "kind", "repo", "ref", "prompt", "setup", "verify", "oracle", "labels",
-     "expensive", "dependencies", "environment", "env", "gold_patch", "network"}
-)  # fmt: skip
+    {
+        "id",
+        "class",
+        "kind",
+        "repo",
+        "ref",
+        "prompt",
+        "setup",
+        "verify",
+        "oracle",
+        "labels",
+        "expensive",
+        "dependencies",
+        "environment",
+        "env",
+        "gold_patch",
+        "network",
+    }
+)
 DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model", "policy"})
 PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
@@ -371,9 +396,15 @@ def _arm(name: Any, raw: Any, root: str, known: Mapping[str, Arm]) -> Arm:
     agent = _agent(raw.get("agent"), locator, root)
     plugin = base.plugin if base is not None and phases is base.phases else _arm_plugin(phases, locator)
     return Arm(
-        name=name, kind=kind, phases=phases, incumbent=incumbent, agent=agent, model=model,
-        network=network_mode(raw, locator), plugin=plugin,
-    )  # fmt: skip
+        name=name,
+        kind=kind,
+        phases=phases,
+        incumbent=incumbent,
+        agent=agent,
+        model=model,
+        network=network_mode(raw, locator),
+        plugin=plugin,
+    )
 
 
 def _arm_plugin(phases: tuple[Phase, ...], locator: str) -> PluginIdentity | None:

@@ -46,8 +46,11 @@ def _python(raw: Any, locator: str, field: str) -> str | None:
     if raw is None or raw == "none":
         return None
     if not isinstance(raw, str) or not raw.strip():
-        raise InputError("must be harness, none, a version such as 3.12, or an interpreter path",
-                         locator=locator, field=field)  # fmt: skip
+        raise InputError(
+            "must be harness, none, a version such as 3.12, or an interpreter path",
+            locator=locator,
+            field=field,
+        )
     if raw == "harness":
         return raw
     if _VERSION.match(raw):
@@ -55,8 +58,9 @@ def _python(raw: Any, locator: str, field: str) -> str | None:
             raise InputError(f"python{raw} is not installed on this machine", locator=locator, field=field)
         return raw
     if not os.path.isabs(raw) or not (os.path.isfile(raw) and os.access(raw, os.X_OK)):
-        raise InputError(f"{raw} is not an executable interpreter (an absolute path)", locator=locator,
-                         field=field)  # fmt: skip
+        raise InputError(
+            f"{raw} is not an executable interpreter (an absolute path)", locator=locator, field=field
+        )
     return raw
 
 
@@ -77,8 +81,9 @@ def _key_files(raw: Any, locator: str, field: str) -> tuple[str, ...] | None:
     for path in raw:
         norm = os.path.normpath(path)
         if os.path.isabs(path) or norm == "." or norm.startswith("..") or "\x00" in path:
-            raise InputError(f"{path!r} must be a relative path inside the repository", locator=locator,
-                             field=field)  # fmt: skip
+            raise InputError(
+                f"{path!r} must be a relative path inside the repository", locator=locator, field=field
+            )
         paths.append(norm)
     return tuple(sorted(set(paths)))
 

@@ -36,8 +36,16 @@ import yaml
 
 from wfbench.domain.errors import InputError
 
-REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
-            "FAIL_TO_PASS", "PASS_TO_PASS")  # fmt: skip
+REQUIRED = (
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "problem_statement",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+)
 OPTIONAL = ("environment_setup_commit", "version", "hints_text", "created_at")
 INSTANCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -166,8 +174,13 @@ def find_repository(repos_dir: str, repo: str, out_dir: str) -> str:
         dest = os.path.join(out_dir, "repos", name + ".git")
         if not os.path.isdir(dest):
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            done = subprocess.run(["git", "clone", "--quiet", "--bare", "--", bundle, dest],
-                                  capture_output=True, text=True, env=_GIT_ENV, check=False)  # fmt: skip
+            done = subprocess.run(
+                ["git", "clone", "--quiet", "--bare", "--", bundle, dest],
+                capture_output=True,
+                text=True,
+                env=_GIT_ENV,
+                check=False,
+            )
             if done.returncode != 0:
                 raise InputError(
                     f"cannot clone the bundle {bundle}: {done.stderr.strip()[-300:]}", field="repo"
@@ -178,15 +191,25 @@ def find_repository(repos_dir: str, repo: str, out_dir: str) -> str:
 
 
 def _has_commit(repository: str, commit: str) -> bool:
-    done = subprocess.run(["git", "-c", "safe.directory=*", "cat-file", "-e", f"{commit}^{{commit}}"],
-                          cwd=repository, capture_output=True, env=_GIT_ENV, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "cat-file", "-e", f"{commit}^{{commit}}"],
+        cwd=repository,
+        capture_output=True,
+        env=_GIT_ENV,
+        check=False,
+    )
     return done.returncode == 0
 
 
 def _is_package(repository: str, commit: str) -> bool:
     for name in ("pyproject.toml", "setup.py", "setup.cfg"):
-        done = subprocess.run(["git", "-c", "safe.directory=*", "cat-file", "-e", f"{commit}:{name}"],
-                              cwd=repository, capture_output=True, env=_GIT_ENV, check=False)  # fmt: skip
+        done = subprocess.run(
+            ["git", "-c", "safe.directory=*", "cat-file", "-e", f"{commit}:{name}"],
+            cwd=repository,
+            capture_output=True,
+            env=_GIT_ENV,
+            check=False,
+        )
         if done.returncode == 0:
             return True
     return False
@@ -252,8 +275,11 @@ def import_instances(
     files[f"oracle/{ORACLE_RUNNER}"] = (
         resources.files(__name__.rpartition(".")[0]).joinpath(ORACLE_RUNNER).read_text("utf-8")
     )
-    corpus = {"name": os.path.basename(os.path.abspath(out_dir)), "defaults": {"arms": ["baseline"]},
-              "tasks": tasks}  # fmt: skip
+    corpus = {
+        "name": os.path.basename(os.path.abspath(out_dir)),
+        "defaults": {"arms": ["baseline"]},
+        "tasks": tasks,
+    }
     files["corpus.yaml"] = (
         f"# Imported from {os.path.basename(source)} by `wfbench tasks import swebench` (docs/swebench.md).\n"
         + yaml.safe_dump(corpus, sort_keys=False, width=100, allow_unicode=True)

@@ -246,17 +246,29 @@ class _Loop:
         _clear_interrupted(generation_dir(self.config.out_dir, 0))
         self.services.note("[evolve] generation 0: measuring the incumbent")
         code = self.services.run_sweep(
-            SweepOrder(sweep, self.config.base_arms, None, _incumbent_arg(self.config.out_dir),
-                       self.config.reuse_results, None, max_cost_usd=self.config.max_cost_usd)
-        )  # fmt: skip
+            SweepOrder(
+                sweep,
+                self.config.base_arms,
+                None,
+                _incumbent_arg(self.config.out_dir),
+                self.config.reuse_results,
+                None,
+                max_cost_usd=self.config.max_cost_usd,
+            )
+        )
         self._check_cancelled(code)
         self.services.on_step("swept")
         usd, unmeasured = _sweep_spend(self.services, sweep)
         return GenerationRecord(
-            generation=0, outcome=GenerationOutcome.BASELINE, started_at=started,
-            finished_at=_stamp(self.services.clock), sweep_dir=sweep, spend=Spend(0.0, usd, unmeasured),
-            incumbent_digest=self._incumbent_digest(), reasons=("the incumbent measured on its own",),
-        )  # fmt: skip
+            generation=0,
+            outcome=GenerationOutcome.BASELINE,
+            started_at=started,
+            finished_at=_stamp(self.services.clock),
+            sweep_dir=sweep,
+            spend=Spend(0.0, usd, unmeasured),
+            incumbent_digest=self._incumbent_digest(),
+            reasons=("the incumbent measured on its own",),
+        )
 
     def _check_cancelled(self, code: int | None = None) -> None:
         if code == SWEEP_CANCELLED or self.services.cancelled():
@@ -277,8 +289,11 @@ class _Loop:
     def incumbent(self) -> dict[str, bytes]:
         roots = [f".claude/skills/{skill}" for skill in self.allowed]
         committed = dict(self.services.committed_skills(roots))
-        promoted = {rel: data for rel, data in incumbent_files(self.config.out_dir).items()
-                    if rel.split("/")[2] in self.allowed}  # fmt: skip
+        promoted = {
+            rel: data
+            for rel, data in incumbent_files(self.config.out_dir).items()
+            if rel.split("/")[2] in self.allowed
+        }
         return {**committed, **promoted}
 
     def generation(
@@ -295,22 +310,32 @@ class _Loop:
         )
         prompts = {task.id: task.prompt for task in self.corpus.tasks}
         digest = evidence_digest(
-            rows, prompts=prompts, decisions=(last_sweep and _decisions(last_sweep)) or (),
+            rows,
+            prompts=prompts,
+            decisions=(last_sweep and _decisions(last_sweep)) or (),
             title=f"Evidence from the last sweep (before generation {number})",
-        )  # fmt: skip
+        )
         self.services.note(f"[evolve] generation {number}: proposing ({self.config.proposer_model})")
         proposal = self.services.propose(
             ProposalOrder(
-                workspace=os.path.join(out, "proposer", "workspace"), incumbent=self.incumbent(),
-                evidence=digest, prompt=proposer_prompt(number, self.allowed), label=f"proposer-gen{number}",
+                workspace=os.path.join(out, "proposer", "workspace"),
+                incumbent=self.incumbent(),
+                evidence=digest,
+                prompt=proposer_prompt(number, self.allowed),
+                label=f"proposer-gen{number}",
             )
-        )  # fmt: skip
+        )
         self._check_cancelled()
         record = GenerationRecord(
-            generation=number, outcome=GenerationOutcome.NO_PROPOSAL, started_at=started, finished_at=started,
-            sweep_dir=None, spend=Spend(proposal.cost_usd, 0.0, proposer_source=proposal.cost_source),
-            incumbent_digest=self._incumbent_digest(), proposer_model=self.config.proposer_model,
-        )  # fmt: skip
+            generation=number,
+            outcome=GenerationOutcome.NO_PROPOSAL,
+            started_at=started,
+            finished_at=started,
+            sweep_dir=None,
+            spend=Spend(proposal.cost_usd, 0.0, proposer_source=proposal.cost_source),
+            incumbent_digest=self._incumbent_digest(),
+            proposer_model=self.config.proposer_model,
+        )
         problem, overlay_dir, required = self._validate(proposal, out)
         if problem is not None:
             self.services.note(f"[evolve] generation {number}: no usable proposal — {problem}")
@@ -320,9 +345,16 @@ class _Loop:
         sweep = os.path.join(out, "sweep")
         self.services.note(f"[evolve] generation {number}: sweeping {', '.join(arms)}")
         code = self.services.run_sweep(
-            SweepOrder(sweep, arms, overlay_dir, _incumbent_arg(self.config.out_dir), last_sweep,
-                       self.config.proposer_model, max_cost_usd=sweep_budget(budget_left, proposal.cost_usd))
-        )  # fmt: skip
+            SweepOrder(
+                sweep,
+                arms,
+                overlay_dir,
+                _incumbent_arg(self.config.out_dir),
+                last_sweep,
+                self.config.proposer_model,
+                max_cost_usd=sweep_budget(budget_left, proposal.cost_usd),
+            )
+        )
         self._check_cancelled(code)
         self.services.on_step("swept")
         decisions = _decisions(sweep)
@@ -334,13 +366,18 @@ class _Loop:
         digest_of = overlay_digest(load_overlay(overlay_dir, self._candidates()))
         sync_tree(overlay_dir)  # the overlay is what the incumbent is rebuilt from once promoted
         return attrs.evolve(
-            record, outcome=outcome, sweep_dir=sweep,
+            record,
+            outcome=outcome,
+            sweep_dir=sweep,
             spend=Spend(proposal.cost_usd, usd, unmeasured, proposer_source=proposal.cost_source),
-            candidate_overlay=overlay_dir, candidate_overlay_digest=digest_of,
-            required_candidate_arms=required, decisions=tuple(decisions or ()), reasons=reasons,
+            candidate_overlay=overlay_dir,
+            candidate_overlay_digest=digest_of,
+            required_candidate_arms=required,
+            decisions=tuple(decisions or ()),
+            reasons=reasons,
             promotion=os.path.join(sweep, "promotion.json") if decisions is not None else None,
             finished_at=_stamp(clock),
-        )  # fmt: skip
+        )
 
     def _validate(self, proposal: Proposal, out: str) -> tuple[str | None, str | None, tuple[str, ...]]:
         record = proposal.record
@@ -416,9 +453,12 @@ def _first_number(config: EvolveConfig, history: Sequence[GenerationRecord]) -> 
 
 
 def _decided(
-    config: EvolveConfig, services: EvolveServices, loop: _Loop, history: list[GenerationRecord],
+    config: EvolveConfig,
+    services: EvolveServices,
+    loop: _Loop,
+    history: list[GenerationRecord],
     record: GenerationRecord,
-) -> GenerationRecord:  # fmt: skip
+) -> GenerationRecord:
     """Journal the decided generation (its commit point), then make its effects and append its line."""
     write_journal(config.out_dir, record)
     services.on_step("journal")
@@ -426,15 +466,20 @@ def _decided(
 
 
 def _finish(
-    config: EvolveConfig, services: EvolveServices, loop: _Loop, history: list[GenerationRecord],
+    config: EvolveConfig,
+    services: EvolveServices,
+    loop: _Loop,
+    history: list[GenerationRecord],
     record: GenerationRecord,
-) -> GenerationRecord:  # fmt: skip
+) -> GenerationRecord:
     """The journaled generation's effects, each idempotent: a run killed here redoes them from its journal."""
     loop.settle([*history, record])
     if (
-        record.outcome is GenerationOutcome.PROMOTE and services.apply is not None
-        and record.promotion is not None and record.applied is None
-    ):  # fmt: skip
+        record.outcome is GenerationOutcome.PROMOTE
+        and services.apply is not None
+        and record.promotion is not None
+        and record.applied is None
+    ):
         record = attrs.evolve(record, applied=dict(services.apply(record.promotion)))
         write_journal(config.out_dir, record)
         services.on_step("journal-applied")
@@ -469,9 +514,11 @@ def _run(
     else:
         loop.settle(history)
     plan = begin_run(
-        config.out_dir, last_recorded=history[-1].generation if history else 0,
-        generations=config.generations, started_at=_stamp(services.clock),
-    )  # fmt: skip
+        config.out_dir,
+        last_recorded=history[-1].generation if history else 0,
+        generations=config.generations,
+        started_at=_stamp(services.clock),
+    )
     services.on_step("run-started")
     if plan.resumed:
         services.note(

@@ -209,13 +209,16 @@ def promoted_files(
         try:
             overlay = load_overlay(root, candidates)
         except InputError as exc:
-            raise InputError(f"its promoted overlay is unreadable: {exc.reason}", source=root,
-                             locator=where) from None  # fmt: skip
+            raise InputError(
+                f"its promoted overlay is unreadable: {exc.reason}", source=root, locator=where
+            ) from None
         if overlay_digest(overlay) != record.candidate_overlay_digest:
             raise InputError(
-                "its promoted overlay no longer has the digest its record holds", source=root,
-                locator=where, field="candidate_overlay_digest",
-            )  # fmt: skip
+                "its promoted overlay no longer has the digest its record holds",
+                source=root,
+                locator=where,
+                field="candidate_overlay_digest",
+            )
         merged.update(dict(overlay.files))
     return merged
 

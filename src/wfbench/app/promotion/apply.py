@@ -217,9 +217,12 @@ def apply_promotion(
     done = _committed_at_head(target, evidence_sha, writes)
     if done is not None:  # applied and committed already (by an earlier run, perhaps one killed after)
         return ApplyOutcome(
-            evidence_sha256=evidence_sha, overlay_digest=overlay_digest(overlay), writes=tuple(dests),
-            already_applied=True, commit=done,
-        )  # fmt: skip
+            evidence_sha256=evidence_sha,
+            overlay_digest=overlay_digest(overlay),
+            writes=tuple(dests),
+            already_applied=True,
+            commit=done,
+        )
     base = base_digests(dict(target.committed(skill_roots(overlay.skills, mirrors), dests)), dests)
     tasks = selected_tasks(corpus, include_expensive=request.include_expensive, only=request.tasks)
     bound = bind_tasks(corpus, tasks, workspaces=workspaces)

@@ -151,9 +151,17 @@ def _cells_rows(comparison: Comparison) -> list[list[str]]:
 
 
 _CELL_HEADER = (
-    "task", "arm", "A resolved", "B resolved", "Δ resolution", "A median cost", "B median cost", "Δ cost",
-    "A weighted F1", "B weighted F1",
-)  # fmt: skip
+    "task",
+    "arm",
+    "A resolved",
+    "B resolved",
+    "Δ resolution",
+    "A median cost",
+    "B median cost",
+    "Δ cost",
+    "A weighted F1",
+    "B weighted F1",
+)
 
 
 def _arm_lines(arm: ArmComparison) -> list[str]:

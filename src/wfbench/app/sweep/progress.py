@@ -321,47 +321,83 @@ class JsonProgress(_LineObserver):
 
     def _payload(self, event: SweepEvent) -> dict[str, Any]:
         if isinstance(event, SweepStarted):
-            return {"event": "sweep_started", "planned": event.planned, "to_run": event.to_run,
-                    "already": event.already, "reused": event.reused, "workers": event.workers,
-                    "arms": list(event.arms), "out_dir": event.out_dir}  # fmt: skip
+            return {
+                "event": "sweep_started",
+                "planned": event.planned,
+                "to_run": event.to_run,
+                "already": event.already,
+                "reused": event.reused,
+                "workers": event.workers,
+                "arms": list(event.arms),
+                "out_dir": event.out_dir,
+            }
         if isinstance(event, CellStarted):
             return {"event": "cell_started", **_cell(event.cell)}
         if isinstance(event, PhaseStarted):
             return {"event": "phase_started", **_cell(event.cell), "phase": event.phase}
         if isinstance(event, PhaseFinished):
-            return {"event": "phase_finished", **_cell(event.cell), "phase": event.phase,
-                    "wall_s": event.wall_s, "ok": event.ok, "error_kind": event.error_kind,
-                    "cost_usd": event.cost_usd}  # fmt: skip
+            return {
+                "event": "phase_finished",
+                **_cell(event.cell),
+                "phase": event.phase,
+                "wall_s": event.wall_s,
+                "ok": event.ok,
+                "error_kind": event.error_kind,
+                "cost_usd": event.cost_usd,
+            }
         if isinstance(event, CellFinished):
             row = event.row
-            return {"event": "cell_finished", **_cell(row.cell), "resolved": row.resolved,
-                    "error_kind": None if row.error_kind is None else row.error_kind.value,
-                    "cost_usd": row.cost_usd, "input_tokens": row.input_tokens,
-                    "output_tokens": row.output_tokens, "duration_s": row.duration_s,
-                    "cell_wall_s": row.extra.get("cell_wall_s")}  # fmt: skip
+            return {
+                "event": "cell_finished",
+                **_cell(row.cell),
+                "resolved": row.resolved,
+                "error_kind": None if row.error_kind is None else row.error_kind.value,
+                "cost_usd": row.cost_usd,
+                "input_tokens": row.input_tokens,
+                "output_tokens": row.output_tokens,
+                "duration_s": row.duration_s,
+                "cell_wall_s": row.extra.get("cell_wall_s"),
+            }
         if isinstance(event, Note):
             return {"event": "note", "level": event.level, "text": redact_text(event.text, self._secrets)}
         with self._lock:
             spend = self._spend()
-        return {"event": "sweep_finished", "exit_code": event.exit_code, "cancelled": event.cancelled,
-                "tripped": event.tripped, "planned": event.planned, "completed": event.completed,
-                "decisions": [{"candidate_arm": c, "decision": d} for c, d in event.decisions],
-                **spend}  # fmt: skip
+        return {
+            "event": "sweep_finished",
+            "exit_code": event.exit_code,
+            "cancelled": event.cancelled,
+            "tripped": event.tripped,
+            "planned": event.planned,
+            "completed": event.completed,
+            "decisions": [{"candidate_arm": c, "decision": d} for c, d in event.decisions],
+            **spend,
+        }
 
     def _spend(self) -> dict[str, Any]:
         """``spent_usd`` (wire-metered when the sweep has a meter), its ``spend_source`` and the budget."""
         tally = self.tally
-        return {"spent_usd": tally.spent_usd(), "spend_source": tally.spend_source(),
-                "max_cost_usd": tally.budget_usd()}  # fmt: skip
+        return {
+            "spent_usd": tally.spent_usd(),
+            "spend_source": tally.spend_source(),
+            "max_cost_usd": tally.budget_usd(),
+        }
 
     def _beat(self) -> None:
         with self._lock:
             tally = self.tally
-            payload = {"event": "heartbeat", "done": tally.done, "to_run": tally.to_run,
-                       "running": [{"cell": label, "phase": phase, "elapsed_s": round(s, 1)}
-                                   for label, phase, s in tally.running_cells()],
-                       "left": tally.left, "eta_s": _rounded(tally.eta_s()), **self._spend(),
-                       "elapsed_s": round(tally.elapsed_s(), 1)}  # fmt: skip
+            payload = {
+                "event": "heartbeat",
+                "done": tally.done,
+                "to_run": tally.to_run,
+                "running": [
+                    {"cell": label, "phase": phase, "elapsed_s": round(s, 1)}
+                    for label, phase, s in tally.running_cells()
+                ],
+                "left": tally.left,
+                "eta_s": _rounded(tally.eta_s()),
+                **self._spend(),
+                "elapsed_s": round(tally.elapsed_s(), 1),
+            }
         self.emit(payload)
 
     def emit(self, payload: dict[str, Any]) -> None:
@@ -461,14 +497,28 @@ class LogObserver:
     def notify(self, event: SweepEvent) -> None:
         """Log the events a post-mortem needs (finished cells are logged by the sweep itself)."""
         if isinstance(event, PhaseFinished):
-            self._log("phase_finished", level="info" if event.ok else "warning", **_cell(event.cell),
-                      phase=event.phase, wall_s=event.wall_s, ok=event.ok, error_kind=event.error_kind,
-                      cost_usd=event.cost_usd)  # fmt: skip
+            self._log(
+                "phase_finished",
+                level="info" if event.ok else "warning",
+                **_cell(event.cell),
+                phase=event.phase,
+                wall_s=event.wall_s,
+                ok=event.ok,
+                error_kind=event.error_kind,
+                cost_usd=event.cost_usd,
+            )
         elif isinstance(event, Note):
             self._log("note", level=event.level, text=event.text)
         elif isinstance(event, SweepStarted):
-            self._log("sweep_plan", level="info", planned=event.planned, to_run=event.to_run,
-                      already=event.already, reused=event.reused, workers=event.workers)  # fmt: skip
+            self._log(
+                "sweep_plan",
+                level="info",
+                planned=event.planned,
+                to_run=event.to_run,
+                already=event.already,
+                reused=event.reused,
+                workers=event.workers,
+            )
         elif isinstance(event, SweepFinished) and event.cancelled:
             self._log("sweep_cancelled", level="warning", planned=event.planned, completed=event.completed)
 

@@ -209,10 +209,16 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     if done:
         note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
     started = SweepStarted(
-        planned=len(cells), to_run=len(todo), already=len(cells) - len(todo) - reused, reused=reused,
-        workers=config.workers, arms=tuple(a.name for a in config.arms), out_dir=config.settings.out_dir,
-        spent_before_usd=spend_of(earlier).usd, expected_cell_s=_expected_cell_s(earlier, reuse),
-    )  # fmt: skip
+        planned=len(cells),
+        to_run=len(todo),
+        already=len(cells) - len(todo) - reused,
+        reused=reused,
+        workers=config.workers,
+        arms=tuple(a.name for a in config.arms),
+        out_dir=config.settings.out_dir,
+        spent_before_usd=spend_of(earlier).usd,
+        expected_cell_s=_expected_cell_s(earlier, reuse),
+    )
     outcome = _run_cells(config, services, prepared, todo, cancel, started=started)
     rows = services.store.rows()
     base_digests, unbound = sweep_base_digests(
@@ -251,9 +257,13 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     if code == 0 and _fails_on(finished.decisions, config.settings.fail_on):
         code = DECISION_EXIT
     services.log(
-        "sweep_finished", level="info", exit_code=code, rows=len(rows), tripped=outcome.tripped,
+        "sweep_finished",
+        level="info",
+        exit_code=code,
+        rows=len(rows),
+        tripped=outcome.tripped,
         **spend_fields(metered_spend(services.cell.gateway)),
-    )  # fmt: skip
+    )
     planned = {cell.key for cell in cells}
     completed = sum(1 for row in rows if row.cell in planned and not is_cancellation_residue(row))
     services.progress.notify(
@@ -261,9 +271,17 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     )
     services.progress.close()
     return SweepResult(
-        code, rows, outcome.tripped, outcome.cancelled, unusable, finished.decisions, len(planned), completed,
-        budget_stopped=outcome.budget_stopped, metered=metered_spend(services.cell.gateway),
-    )  # fmt: skip
+        code,
+        rows,
+        outcome.tripped,
+        outcome.cancelled,
+        unusable,
+        finished.decisions,
+        len(planned),
+        completed,
+        budget_stopped=outcome.budget_stopped,
+        metered=metered_spend(services.cell.gateway),
+    )
 
 
 def _noter(services: SweepServices) -> Callable[..., None]:
@@ -386,9 +404,14 @@ def _run_elsewhere(
 
     executor = services.executor(CellJobs(plan_for=plan_for, on_start=on_start))
     return run_on_executor(
-        cells, executor=executor, on_row=on_row, cancel=cancel, window=config.window,
-        outage_streak=config.outage_streak, grace_s=services.cancel_grace_s,
-    )  # fmt: skip
+        cells,
+        executor=executor,
+        on_row=on_row,
+        cancel=cancel,
+        window=config.window,
+        outage_streak=config.outage_streak,
+        grace_s=services.cancel_grace_s,
+    )
 
 
 def _noted(

@@ -123,9 +123,10 @@ def _setup(ctx: CellContext, spec: TaskSpec) -> str | None:
     if not spec.setup:
         return None
     done = ctx.services.sandbox.run(
-        ["/bin/sh", "-c", "set -eu\n" + spec.setup], policy=ctx.policy(writable=True, timeout_s=600.0),
+        ["/bin/sh", "-c", "set -eu\n" + spec.setup],
+        policy=ctx.policy(writable=True, timeout_s=600.0),
         cancel=ctx.cancel,
-    )  # fmt: skip
+    )
     if done.ok:
         return None
     tail = (done.stdout[-TAIL:] + done.stderr_tail[-TAIL:]).decode("utf-8", "replace").strip()

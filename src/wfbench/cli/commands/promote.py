@@ -166,13 +166,20 @@ def register(app: typer.Typer) -> None:
             None if decision_policy is None else attrs.evolve(DEFAULT_POLICY, decision_policy=decision_policy)
         )
         request = ApplyRequest(
-            evidence_path=str(evidence), corpus_path=str(corpus),
+            evidence_path=str(evidence),
+            corpus_path=str(corpus),
             mirrors=None if mirror is None else tuple(mirror),
             overlay_dir=None if overlay is None else str(overlay),
-            model=model, proposer_model=proposer_model, effort=effort, include_expensive=include_expensive,
+            model=model,
+            proposer_model=proposer_model,
+            effort=effort,
+            include_expensive=include_expensive,
             tasks=parse_patterns(tasks or []),
-            policy=policy, branch=branch, commit=commit, dry_run=dry_run,
-        )  # fmt: skip
+            policy=policy,
+            branch=branch,
+            commit=commit,
+            dry_run=dry_run,
+        )
         skill_target = GitSkillTarget(str(target))
         recovered = skill_target.recover()
         if recovered is not None:
@@ -180,9 +187,13 @@ def register(app: typer.Typer) -> None:
         with tempfile.TemporaryDirectory(prefix="wfbench-apply-") as work_dir:
             try:
                 outcome = apply_promotion(
-                    request, target=skill_target, workspaces=GitWorkspaces(), now=SystemClock().now(),
-                    work_dir=work_dir, environment_digest=environment_digester(sandbox),
-                )  # fmt: skip
+                    request,
+                    target=skill_target,
+                    workspaces=GitWorkspaces(),
+                    now=SystemClock().now(),
+                    work_dir=work_dir,
+                    environment_digest=environment_digester(sandbox),
+                )
             except ApplyRefused as exc:
                 for problem in exc.problems:
                     print(f"wfbench: error: promote apply: {evidence}: {problem}", file=sys.stderr)

@@ -148,9 +148,14 @@ def register(app: typer.Typer) -> None:
             for source in (candidate, stable)
         ]
         result, evidence, markdown = run_release_gate(
-            sides[0], sides[1], pins=pins, now=SystemClock().now(), gated_arms=arm or None,
-            candidate_runtime=candidate_runtime, stable_runtime=stable_runtime,
-        )  # fmt: skip
+            sides[0],
+            sides[1],
+            pins=pins,
+            now=SystemClock().now(),
+            gated_arms=arm or None,
+            candidate_runtime=candidate_runtime,
+            stable_runtime=stable_runtime,
+        )
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / GATE_JSON, evidence)
         write_text_atomic(out / GATE_MD, markdown)

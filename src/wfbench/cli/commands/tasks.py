@@ -32,9 +32,11 @@ def register(app: typer.Typer) -> None:
 
 
 TASKS_OPTION = typer.Option(
-    "--tasks", metavar="IDS", help="Only these tasks: ids or globs (comma-separated or repeated).",
+    "--tasks",
+    metavar="IDS",
+    help="Only these tasks: ids or globs (comma-separated or repeated).",
     show_default=False,
-)  # fmt: skip
+)
 
 
 def tasks_check(

@@ -49,9 +49,13 @@ def validate(corpus: str, *, patterns: list[str], as_json: bool, sandbox: str) -
             prepared, environments=services.environments, cancel=cancel, note=notes.append
         )
         settings = RunSettings(
-            out_dir=work, work_dir=work, model="n/a", sandbox_backend=sandbox,
-            command_env=boot.harness_command_env(), agent_env={},
-        )  # fmt: skip
+            out_dir=work,
+            work_dir=work,
+            model="n/a",
+            sandbox_backend=sandbox,
+            command_env=boot.harness_command_env(),
+            agent_env={},
+        )
         cell = CellServices(
             services.sandbox,
             services.agent,
@@ -68,6 +72,8 @@ def validate(corpus: str, *, patterns: list[str], as_json: bool, sandbox: str) -
     if as_json:
         typer.echo(json.dumps({"tasks": [r.as_dict() for r in results], "invalid": invalid}, indent=2))
     else:
-        typer.echo(f"{len(results) - len(invalid)}/{len(results)} task(s) valid" + (
-            f"; invalid: {', '.join(invalid)}" if invalid else ""))  # fmt: skip
+        typer.echo(
+            f"{len(results) - len(invalid)}/{len(results)} task(s) valid"
+            + (f"; invalid: {', '.join(invalid)}" if invalid else "")
+        )
     return 1 if invalid else 0

@@ -103,9 +103,11 @@ def register(app: typer.Typer) -> None:
                 )
             )
         comparison = compare_sweeps(
-            _strict_rows(sweeps[0]), _strict_rows(sweeps[1]),
-            names=(sweeps[0].path, sweeps[1].path), inputs=(inputs[0], inputs[1]),
-        )  # fmt: skip
+            _strict_rows(sweeps[0]),
+            _strict_rows(sweeps[1]),
+            names=(sweeps[0].path, sweeps[1].path),
+            inputs=(inputs[0], inputs[1]),
+        )
         text = render_comparison_md(comparison)
         typer.echo(text, nl=False)
         if out is not None:

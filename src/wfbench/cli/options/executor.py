@@ -60,9 +60,14 @@ class ExecutorChoice(NamedTuple):
 
     @classmethod
     def of(
-        cls, name: str, *, ray_address: str | None, node_loss_retries: int, cancel_grace_s: float,
+        cls,
+        name: str,
+        *,
+        ray_address: str | None,
+        node_loss_retries: int,
+        cancel_grace_s: float,
         explicit: frozenset[str],
-    ) -> ExecutorChoice:  # fmt: skip
+    ) -> ExecutorChoice:
         """The checked choice.
 
         Raises:
@@ -70,11 +75,16 @@ class ExecutorChoice(NamedTuple):
         """
         if name == "ray":
             if not (ray_address or "").strip():
-                raise InputError("--executor ray needs --ray-address HOST:PORT (never a guessed cluster)",
-                                 field="--ray-address")  # fmt: skip
+                raise InputError(
+                    "--executor ray needs --ray-address HOST:PORT (never a guessed cluster)",
+                    field="--ray-address",
+                )
             return cls(name, ray_address.strip() if ray_address else None, node_loss_retries, cancel_grace_s)
-        for option, flag in (("ray_address", "--ray-address"), ("node_loss_retries", "--node-loss-retries"),
-                             ("cancel_grace", "--cancel-grace")):  # fmt: skip
+        for option, flag in (
+            ("ray_address", "--ray-address"),
+            ("node_loss_retries", "--node-loss-retries"),
+            ("cancel_grace", "--cancel-grace"),
+        ):
             if option in explicit:
                 raise InputError(f"{flag} applies only to --executor ray", field=flag)
         return cls(name)

@@ -19,9 +19,15 @@ from wfbench.cli.options import sweep as opt
 
 #: The preset arms (``wfbench.app.corpus.arms.preset_arms``; pinned equal by a test).
 PRESET_ARMS = (
-    "workflow", "workflow_direct", "review", "baseline", "baseline_nomcp",
-    "candidate_workflow", "candidate_workflow_direct", "candidate_review",
-)  # fmt: skip
+    "workflow",
+    "workflow_direct",
+    "review",
+    "baseline",
+    "baseline_nomcp",
+    "candidate_workflow",
+    "candidate_workflow_direct",
+    "candidate_review",
+)
 #: Decisions ``--fail-on`` accepts (``wfbench.domain.promotion.decision.DecisionKind``; pinned by a test).
 DECISIONS = ("promote", "keep_incumbent", "insufficient_evidence")
 
@@ -240,21 +246,51 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     from wfbench.cli.run.flow import RunRequest, execute, explicit_options
 
     request = RunRequest(
-        corpus=corpus, arms=tuple(_split_arms(arms)), runs=runs, workers=workers, window=window,
-        outage_streak=outage_streak, throttle_retries=throttle_retries, throttle_backoff=throttle_backoff,
-        out=out, sandbox=sandbox, agent=agent, model=model,
-        provider_script=provider_script, base_url=base_url, reuse_results=reuse_results, resume=resume,
-        candidate_overlay=candidate_overlay, include_expensive=include_expensive, timeout=timeout,
-        verify_timeout=verify_timeout, fail_on=fail_on, dry_run=dry_run, json_events=json_events,
-        provider_log=provider_log, explicit=explicit_options(ctx),
-        limits=lim.resource_limits(memory=memory_limit, processes=process_limit, open_files=open_files,
-                                   file_size=file_size_limit, tmpfs=tmpfs_size),
+        corpus=corpus,
+        arms=tuple(_split_arms(arms)),
+        runs=runs,
+        workers=workers,
+        window=window,
+        outage_streak=outage_streak,
+        throttle_retries=throttle_retries,
+        throttle_backoff=throttle_backoff,
+        out=out,
+        sandbox=sandbox,
+        agent=agent,
+        model=model,
+        provider_script=provider_script,
+        base_url=base_url,
+        reuse_results=reuse_results,
+        resume=resume,
+        candidate_overlay=candidate_overlay,
+        include_expensive=include_expensive,
+        timeout=timeout,
+        verify_timeout=verify_timeout,
+        fail_on=fail_on,
+        dry_run=dry_run,
+        json_events=json_events,
+        provider_log=provider_log,
+        explicit=explicit_options(ctx),
+        limits=lim.resource_limits(
+            memory=memory_limit,
+            processes=process_limit,
+            open_files=open_files,
+            file_size=file_size_limit,
+            tmpfs=tmpfs_size,
+        ),
         disk_budget=lim.size_option(disk_budget, "--disk-budget"),
-        no_provider_script=no_provider_script, tasks=tuple(_split_arms(tasks)), max_cost=max_cost,
+        no_provider_script=no_provider_script,
+        tasks=tuple(_split_arms(tasks)),
+        max_cost=max_cost,
         allow_host_network=allow_host_network,
-        executor=exe.ExecutorChoice.of(executor, ray_address=ray_address, node_loss_retries=node_loss_retries,
-                                       cancel_grace_s=cancel_grace, explicit=explicit_options(ctx)),
-    )  # fmt: skip
+        executor=exe.ExecutorChoice.of(
+            executor,
+            ray_address=ray_address,
+            node_loss_retries=node_loss_retries,
+            cancel_grace_s=cancel_grace,
+            explicit=explicit_options(ctx),
+        ),
+    )
     raise typer.Exit(execute(request))
 
 

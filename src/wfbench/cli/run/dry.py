@@ -35,10 +35,14 @@ def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> 
 
     corpus_path = request.corpus or _demo_corpus(out_dir, scratch)
     setup = resolve_setup(
-        corpus_path, arms=request.arms, runs=request.runs, model=request.model,
-        candidate_overlay=request.candidate_overlay, provider_script=request.provider_script,
+        corpus_path,
+        arms=request.arms,
+        runs=request.runs,
+        model=request.model,
+        candidate_overlay=request.candidate_overlay,
+        provider_script=request.provider_script,
         agent=request.agent,
-    )  # fmt: skip
+    )
     workspaces = GitWorkspaces()
     tasks = selected_tasks(setup.corpus, include_expensive=request.include_expensive, only=request.tasks)
     bound = bind_tasks(setup.corpus, tasks, workspaces=workspaces)
@@ -114,9 +118,14 @@ def _reuse(
     rows = prior.rows()
     runtime = boot.runtime_digest(agent=request.agent, script_path=setup.provider_script, environ=os.environ)
     settings = RunSettings(
-        out_dir=out_dir, work_dir="", model=setup.model, sandbox_backend=request.sandbox, command_env={},
-        agent_env={}, runtime_digest=runtime,
-    )  # fmt: skip
+        out_dir=out_dir,
+        work_dir="",
+        model=setup.model,
+        sandbox_backend=request.sandbox,
+        command_env={},
+        agent_env={},
+        runtime_digest=runtime,
+    )
     kept, _canaries = select_reuse(
         rows, tasks=bound, arms=setup.arms, planned=[c.key for c in planned], settings=settings
     )

@@ -145,10 +145,25 @@ def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
         return tuple(part for item in values or [] for part in item.replace(",", " ").split())
 
     options = EvolveOptions(
-        corpus=corpus, out=out, generations=generations, arms=split(arms), runs=runs, workers=workers,
-        proposer_model=proposer_model, model=model, max_generations=max_generations, max_cost=max_cost,
-        sandbox=sandbox, agent=agent, provider_script=provider_script, base_url=base_url,
-        no_provider_script=no_provider_script, reuse_results=reuse_results, timeout=timeout,
-        verify_timeout=verify_timeout, apply_target=apply, branch=branch,
-    )  # fmt: skip
+        corpus=corpus,
+        out=out,
+        generations=generations,
+        arms=split(arms),
+        runs=runs,
+        workers=workers,
+        proposer_model=proposer_model,
+        model=model,
+        max_generations=max_generations,
+        max_cost=max_cost,
+        sandbox=sandbox,
+        agent=agent,
+        provider_script=provider_script,
+        base_url=base_url,
+        no_provider_script=no_provider_script,
+        reuse_results=reuse_results,
+        timeout=timeout,
+        verify_timeout=verify_timeout,
+        apply_target=apply,
+        branch=branch,
+    )
     raise typer.Exit(run_evolve(options))

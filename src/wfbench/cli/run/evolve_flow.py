@@ -60,14 +60,30 @@ def _sweeper(options: EvolveOptions, model: str) -> Any:
 
     def run_sweep(order: Any) -> int:
         request = RunRequest(
-            corpus=options.corpus, arms=order.arms, runs=options.runs, workers=options.workers, window=None,
-            outage_streak=5, out=order.out_dir, sandbox=options.sandbox, agent=options.agent, model=model,
-            provider_script=options.provider_script, base_url=options.base_url,
-            reuse_results=order.reuse_results, resume=None, candidate_overlay=order.candidate_overlay,
-            include_expensive=False, timeout=options.timeout, verify_timeout=options.verify_timeout,
-            incumbent_overlay=order.incumbent_overlay, proposer_model=order.proposer_model,
-            no_provider_script=options.no_provider_script, tasks=options.tasks, max_cost=order.max_cost_usd,
-        )  # fmt: skip
+            corpus=options.corpus,
+            arms=order.arms,
+            runs=options.runs,
+            workers=options.workers,
+            window=None,
+            outage_streak=5,
+            out=order.out_dir,
+            sandbox=options.sandbox,
+            agent=options.agent,
+            model=model,
+            provider_script=options.provider_script,
+            base_url=options.base_url,
+            reuse_results=order.reuse_results,
+            resume=None,
+            candidate_overlay=order.candidate_overlay,
+            include_expensive=False,
+            timeout=options.timeout,
+            verify_timeout=options.verify_timeout,
+            incumbent_overlay=order.incumbent_overlay,
+            proposer_model=order.proposer_model,
+            no_provider_script=options.no_provider_script,
+            tasks=options.tasks,
+            max_cost=order.max_cost_usd,
+        )
         return execute(request)
 
     return run_sweep
@@ -88,26 +104,44 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading
 
     services = boot.bootstrap(sandbox=options.sandbox, agent=options.agent)
     endpoint_options = boot.EndpointOptions(model=model, agents=(options.agent,))
-    with boot.endpoint(
-        script_path=_script(options, corpus), base_url=options.base_url, environ=os.environ,
-        warn=lambda text: print(text, file=sys.stderr), options=endpoint_options,
-    ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-proposer-") as work_dir:  # fmt: skip
+    with (
+        boot.endpoint(
+            script_path=_script(options, corpus),
+            base_url=options.base_url,
+            environ=os.environ,
+            warn=lambda text: print(text, file=sys.stderr),
+            options=endpoint_options,
+        ) as ep,
+        tempfile.TemporaryDirectory(prefix="wfbench-proposer-") as work_dir,
+    ):
         settings = RunSettings(
-            out_dir=options.out, work_dir=work_dir, model=model, sandbox_backend=options.sandbox,
-            command_env=harness_command_env(), agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
-            secrets={"ANTHROPIC_API_KEY": ep.api_key}, session_timeout_s=options.timeout,
-            clock=services.clock, withheld=ep.withheld,
-        )  # fmt: skip
+            out_dir=options.out,
+            work_dir=work_dir,
+            model=model,
+            sandbox_backend=options.sandbox,
+            command_env=harness_command_env(),
+            agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
+            secrets={"ANTHROPIC_API_KEY": ep.api_key},
+            session_timeout_s=options.timeout,
+            clock=services.clock,
+            withheld=ep.withheld,
+        )
         cell = CellServices(
             services.sandbox, services.agent, services.workspaces, services.clock, gateway=ep.gateway
         )
 
         def propose(order: Any) -> Any:
             proposal = run_proposer(
-                workspace=order.workspace, incumbent=order.incumbent, evidence=order.evidence,
-                prompt=order.prompt, model=model, services=cell, settings=settings, cancel=cancel,
+                workspace=order.workspace,
+                incumbent=order.incumbent,
+                evidence=order.evidence,
+                prompt=order.prompt,
+                model=model,
+                services=cell,
+                settings=settings,
+                cancel=cancel,
                 label=order.label,
-            )  # fmt: skip
+            )
             transcript = os.path.join(os.path.dirname(order.workspace), "transcript.jsonl")
             with open(transcript, "wb") as handle:
                 handle.write(proposal.record.transcript)
@@ -156,9 +190,14 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
         if target.branch() == branch:  # a continued run: later generations commit on the branch
             state["branched"] = True
         request = ApplyRequest(
-            evidence_path=promotion, corpus_path=options.corpus, model=model, proposer_model=proposer_model,
-            branch=None if state["branched"] else branch, commit=state["branched"], tasks=options.tasks,
-        )  # fmt: skip
+            evidence_path=promotion,
+            corpus_path=options.corpus,
+            model=model,
+            proposer_model=proposer_model,
+            branch=None if state["branched"] else branch,
+            commit=state["branched"],
+            tasks=options.tasks,
+        )
         with tempfile.TemporaryDirectory(prefix="wfbench-apply-") as work_dir:
             try:
                 outcome = apply_promotion(
@@ -174,9 +213,13 @@ def _applier(options: EvolveOptions, model: str, proposer_model: str) -> Any:
                 return {"target": target.root, "applied": False, "problems": list(exc.problems)}
         state["branched"] = True  # written, never committed (a recovered kill): apply committed it
         return {
-            "target": target.root, "applied": True, "branch": branch, "commit": outcome.commit,
-            "files": list(outcome.writes), "evidence_sha256": outcome.evidence_sha256,
-        }  # fmt: skip
+            "target": target.root,
+            "applied": True,
+            "branch": branch,
+            "commit": outcome.commit,
+            "files": list(outcome.writes),
+            "evidence_sha256": outcome.evidence_sha256,
+        }
 
     return apply
 
@@ -244,17 +287,27 @@ def run_evolve(options: EvolveOptions) -> int:
         check_budget_prices(options.max_cost, model, [corpus.arms[a] for a in arms])
         check_budget_prices(options.max_cost, proposer_model, [])
     config = EvolveConfig(
-        corpus_path=options.corpus, out_dir=os.path.abspath(options.out), generations=options.generations,
-        base_arms=tuple(arms), proposer_model=proposer_model, max_generations=options.max_generations,
-        max_cost_usd=options.max_cost, reuse_results=options.reuse_results,
-    )  # fmt: skip
+        corpus_path=options.corpus,
+        out_dir=os.path.abspath(options.out),
+        generations=options.generations,
+        base_arms=tuple(arms),
+        proposer_model=proposer_model,
+        max_generations=options.max_generations,
+        max_cost_usd=options.max_cost,
+        reuse_results=options.reuse_results,
+    )
     cancel = threading.Event()  # SIGINT/SIGTERM outside a sweep (a sweep handles its own, exit 130)
     with _cancel_on_signals(cancel), _proposer(options, corpus, proposer_model, cancel) as propose:
         services = EvolveServices(
-            run_sweep=_sweeper(options, model), propose=propose, committed_skills=_committed_skills(corpus),
-            read_rows=lambda path: JsonlResultStore(path).rows(), clock=SystemClock(), note=print,
-            apply=_applier(options, model, proposer_model), cancelled=cancel.is_set,
-        )  # fmt: skip
+            run_sweep=_sweeper(options, model),
+            propose=propose,
+            committed_skills=_committed_skills(corpus),
+            read_rows=lambda path: JsonlResultStore(path).rows(),
+            clock=SystemClock(),
+            note=print,
+            apply=_applier(options, model, proposer_model),
+            cancelled=cancel.is_set,
+        )
         result = evolve(config, services)
     last = result.history[-1] if result.history else None
     print(f"[evolve] {len(result.history)} generation record(s) in {config.out_dir}/evolution.jsonl")

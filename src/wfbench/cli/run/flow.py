@@ -158,11 +158,14 @@ def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
     """
     if request.no_provider_script:
         if request.base_url is None:
-            raise InputError("--no-provider-script needs --base-url (the endpoint to use instead)",
-                             field="--no-provider-script")  # fmt: skip
+            raise InputError(
+                "--no-provider-script needs --base-url (the endpoint to use instead)",
+                field="--no-provider-script",
+            )
         if request.provider_script is not None:
-            raise InputError("--no-provider-script and --provider-script contradict each other",
-                             field="--provider-script")  # fmt: skip
+            raise InputError(
+                "--no-provider-script and --provider-script contradict each other", field="--provider-script"
+            )
         return None
     script = resolved
     if request.base_url is not None and script is not None:
@@ -275,10 +278,14 @@ def _claimed_sweep(
         if corpus_path is None:
             corpus_path = _demo_corpus(out_dir)
         setup = resolve_setup(
-            corpus_path, arms=request.arms, runs=request.runs, model=request.model,
-            candidate_overlay=request.candidate_overlay, provider_script=request.provider_script,
+            corpus_path,
+            arms=request.arms,
+            runs=request.runs,
+            model=request.model,
+            candidate_overlay=request.candidate_overlay,
+            provider_script=request.provider_script,
             agent=request.agent,
-        )  # fmt: skip
+        )
         setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
         if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
             request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
@@ -333,12 +340,18 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
     cancel = context.cancel
     names = (request.agent, *(arm.agent.name for arm in setup.arms if arm.agent is not None))
     options = boot.EndpointOptions(model=setup.model, agents=tuple(names), budget_usd=request.max_cost)
-    with boot.endpoint(
-        script_path=setup.provider_script, base_url=request.base_url, environ=os.environ,
-        warn=lambda text: print(text, file=sys.stderr), options=options, provider_log=request.provider_log,
-    ) as ep, tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir, _log_file(
-        out_dir
-    ) as log:  # fmt: skip
+    with (
+        boot.endpoint(
+            script_path=setup.provider_script,
+            base_url=request.base_url,
+            environ=os.environ,
+            warn=lambda text: print(text, file=sys.stderr),
+            options=options,
+            provider_log=request.provider_log,
+        ) as ep,
+        tempfile.TemporaryDirectory(prefix="wfbench-trees-") as work_dir,
+        _log_file(out_dir) as log,
+    ):
         secrets = (ep.api_key, *ep.withheld)
         runtime = boot.runtime_digest(
             agent=request.agent, script_path=setup.provider_script, environ=os.environ
@@ -346,9 +359,13 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
         from wfbench.cli.run.agents import arm_runtimes
 
         runtimes = arm_runtimes(
-            setup.arms, default=request.agent, adapters=context.agents, default_adapter=services.agent,
-            script_path=setup.provider_script, environ=os.environ,
-        )  # fmt: skip
+            setup.arms,
+            default=request.agent,
+            adapters=context.agents,
+            default_adapter=services.agent,
+            script_path=setup.provider_script,
+            environ=os.environ,
+        )
         settings = RunSettings(
             out_dir=out_dir,
             work_dir=work_dir,
@@ -372,12 +389,23 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             request, setup, runtime, context, secrets=secrets, log=log, store=store, runtimes=runtimes
         )
         config = SweepConfig(
-            corpus=setup.corpus, arms=setup.arms, runs=setup.runs, workers=request.workers, settings=settings,
-            window=request.window, outage_streak=request.outage_streak, overlay=setup.overlay,
-            overlay_digest=setup.overlay_digest, resume=request.resume is not None,
-            include_expensive=request.include_expensive, prior=context.prior, provider_replies=ep.replies,
-            tasks=request.tasks, retry=_retry_policy(request), proposer_model=request.proposer_model,
-        )  # fmt: skip
+            corpus=setup.corpus,
+            arms=setup.arms,
+            runs=setup.runs,
+            workers=request.workers,
+            settings=settings,
+            window=request.window,
+            outage_streak=request.outage_streak,
+            overlay=setup.overlay,
+            overlay_digest=setup.overlay_digest,
+            resume=request.resume is not None,
+            include_expensive=request.include_expensive,
+            prior=context.prior,
+            provider_replies=ep.replies,
+            tasks=request.tasks,
+            retry=_retry_policy(request),
+            proposer_model=request.proposer_model,
+        )
         progress = _observer(request, secrets=secrets, log=log, gateway=ep.gateway)
         cell = CellServices(
             services.sandbox,
@@ -387,7 +415,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             agents=context.agents,
             environments=services.environments,
             gateway=ep.gateway,
-        )  # fmt: skip
+        )
         from wfbench.cli.run.ray_driver import executor_for
 
         with executor_for(request, setup, settings, out_dir=out_dir, note=_note_to(progress)) as executor:
@@ -423,14 +451,24 @@ def _manifest_starter(
     from wfbench.domain.redaction import redact_text
 
     inputs = rm.ManifestInputs(
-        argv=tuple(redact_text(arg, tuple(secrets)) for arg in rm.argv()), demo=request.corpus is None,
-        agent=request.agent, agent_version=_default_agent_version(request, runtimes), sandbox=request.sandbox,
-        base_url=request.base_url, reuse_results=request.reuse_results,
-        include_expensive=request.include_expensive, task_filter=request.tasks,
-        no_provider_script=request.no_provider_script, session_timeout_s=request.timeout,
-        verify_timeout_s=request.verify_timeout, runtime_digest=runtime, workers=request.workers,
-        window=request.window, outage_streak=request.outage_streak, started_at=dt.datetime.now(dt.UTC),
-    )  # fmt: skip
+        argv=tuple(redact_text(arg, tuple(secrets)) for arg in rm.argv()),
+        demo=request.corpus is None,
+        agent=request.agent,
+        agent_version=_default_agent_version(request, runtimes),
+        sandbox=request.sandbox,
+        base_url=request.base_url,
+        reuse_results=request.reuse_results,
+        include_expensive=request.include_expensive,
+        task_filter=request.tasks,
+        no_provider_script=request.no_provider_script,
+        session_timeout_s=request.timeout,
+        verify_timeout_s=request.verify_timeout,
+        runtime_digest=runtime,
+        workers=request.workers,
+        window=request.window,
+        outage_streak=request.outage_streak,
+        started_at=dt.datetime.now(dt.UTC),
+    )
     current = rm.build_manifest(setup, inputs, arm_runtimes=runtimes)
     if request.incumbent_overlay is not None or request.proposer_model is not None:
         current = attrs.evolve(current, extra={**current.extra, **_evolve_fields(request, setup)})

@@ -32,12 +32,22 @@ from wfbench.domain.sweep.manifest import (
 
 #: RunRequest attribute → manifest option name, for the options a resume checks.
 REQUEST_OPTIONS: Mapping[str, str] = {
-    "corpus": "CORPUS", "arms": "--arms", "runs": "--runs", "model": "--model", "agent": "--agent",
-    "sandbox": "--sandbox", "provider_script": "--provider-script", "base_url": "--base-url",
-    "candidate_overlay": "--candidate-overlay", "reuse_results": "--reuse-results",
-    "include_expensive": "--include-expensive", "timeout": "--timeout", "verify_timeout": "--verify-timeout",
-    "tasks": "--tasks", "no_provider_script": "--no-provider-script",
-}  # fmt: skip
+    "corpus": "CORPUS",
+    "arms": "--arms",
+    "runs": "--runs",
+    "model": "--model",
+    "agent": "--agent",
+    "sandbox": "--sandbox",
+    "provider_script": "--provider-script",
+    "base_url": "--base-url",
+    "candidate_overlay": "--candidate-overlay",
+    "reuse_results": "--reuse-results",
+    "include_expensive": "--include-expensive",
+    "timeout": "--timeout",
+    "verify_timeout": "--verify-timeout",
+    "tasks": "--tasks",
+    "no_provider_script": "--no-provider-script",
+}
 _PATHS = frozenset({"corpus", "provider_script", "candidate_overlay", "reuse_results"})
 
 

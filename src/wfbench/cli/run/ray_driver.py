@@ -55,9 +55,15 @@ class RayOptions:
 
 
 def node_runtime(
-    settings: RunSettings, *, sandbox: str, agent: str, arms: Sequence[Any], script_path: str | None,
-    base_url: str | None, limits: Any,
-) -> NodeRuntime:  # fmt: skip
+    settings: RunSettings,
+    *,
+    sandbox: str,
+    agent: str,
+    arms: Sequence[Any],
+    script_path: str | None,
+    base_url: str | None,
+    limits: Any,
+) -> NodeRuntime:
     """The run-wide part every node receives: the settings without any secret, key or driver path."""
     script = None
     if script_path is not None:
@@ -152,9 +158,14 @@ class RaySweep:
             return (self._runtime_ref, self.order(cell, plan_for(cell)))
 
         return RayExecutor(
-            self.nodes, task=run_order, order_for=order_for, deliver=self.deliver,
-            node_loss_retries=self.options.node_loss_retries, on_start=on_start, note=self.note,
-        )  # fmt: skip
+            self.nodes,
+            task=run_order,
+            order_for=order_for,
+            deliver=self.deliver,
+            node_loss_retries=self.options.node_loss_retries,
+            on_start=on_start,
+            note=self.note,
+        )
 
     def order(self, cell: Cell, plan: CellPlan) -> NodeOrder:
         """``plan`` for a node: the snapshot and the oracle as object-store handles, no oracle bytes."""
@@ -202,9 +213,13 @@ class RaySweep:
 
 @contextmanager
 def ray_sweep(
-    options: RayOptions, runtime: NodeRuntime, expected: NodeExpectation, *, out_dir: str,
+    options: RayOptions,
+    runtime: NodeRuntime,
+    expected: NodeExpectation,
+    *,
+    out_dir: str,
     note: Callable[[str], None],
-) -> Iterator[RaySweep]:  # fmt: skip
+) -> Iterator[RaySweep]:
     """A started :class:`RaySweep`, detached when the block ends however it ends."""
     sweep = RaySweep(options, runtime, out_dir=out_dir, note=note)
     try:
@@ -238,9 +253,14 @@ def executor_for(
         yield None
         return
     runtime = node_runtime(
-        settings, sandbox=request.sandbox, agent=request.agent, arms=setup.arms,
-        script_path=setup.provider_script, base_url=request.base_url, limits=request.limits,
-    )  # fmt: skip
+        settings,
+        sandbox=request.sandbox,
+        agent=request.agent,
+        arms=setup.arms,
+        script_path=setup.provider_script,
+        base_url=request.base_url,
+        limits=request.limits,
+    )
     options = RayOptions(choice.ray_address, choice.node_loss_retries, choice.cancel_grace_s)
     expected = expectation(
         settings, wfbench_version=wfbench_version(), min_free_disk=options.min_free_disk_bytes

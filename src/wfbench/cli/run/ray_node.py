@@ -272,9 +272,12 @@ def _endpoint(runtime: NodeRuntime, scratch: str) -> Iterator[Any]:
     agents = (runtime.agent, *(arm.agent.name for arm in runtime.arms if arm.agent is not None))
     options = boot.EndpointOptions(model=runtime.settings.model, agents=agents)
     with boot.endpoint(
-        script_path=script_path, base_url=runtime.base_url, environ=os.environ,
-        warn=lambda text: print(text, file=sys.stderr), options=options,
-    ) as endpoint:  # fmt: skip
+        script_path=script_path,
+        base_url=runtime.base_url,
+        environ=os.environ,
+        warn=lambda text: print(text, file=sys.stderr),
+        options=options,
+    ) as endpoint:
         yield endpoint
 
 
@@ -306,9 +309,13 @@ def node_services(runtime: NodeRuntime) -> CellServices:
             built = _boot().bootstrap(sandbox=runtime.sandbox, agent=runtime.agent, limits=runtime.limits)
             agents = arm_agents(runtime.arms, default=runtime.agent, default_adapter=built.agent)
             _services[key] = CellServices(
-                built.sandbox, built.agent, built.workspaces, built.clock, agents=agents,
+                built.sandbox,
+                built.agent,
+                built.workspaces,
+                built.clock,
+                agents=agents,
                 environments=built.environments,
-            )  # fmt: skip
+            )
         return _services[key]
 
 
@@ -375,9 +382,13 @@ def _identity(
                 handle.write(runtime.script)
         runtime_digest = boot.runtime_digest(agent=runtime.agent, script_path=script_path, environ=os.environ)
         runtimes = arm_runtimes(
-            runtime.arms, default=runtime.agent, adapters=services.agents, default_adapter=services.agent,
-            script_path=script_path, environ=os.environ,
-        )  # fmt: skip
+            runtime.arms,
+            default=runtime.agent,
+            adapters=services.agents,
+            default_adapter=services.agent,
+            script_path=script_path,
+            environ=os.environ,
+        )
     agents = {value.agent: value.agent_version for value in runtimes.values()}
     digests: dict[str, str | None] = {arm: value.runtime_digest for arm, value in runtimes.items()}
     return agents, digests, runtime_digest

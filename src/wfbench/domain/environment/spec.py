@@ -26,11 +26,36 @@ SCHEMA_VERSION = 1
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 #: Names the harness sets itself (or that would change how every program starts).
 RESERVED_NAMES = frozenset(
-    {"PATH", "HOME", "TMPDIR", "PWD", "USER", "LOGNAME", "SHELL", "VIRTUAL_ENV", "PYTHONHOME",
-     "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS", "PS4", "SHELLOPTS",
-     "BASHOPTS", "PROMPT_COMMAND", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
-     "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
-)  # fmt: skip
+    {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "PWD",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "VIRTUAL_ENV",
+        "PYTHONHOME",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "BASH_ENV",
+        "ENV",
+        "IFS",
+        "PS4",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PROMPT_COMMAND",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    }
+)
 RESERVED_PREFIXES = ("WFBENCH_", "ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GIT_", "BASH_FUNC_")
 #: A name that looks like a credential never becomes a task variable (it would reach the agent).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)

@@ -100,8 +100,10 @@ def evidence_digest(
         lines += ["## The gate's decisions", ""]
         for decision in decisions:
             reasons = "; ".join(_clean(str(r), secrets) for r in decision.get("reasons", []))
-            lines.append(f"- {decision.get('candidate_arm')} vs {decision.get('incumbent_arm')}:"
-                         f" {decision.get('decision')}" + (f" — {reasons}" if reasons else ""))  # fmt: skip
+            lines.append(
+                f"- {decision.get('candidate_arm')} vs {decision.get('incumbent_arm')}:"
+                f" {decision.get('decision')}" + (f" — {reasons}" if reasons else "")
+            )
         lines.append("")
     tasks = list(dict.fromkeys(row.task for row in rows))
     for task in tasks:

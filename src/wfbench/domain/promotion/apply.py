@@ -56,9 +56,15 @@ _TASK_DIGESTS = (
     "sandbox_dependency_manifest_digest",
 )
 _BOUND_FIELDS = (
-    "benchmark_model", "proposer_model", "effort", "candidate_origin", "candidate_overlay_digest",
-    "required_candidate_arms", "selected_tasks", "target_base_digests",
-)  # fmt: skip
+    "benchmark_model",
+    "proposer_model",
+    "effort",
+    "candidate_origin",
+    "candidate_overlay_digest",
+    "required_candidate_arms",
+    "selected_tasks",
+    "target_base_digests",
+)
 _AGG_COUNTS = ("runs", "valid_runs", "excluded_runs", "resolved")
 _REVIEW_FLAGS = ("verdict_correct", "clean_control", "clean_pass")
 

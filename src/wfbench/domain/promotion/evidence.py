@@ -47,13 +47,28 @@ ABORTED_REASON = "sweep aborted; partial evidence cannot promote"
 MODEL_PROPOSER, MANUAL_OVERLAY = "model-proposer", "manual-initial-overlay"
 
 _AGG_COUNTS = (
-    "runs", "valid_runs", "excluded_runs", "scored_runs", "resolved", "resolved_fresh", "transcripts_missing",
-    "fresh_attempts", "admissible", "execution_failures", "evidence_failures",
-)  # fmt: skip
+    "runs",
+    "valid_runs",
+    "excluded_runs",
+    "scored_runs",
+    "resolved",
+    "resolved_fresh",
+    "transcripts_missing",
+    "fresh_attempts",
+    "admissible",
+    "execution_failures",
+    "evidence_failures",
+)
 _AGG_NUMBERS = (*MEDIAN_FIELDS, "cost_usd")
 _STATISTICAL_FIELDS = (
-    "decision_policy", "confidence", "resamples", "power", "seed", "non_inferiority_margin_pts", "min_tasks",
-)  # fmt: skip
+    "decision_policy",
+    "confidence",
+    "resamples",
+    "power",
+    "seed",
+    "non_inferiority_margin_pts",
+    "min_tasks",
+)
 
 
 class RunStatus(enum.StrEnum):

@@ -42,10 +42,26 @@ MIN_RUNS = 3
 TRUSTED_ERROR_KINDS = frozenset({None, "verify-failed", "oracle-failed"})
 #: What a release evaluation keeps of each row.
 RUN_FIELDS = (
-    "task", "run", "arm", "task_base_sha", "oracle_digest", "model", "effort", "sandbox_backend", "ok",
-    "resolved", "authored_tests_passed", "oracle_passed", "error_kind", "transcript_missing", "cost_usd",
-    "duration_s", "sandbox_dependency_content_digest", "runtime_digest", "recorded_at",
-)  # fmt: skip
+    "task",
+    "run",
+    "arm",
+    "task_base_sha",
+    "oracle_digest",
+    "model",
+    "effort",
+    "sandbox_backend",
+    "ok",
+    "resolved",
+    "authored_tests_passed",
+    "oracle_passed",
+    "error_kind",
+    "transcript_missing",
+    "cost_usd",
+    "duration_s",
+    "sandbox_dependency_content_digest",
+    "runtime_digest",
+    "recorded_at",
+)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 

@@ -248,10 +248,25 @@ class GroupTally:
     """
 
     __slots__ = (
-        "_false", "_medians", "_review", "_run_flags", "_run_numbers", "_unknown", "_weighted_f1",
-        "has_review", "health", "kinds", "resolved", "resolved_fresh", "resolved_valid", "runs", "scored",
-        "task_class", "transcripts_missing", "valid",
-    )  # fmt: skip
+        "_false",
+        "_medians",
+        "_review",
+        "_run_flags",
+        "_run_numbers",
+        "_unknown",
+        "_weighted_f1",
+        "has_review",
+        "health",
+        "kinds",
+        "resolved",
+        "resolved_fresh",
+        "resolved_valid",
+        "runs",
+        "scored",
+        "task_class",
+        "transcripts_missing",
+        "valid",
+    )
 
     def __init__(self) -> None:
         self.runs = self.valid = self.scored = 0

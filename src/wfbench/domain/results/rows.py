@@ -223,11 +223,26 @@ class Row:
 
 _MAPPED_KEYS = frozenset(
     {
-        "task", "arm", "run", "class", "ok", "resolved", "error_kind", "cost_usd", "duration_s",
-        "num_turns", "authored_tests_passed", "oracle_passed", "skill_invoked",
-        "transcript_missing", "review_evidence_valid", "reused", *USAGE_FIELDS, *CHURN_FIELDS,
+        "task",
+        "arm",
+        "run",
+        "class",
+        "ok",
+        "resolved",
+        "error_kind",
+        "cost_usd",
+        "duration_s",
+        "num_turns",
+        "authored_tests_passed",
+        "oracle_passed",
+        "skill_invoked",
+        "transcript_missing",
+        "review_evidence_valid",
+        "reused",
+        *USAGE_FIELDS,
+        *CHURN_FIELDS,
     }
-)  # fmt: skip
+)
 
 
 _KIND_OF: dict[str, ErrorKind] = {kind.value: kind for kind in ErrorKind}
@@ -283,13 +298,32 @@ def _fast_row(cls: type[Row], raw: dict[str, Any]) -> Row | None:
         if not _plain_review_value(value):
             return None
     return cls(
-        task, arm, run, task_class, get("ok", False), get("resolved", False), kind,
-        get("input_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens"),
-        get("output_tokens"), cost, duration, get("num_turns"), get("authored_tests_passed"),
-        get("oracle_passed"), get("skill_invoked"), get("transcript_missing", False),
-        get("review_evidence_valid"), review, get("diff_files"), get("diff_insertions"),
-        get("diff_deletions"), get("reused", False), {key: raw[key] for key in split[1]},
-    )  # fmt: skip
+        task,
+        arm,
+        run,
+        task_class,
+        get("ok", False),
+        get("resolved", False),
+        kind,
+        get("input_tokens"),
+        get("cache_creation_input_tokens"),
+        get("cache_read_input_tokens"),
+        get("output_tokens"),
+        cost,
+        duration,
+        get("num_turns"),
+        get("authored_tests_passed"),
+        get("oracle_passed"),
+        get("skill_invoked"),
+        get("transcript_missing", False),
+        get("review_evidence_valid"),
+        review,
+        get("diff_files"),
+        get("diff_insertions"),
+        get("diff_deletions"),
+        get("reused", False),
+        {key: raw[key] for key in split[1]},
+    )
 
 
 def _fast_number(value: Any) -> float | bool | None:

@@ -47,9 +47,17 @@ MAX_ARTIFACT_BYTES = 262_144
 MAX_FINDINGS = 100
 #: The ten keys every finding must have, sorted.
 FINDING_KEYS = (
-    "blocking", "category", "end_line", "evidence", "id",
-    "line", "path", "recommendation", "scenario", "severity",
-)  # fmt: skip
+    "blocking",
+    "category",
+    "end_line",
+    "evidence",
+    "id",
+    "line",
+    "path",
+    "recommendation",
+    "scenario",
+    "severity",
+)
 _TOP_KEYS = frozenset({"schema_version", "verdict", "findings"})
 
 MSG_NEVER_WRITTEN = "review output was never written"
@@ -85,9 +93,16 @@ class Finding:
     def content_key(self) -> tuple[Any, ...]:
         """Everything but the id: two findings with equal keys are interchangeable for scoring."""
         return (
-            self.severity.weight, self.path, self.line, self.end_line, self.category,
-            self.scenario, self.evidence, self.recommendation, self.blocking,
-        )  # fmt: skip
+            self.severity.weight,
+            self.path,
+            self.line,
+            self.end_line,
+            self.category,
+            self.scenario,
+            self.evidence,
+            self.recommendation,
+            self.blocking,
+        )
 
 
 @attrs.frozen

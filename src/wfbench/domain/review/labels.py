@@ -30,9 +30,12 @@ __all__ = ["LABEL_KEYS", "Label", "ReviewLabels", "parse_labels"]
 LABEL_KEYS = ("category", "id", "line_end", "line_start", "path", "severity")
 _TOP_KEYS = frozenset({"schema_version", "findings"})
 _BOMS = (
-    (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),
-    (b"\xfe\xff", "utf-16"), (b"\xff\xfe", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"),
-)  # fmt: skip
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\xfe\xff", "utf-16"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+)
 
 
 @attrs.frozen

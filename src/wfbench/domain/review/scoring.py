@@ -58,11 +58,24 @@ __all__ = [
 
 #: The keys of the score dict, in the reference's order (the row fields add a ``review_`` prefix).
 SCORE_KEYS = (
-    "true_positives", "false_positives", "false_negatives", "precision", "recall", "f1",
-    "weighted_precision", "weighted_recall", "weighted_f1", "blocker_recall", "severity_accuracy",
-    "category_accuracy", "grounded_evidence", "verdict_correct", "clean_control", "clean_pass",
+    "true_positives",
+    "false_positives",
+    "false_negatives",
+    "precision",
+    "recall",
+    "f1",
+    "weighted_precision",
+    "weighted_recall",
+    "weighted_f1",
+    "blocker_recall",
+    "severity_accuracy",
+    "category_accuracy",
+    "grounded_evidence",
+    "verdict_correct",
+    "clean_control",
+    "clean_pass",
     "score_finite",
-)  # fmt: skip
+)
 
 ScoreValue = float | int | bool | None
 

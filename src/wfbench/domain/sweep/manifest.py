@@ -71,10 +71,17 @@ CONFIG_OPTIONS: Mapping[str, str] = {
 OPERATIONAL_OPTIONS = ("--workers", "--window", "--outage-streak", "--throttle-retries", "--throttle-backoff")
 #: The fields of a task binding a resume compares (the dependency digests only when both are known).
 TASK_BINDING_KEYS = (
-    "sha", "prompt_digest", "setup_digest", "verify_digest", "oracle_digest", "oracle_command_digest",
-    "oracle_manifest_digest", "sandbox_dependency_content_digest", "sandbox_dependency_manifest_digest",
+    "sha",
+    "prompt_digest",
+    "setup_digest",
+    "verify_digest",
+    "oracle_digest",
+    "oracle_command_digest",
+    "oracle_manifest_digest",
+    "sandbox_dependency_content_digest",
+    "sandbox_dependency_manifest_digest",
     "environment_digest",
-)  # fmt: skip
+)
 _OPTIONAL_TASK_KEYS = frozenset(
     {"sandbox_dependency_content_digest", "sandbox_dependency_manifest_digest", "environment_digest"}
 )
@@ -215,10 +222,25 @@ class RunManifest:
         return getattr(self, CONFIG_OPTIONS[option])
 
 
-_TEXT = ("started_at", "wfbench_version", "corpus_path", "corpus_digest", "model", "agent", "sandbox",
-         "runtime_digest")  # fmt: skip
-_OPTIONAL_TEXT = ("agent_version", "provider_script", "provider_script_digest", "base_url",
-                  "candidate_overlay", "candidate_overlay_digest", "reuse_results")  # fmt: skip
+_TEXT = (
+    "started_at",
+    "wfbench_version",
+    "corpus_path",
+    "corpus_digest",
+    "model",
+    "agent",
+    "sandbox",
+    "runtime_digest",
+)
+_OPTIONAL_TEXT = (
+    "agent_version",
+    "provider_script",
+    "provider_script_digest",
+    "base_url",
+    "candidate_overlay",
+    "candidate_overlay_digest",
+    "reuse_results",
+)
 
 
 def _field_value(name: str, value: Any, source: str) -> Any:
