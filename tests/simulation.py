@@ -67,17 +67,89 @@ def sweep_rows(scenario: Scenario, rnd: random.Random) -> list[Row]:
     return rows
 
 
+@attrs.frozen
+class UShaped:
+    """A generator the gate's authors did not tune to: U-shaped per-task pass rates, shared
+    environment flakes, heavy-tailed cost, and a *known* true mean effect on resolution.
+
+    Task ``t``'s incumbent rate ``p_t ~ Beta(shape, shape)`` (most tasks nearly always or nearly
+    never resolve). A flake (probability ``flake`` per task and run index) fails run ``r`` of *both*
+    arms (a shared environment fault) and costs a third of a run. The candidate's rate is
+    ``p_t + g·(1 − p_t)`` for a gain, ``p_t·(1 − h)`` for a harm, with ``g``, ``h`` chosen so the
+    expected *observed* effect is exactly ``effect`` (``E[p_t] = ½``, flakes attenuate by
+    ``1 − flake``); ``spread`` adds ``± spread`` by task with a random sign (mean 0). Cost: a
+    per-task level ``lognormal(0, 1.2)``, run noise ``lognormal(0, 0.35)`` with a 5 % chance of a
+    3x spike; the candidate's level is ``e^{−saving}`` of the incumbent's.
+    """
+
+    tasks: int
+    runs: int = 3
+    effect: float = 0.0
+    spread: float = 0.0
+    saving: float = 0.0
+    shape: float = 0.4
+    flake: float = 0.08
+
+    def candidate_rate(self, p: float, shift: float) -> float:
+        scaled = self.effect / (0.5 * (1.0 - self.flake))
+        rate = p + scaled * (1.0 - p) if scaled >= 0 else p * (1.0 + scaled)
+        return min(1.0, max(0.0, rate + shift))
+
+
+def _cost(rnd: random.Random, level: float) -> float:
+    spike = 3.0 if rnd.random() < 0.05 else 1.0
+    return level * spike * rnd.lognormvariate(0.0, 0.35)
+
+
+def u_shaped_rows(scenario: UShaped, rnd: random.Random) -> list[Row]:
+    """One sweep of the :class:`UShaped` generator, as rows."""
+    rows = []
+    for index in range(scenario.tasks):
+        p = rnd.betavariate(scenario.shape, scenario.shape)
+        shift = rnd.choice((scenario.spread, -scenario.spread))
+        level = rnd.lognormvariate(0.0, 1.2)
+        flakes = [rnd.random() < scenario.flake for _ in range(scenario.runs)]
+        arms = (
+            ("incumbent", p, level),
+            ("candidate", scenario.candidate_rate(p, shift), level * math.exp(-scenario.saving)),
+        )
+        for arm, rate, arm_level in arms:
+            for run in range(scenario.runs):
+                resolved = not flakes[run] and rnd.random() < rate
+                cost = _cost(rnd, arm_level) / (3.0 if flakes[run] else 1.0)
+                rows.append(
+                    Row(
+                        task=f"task-{index:03d}",
+                        arm=arm,
+                        run=run,
+                        ok=True,
+                        resolved=resolved,
+                        error_kind=None if resolved else ErrorKind.ORACLE_FAILED,
+                        cost_usd=cost,
+                        extra={"model": MODEL},
+                    )
+                )
+    return rows
+
+
+def any_rows(scenario: Scenario | UShaped, rnd: random.Random) -> list[Row]:
+    """A sweep of whichever generator ``scenario`` belongs to."""
+    return u_shaped_rows(scenario, rnd) if isinstance(scenario, UShaped) else sweep_rows(scenario, rnd)
+
+
 def statistical_policy(**settings: object) -> PromotionPolicy:
     return PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, **settings)  # type: ignore[arg-type]
 
 
-def decide(scenario: Scenario, rnd: random.Random, policy: PromotionPolicy) -> tuple[DecisionKind, object]:
+def decide(
+    scenario: Scenario | UShaped, rnd: random.Random, policy: PromotionPolicy
+) -> tuple[DecisionKind, object]:
     """The statistical decision on one simulated sweep, and its statistics."""
-    _, (decision,) = judge_rows(sweep_rows(scenario, rnd), PAIR, model=MODEL, policy=policy)
+    _, (decision,) = judge_rows(any_rows(scenario, rnd), PAIR, model=MODEL, policy=policy)
     return decision.kind, decision.statistics
 
 
-def promote_rate(scenario: Scenario, *, sweeps: int, seed: int, policy: PromotionPolicy) -> float:
+def promote_rate(scenario: Scenario | UShaped, *, sweeps: int, seed: int, policy: PromotionPolicy) -> float:
     """The share of ``sweeps`` simulated sweeps the policy promotes."""
     rnd = random.Random(seed)
     promoted = sum(1 for _ in range(sweeps) if decide(scenario, rnd, policy)[0] is DecisionKind.PROMOTE)

@@ -115,7 +115,7 @@ def test_gate_prints_the_decisions_and_writes_nothing_by_default(tmp_path: Path)
     write_results(tmp_path, promoting_rows())
     before = sorted(p.name for p in tmp_path.iterdir())
 
-    text = wfbench("gate", tmp_path)
+    text = wfbench("gate", tmp_path, "--policy", "reference")
 
     assert text.returncode == 0, text.stderr
     assert "decision: candidate_workflow vs workflow (implementation, cost_usd): PROMOTE" in text.stdout
@@ -130,7 +130,7 @@ def test_gate_out_writes_exactly_the_evidence_it_prints_as_json(tmp_path: Path) 
     write_results(tmp_path, promoting_rows())
     target = tmp_path / "regated.json"
 
-    printed = wfbench("gate", tmp_path / "results.jsonl", "--json", "--out", target)
+    printed = wfbench("gate", tmp_path / "results.jsonl", "--json", "--out", target, "--policy", "reference")
 
     assert printed.returncode == 0, printed.stderr
     written = json.loads(target.read_text())
@@ -290,7 +290,7 @@ def test_custom_pairs_are_gated_and_no_candidates_write_nothing(tmp_path: Path) 
     assert "nothing to gate" in nothing.stdout
     assert not (tmp_path / "promotion.json").exists()
 
-    paired = wfbench("gate", tmp_path, "--pair", "mine_v2=mine", "--json")
+    paired = wfbench("gate", tmp_path, "--pair", "mine_v2=mine", "--json", "--policy", "reference")
     assert paired.returncode == 0, paired.stderr
     assert json.loads(paired.stdout)["decisions"][0]["decision"] == "promote"
 
@@ -321,7 +321,7 @@ def test_gate_never_overwrites_the_sweeps_evidence_without_force(tmp_path: Path)
     ]
     assert evidence.read_bytes() == original
 
-    forced = wfbench("gate", tmp_path, "--out", evidence, "--force")
+    forced = wfbench("gate", tmp_path, "--out", evidence, "--force", "--policy", "reference")
 
     assert forced.returncode == 0, forced.stderr
     assert json.loads(evidence.read_text())["decisions"][0]["decision"] == "promote"
@@ -386,15 +386,48 @@ def test_fail_on_exits_3_only_for_the_named_decisions(tmp_path: Path) -> None:
     write_results(tmp_path / "keep", keep)
     gate_on = ("--fail-on", "keep_incumbent,insufficient_evidence")
 
-    promoted = wfbench("gate", tmp_path / "promote", *gate_on)
-    kept = wfbench("gate", tmp_path / "keep", *gate_on)
-    kept_without_fail_on = wfbench("gate", tmp_path / "keep")
+    reference = ("--policy", "reference")
+    promoted = wfbench("gate", tmp_path / "promote", *gate_on, *reference)
+    kept = wfbench("gate", tmp_path / "keep", *gate_on, *reference)
+    kept_without_fail_on = wfbench("gate", tmp_path / "keep", *reference)
 
     assert promoted.returncode == 0, promoted.stderr
     assert kept.returncode == 3
     assert "keep_incumbent" in kept.stderr
     assert "KEEP_INCUMBENT" in kept.stdout
     assert kept_without_fail_on.returncode == 0
+
+
+def test_by_default_the_statistical_policy_decides_what_fail_on_acts_on(tmp_path: Path) -> None:
+    """One task, three identical runs per arm: the reference promotes; the default does not, so a
+    CI job with --fail-on keep_incumbent,insufficient_evidence fails (issue #27)."""
+    write_results(tmp_path, promoting_rows())
+
+    done = wfbench("gate", tmp_path, "--fail-on", "keep_incumbent,insufficient_evidence", "--json")
+
+    assert done.returncode == 3
+    (decision, *_) = json.loads(done.stdout)["decisions"]
+    assert decision["decision"] == "insufficient_evidence"
+    assert decision["policy"] == "statistical"
+    assert decision["by_policy"]["reference"]["decision"] == "promote"
+
+
+def test_re_gating_a_reference_sweep_reproduces_its_reference_decision(tmp_path: Path) -> None:
+    """Without --policy, a sweep whose promotion.json has the reference's fields alone is re-gated
+    by the reference's rule; report then agrees with it, and refuses another rule."""
+    write_results(tmp_path, promoting_rows())
+    reference = wfbench("gate", tmp_path, "--policy", "reference", "--json").stdout
+    (tmp_path / "promotion.json").write_text(reference)
+
+    again = wfbench("gate", tmp_path, "--json")
+    report = wfbench("report", tmp_path)
+    other = wfbench("report", tmp_path, "--policy", "statistical")
+
+    assert json.loads(again.stdout)["decisions"] == json.loads(reference)["decisions"]
+    assert json.loads(again.stdout)["decisions"][0]["decision"] == "promote"
+    assert report.returncode == 0, report.stderr
+    assert other.returncode == 2
+    assert "was decided by the reference policy; report.md would disagree" in other.stderr
 
 
 def test_fail_on_counts_a_missing_candidate_as_insufficient_evidence(tmp_path: Path) -> None:

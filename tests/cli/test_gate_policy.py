@@ -44,11 +44,14 @@ def test_gate_under_the_statistical_policy_records_both_decisions(tmp_path: Path
 def test_gate_text_shows_the_other_policy_s_decision_beside(tmp_path: Path) -> None:
     write_results(tmp_path, _rows())
 
-    done = wfbench("gate", tmp_path)
+    done = wfbench("gate", tmp_path, "--policy", "reference")
+    default = wfbench("gate", tmp_path)
 
     assert done.returncode == 0, done.stderr
     assert "KEEP_INCUMBENT" in done.stdout
     assert "(statistical policy: promote)" in done.stdout
+    assert "PROMOTE" in default.stdout
+    assert "(reference policy: keep_incumbent)" in default.stdout
     assert "  = resolution: +58.3 points, 90% interval [" in done.stdout
     assert "  = cost_usd saving: 0.0%, 90% interval [0.0%, 0.0%] (12 tasks x 3 runs)" in done.stdout
 

@@ -38,10 +38,25 @@ def test_plan_prints_the_pilot_the_grid_and_the_cheapest_design(tmp_path: Path) 
     assert "pair candidate_workflow vs workflow: 10 tasks x 3 runs per arm; median session cost $" in out
     assert "cost_usd saving: " in out
     assert "between-task tau2 " in out
-    assert "target 10%: MDE of a cost_usd saving with 80% power (one-sided alpha 0.05)" in out
-    assert "    tasks  runs=1            runs=3" in out
+    assert "target 10%: per design the gate's MDE of a cost_usd saving, the chance the gate promotes" in out
+    assert "(one-sided alpha 0.025 per claim after Holm; resolution equal, 'refused' below" in out
+    assert "    tasks  runs=1" in out
+    assert " refused " in out  # one run per arm is below the default --min-runs 3
     assert "  cheapest design reaching 10%: " in out
+    assert "x 3 runs per arm" in out.split("cheapest design reaching 10%: ")[1]
+    assert "(the gate promotes it with 8" in out or "(the gate promotes it with 9" in out
     assert "target 10 points" not in out
+
+
+def test_plan_honours_min_runs_and_may_then_recommend_one_run(tmp_path: Path) -> None:
+    done = wfbench("plan", pilot(tmp_path), "--effect", "10%", "--runs", "1", "--min-runs", "1", "--json")
+
+    assert done.returncode == 0, done.stderr
+    (pair,) = json.loads(done.stdout)
+    (saving,) = pair["targets"]
+    assert saving["recommended"]["runs"] == 1
+    assert saving["recommended"]["power"] >= 0.8
+    assert not any(cell["refused"] for cell in saving["grid"])
 
 
 def test_plan_as_json_has_a_grid_and_a_recommendation_per_target(tmp_path: Path) -> None:
@@ -60,6 +75,8 @@ def test_plan_as_json_has_a_grid_and_a_recommendation_per_target(tmp_path: Path)
     )
     cheapest = saving["recommended"]
     assert cheapest["reaches"]
+    assert cheapest["runs"] >= 3  # the gate refuses fewer than --min-runs (3)
+    assert cheapest["power"] >= 0.8
     assert cheapest["mde"] <= 10.0
     assert cheapest["sessions"] == 2 * cheapest["tasks"] * cheapest["runs"]
     assert cheapest["cost"] == pytest.approx(cheapest["sessions"] * pair["session_cost"])

@@ -17,7 +17,7 @@ from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
 from wfbench.domain.promotion.decision import DecisionKind
 from wfbench.domain.promotion.evidence import PromotionEvidence, RunStatus, decision_from_mapping
 from wfbench.domain.promotion.judging import PairSpec, judge_rows, sample_problems
-from wfbench.domain.promotion.policy import DecisionPolicy, PromotionPolicy
+from wfbench.domain.promotion.policy import REFERENCE_POLICY, DecisionPolicy, PromotionPolicy
 from wfbench.domain.statistics.analysis import analyze_pair
 from wfbench.domain.statistics.samples import paired_samples
 
@@ -64,12 +64,12 @@ def test_the_policy_entry_records_the_statistical_settings() -> None:
 
     assert entry["decision_policy"] == "statistical"
     assert (entry["confidence"], entry["resamples"], entry["power"], entry["seed"]) == (0.9, 2000, 0.8, None)
-    assert entry["non_inferiority_margin_pts"] == 5.0
+    assert entry["non_inferiority_margin_pts"] == 10.0
     assert entry["multiplicity"] == "holm"
 
 
 def test_the_reference_policy_entry_keeps_exactly_the_reference_s_fields() -> None:
-    entry = evidence(PromotionPolicy()).to_mapping()["policy"][ARM]
+    entry = evidence(REFERENCE_POLICY).to_mapping()["policy"][ARM]
 
     assert "decision_policy" not in entry
     assert set(entry) == {
@@ -83,7 +83,7 @@ def test_the_reference_policy_entry_keeps_exactly_the_reference_s_fields() -> No
     }
 
 
-@pytest.mark.parametrize("policy", [STATISTICAL, PromotionPolicy(), PromotionPolicy(seed=7, resamples=500)])
+@pytest.mark.parametrize("policy", [STATISTICAL, REFERENCE_POLICY, PromotionPolicy(seed=7, resamples=500)])
 def test_evidence_reads_back_exactly_what_it_wrote(policy: PromotionPolicy) -> None:
     written = evidence(policy).to_mapping()
 
@@ -126,7 +126,7 @@ def test_statistical_evidence_may_be_applied() -> None:
 
 
 def test_evidence_judged_by_the_reference_cannot_be_applied_as_statistical() -> None:
-    raw = evidence(PromotionPolicy()).to_mapping()
+    raw = evidence(REFERENCE_POLICY).to_mapping()
 
     problems = validate_for_apply(raw, expected=expectation(), now=NOW)
 

@@ -37,6 +37,7 @@ from wfbench.domain.promotion.statistical_gate import (
     judge_statistically,
 )
 from wfbench.domain.results.rows import Row
+from wfbench.domain.statistics.analysis import non_inferiority_p
 
 
 def case_of(rows: list[Row], policy: PromotionPolicy = STATISTICAL, **resolution: Any) -> StatisticalCase:
@@ -44,7 +45,8 @@ def case_of(rows: list[Row], policy: PromotionPolicy = STATISTICAL, **resolution
     table, (decision,) = judge_rows(rows, [PairSpec("cand", "inc")], model=MODEL, policy=policy)
     stats = decision.statistics
     stats = attrs.evolve(stats, resolution=attrs.evolve(stats.resolution, **resolution))
-    return StatisticalCase(table, stats, "cand", "inc", MODEL)
+    p_ni = non_inferiority_p(stats, policy.non_inferiority_margin_pts)
+    return StatisticalCase(table, stats, "cand", "inc", MODEL, non_inferiority_p=p_ni)
 
 
 def verdict_of(case: StatisticalCase, policy: PromotionPolicy = STATISTICAL):
@@ -61,11 +63,13 @@ def test_a_resolution_promotion_states_effect_interval_p_value_threshold_and_fam
     )
 
 
-def test_a_saving_promotion_states_both_paths_in_points_and_percent() -> None:
+def test_a_saving_promotion_states_both_paths_and_non_inferiority_in_points_and_percent() -> None:
     assert only(cheaper(0.8)).reasons == (
-        "no credible resolution gain: +0.0 points (90% interval [+0.0, +0.0]; one-sided p = 1.0000 "
+        "no credible resolution gain: +0.0 points (90% interval [-8.3, +8.3]; one-sided p = 0.6381 "
         "> 0.0500, Holm over 2 promotion claim(s))",
-        "cost_usd saving 20.0% (90% interval [19.7%, 20.2%]; one-sided p = 0.0046 <= 0.0250, "
+        "resolution is shown non-inferior: +0.0 points, 90% interval [-8.3, +8.3]; against the "
+        "-10.0-point margin one-sided p = 0.0179 <= 0.0250, Holm over 2 promotion claim(s)",
+        "cost_usd saving 20.0% (90% interval [19.8%, 20.2%]; one-sided p = 0.0046 <= 0.0250, "
         "Holm over 2 promotion claim(s); at least 5.0% required)",
     )
 
@@ -76,8 +80,10 @@ def test_a_credible_regression_is_said_in_full() -> None:
         rows += task_rows(f"t{index:02d}", "111", "100", cand_costs=(0.1, 0.1, 0.1))
 
     assert only(rows).reasons == (
-        "resolution is not shown non-inferior: -66.7 points, 90% interval [-66.7, -66.7] reaches below "
-        "the -5.0-point margin; a credible regression (the whole interval is below 0)",
+        "no credible resolution gain: -66.7 points (90% interval [-66.7, -66.7]; one-sided p = 1.0000 "
+        "> 0.0250, Holm over 2 promotion claim(s))",
+        "resolution is not shown non-inferior: -66.7 points, 90% interval [-66.7, -66.7]; a credible "
+        "regression (the whole interval is below 0)",
     )
 
 
@@ -137,26 +143,29 @@ def test_a_case_judges_only_the_tasks_it_names() -> None:
 # --- the non-inferiority boundaries ----------------------------------------------------------
 
 
-def test_a_lower_bound_exactly_at_the_margin_is_non_inferior() -> None:
-    policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, non_inferiority_margin_pts=6.25)
+def test_the_saving_claim_is_an_intersection_union_test_of_saving_and_non_inferiority() -> None:
+    """Its p-value is the larger of the saving's and non-inferiority's; none without quality signal."""
+    case = case_of(cheaper(0.8))
+    saving = case.statistics.metric.p_value
+    assert saving is not None
 
-    at_margin = case_of(wins(10), policy, interval=(-0.0625, 0.5))
-    below = case_of(wins(10), policy, interval=(-0.0626, 0.5))
-
-    assert verdict_of(at_margin, policy).kind is PROMOTE
-    assert verdict_of(below, policy).kind is KEEP
+    for p_ni, expected in ((0.3, 0.3), (saving / 2, saving), (None, 1.0)):
+        claims = _claims(attrs.evolve(case, non_inferiority_p=p_ni), eligible=True)
+        assert claims[1] == Claim("cand", ClaimPath.SAVING, expected)
 
 
 @pytest.mark.parametrize(
-    ("high", "credible"),
-    [(-0.001, True), (0.0, False), (0.005, False)],
+    ("high", "kind", "credible"),
+    [(-0.001, KEEP, True), (0.0, INSUFFICIENT, False), (0.005, INSUFFICIENT, False)],
     ids=["below-0", "at-0", "half-a-point"],
 )
-def test_a_credible_regression_needs_the_whole_interval_below_0(high: float, credible: bool) -> None:
-    verdict = verdict_of(case_of(wins(10), interval=(-0.5, high)))
+def test_only_a_whole_interval_below_0_keeps_the_incumbent_on_resolution(
+    high: float, kind: object, credible: bool
+) -> None:
+    verdict = verdict_of(case_of(wins(10), interval=(-0.5, high), p_value=0.9))
 
-    assert verdict.kind is KEEP
-    assert ("a credible regression" in verdict.reasons[0]) is credible
+    assert verdict.kind is kind
+    assert ("a credible regression" in "\n".join(verdict.reasons)) is credible
 
 
 def test_a_saving_of_exactly_the_minimum_promotes() -> None:
@@ -168,7 +177,16 @@ def test_a_saving_of_exactly_the_minimum_promotes() -> None:
 
     assert verdict_of(case_of(rows, policy), policy).kind is PROMOTE
     above = attrs.evolve(policy, min_improvement_pct=exact + 1e-9)
-    assert verdict_of(case_of(rows, above), above).kind is KEEP
+    assert verdict_of(case_of(rows, above), above).kind is INSUFFICIENT  # the interval reaches it
+
+
+def test_a_saving_interval_wholly_below_the_minimum_keeps_the_incumbent() -> None:
+    policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, min_improvement_pct=20.3)
+
+    verdict = verdict_of(case_of(cheaper(0.8), policy), policy)
+
+    assert verdict.kind is KEEP
+    assert "the whole interval is below the 20.3% required" in "\n".join(verdict.reasons)
 
 
 # --- Holm's family ---------------------------------------------------------------------------
@@ -188,7 +206,10 @@ def test_an_ineligible_pair_enters_the_family_at_p_1_and_an_eligible_one_at_its_
     assert [(c.path, c.p_value) for c in blocked] == [(ClaimPath.RESOLUTION, 1.0), (ClaimPath.SAVING, 1.0)]
     assert [(c.path, c.p_value) for c in eligible] == [
         (ClaimPath.RESOLUTION, res),
-        (ClaimPath.SAVING, saving),
+        (
+            ClaimPath.SAVING,
+            max(saving, case.non_inferiority_p if case.non_inferiority_p is not None else 1.0),
+        ),
     ]
 
 

@@ -16,7 +16,7 @@ from tests.unit.promotion.promotion_fixtures import MODEL, resolved_of, review_r
 from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.gates import evaluate_candidate, evaluate_review_candidate
-from wfbench.domain.promotion.policy import PromotionPolicy
+from wfbench.domain.promotion.policy import REFERENCE_POLICY, DecisionPolicy, PromotionPolicy
 
 NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 ARM = "candidate_workflow"
@@ -67,10 +67,10 @@ def _fixture(
         table(_rows(impossible)), candidate=ARM, incumbent="workflow", model=MODEL, tasks=task_ids
     )
     evidence = PromotionEvidence.build(
-        [decision], policy=PromotionPolicy(), generated_at=NOW - dt.timedelta(days=89), bindings=bindings
+        [decision], policy=REFERENCE_POLICY, generated_at=NOW - dt.timedelta(days=89), bindings=bindings
     )
     raw = json.loads(json.dumps(evidence.to_mapping()))
-    return raw, ApplyExpectation(bindings=bindings, required_candidate_arms=(ARM,))
+    return raw, ApplyExpectation(bindings=bindings, required_candidate_arms=(ARM,), policy=REFERENCE_POLICY)
 
 
 def problems_after(mutate: Callable[[dict[str, Any]], Any] | None = None, **kw: Any) -> tuple[str, ...]:
@@ -293,7 +293,11 @@ def test_an_applier_with_a_stricter_policy_refuses_the_evidence() -> None:
     raw, expected = _fixture()
 
     problems = validate_for_apply(
-        raw, expected=attrs.evolve(expected, policy=PromotionPolicy(min_runs=4)), now=NOW
+        raw,
+        expected=attrs.evolve(
+            expected, policy=PromotionPolicy(decision_policy=DecisionPolicy.REFERENCE, min_runs=4)
+        ),
+        now=NOW,
     )
 
     assert mentions(problems, "binding mismatch for policy")
@@ -462,10 +466,12 @@ def _review_fixture(clean_case: bool = False) -> tuple[dict[str, Any], ApplyExpe
         table(rows), candidate="candidate_review", incumbent="review", model=MODEL
     )
     evidence = PromotionEvidence.build(
-        [decision], policy=PromotionPolicy(), generated_at=NOW, bindings=bindings
+        [decision], policy=REFERENCE_POLICY, generated_at=NOW, bindings=bindings
     )
     raw = json.loads(json.dumps(evidence.to_mapping()))
-    return raw, ApplyExpectation(bindings=bindings, required_candidate_arms=("candidate_review",))
+    return raw, ApplyExpectation(
+        bindings=bindings, required_candidate_arms=("candidate_review",), policy=REFERENCE_POLICY
+    )
 
 
 def test_review_evidence_is_accepted_including_a_clean_control_without_f1() -> None:
@@ -600,10 +606,10 @@ def _two_arm_fixture() -> tuple[dict[str, Any], ApplyExpectation]:
         evaluate_candidate(agg, candidate=arms[1], incumbent="workflow_direct", model=MODEL),
     ]
     evidence = PromotionEvidence.build(
-        decisions, policy=PromotionPolicy(), generated_at=NOW, bindings=bindings
+        decisions, policy=REFERENCE_POLICY, generated_at=NOW, bindings=bindings
     )
     raw = json.loads(json.dumps(evidence.to_mapping()))
-    return raw, ApplyExpectation(bindings=bindings, required_candidate_arms=arms)
+    return raw, ApplyExpectation(bindings=bindings, required_candidate_arms=arms, policy=REFERENCE_POLICY)
 
 
 def test_a_problem_in_an_earlier_decision_is_not_lost() -> None:
@@ -626,11 +632,14 @@ def test_the_applier_recomputes_with_the_declared_gate_not_an_inferred_one() -> 
     bindings = _bindings(("task-a",))
     decision = evaluate_candidate(table(rows), candidate=ARM, incumbent="workflow", model=MODEL)
     evidence = PromotionEvidence.build(
-        [decision], policy=PromotionPolicy(), generated_at=NOW, bindings=bindings
+        [decision], policy=REFERENCE_POLICY, generated_at=NOW, bindings=bindings
     )
     raw = json.loads(json.dumps(evidence.to_mapping()))
 
-    assert validate_for_apply(raw, expected=ApplyExpectation(bindings, (ARM,)), now=NOW) == ()
+    assert (
+        validate_for_apply(raw, expected=ApplyExpectation(bindings, (ARM,), policy=REFERENCE_POLICY), now=NOW)
+        == ()
+    )
 
 
 def test_a_decision_covers_the_selected_tasks_of_its_arms_kind_only() -> None:

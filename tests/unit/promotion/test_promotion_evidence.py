@@ -19,12 +19,12 @@ from wfbench.domain.promotion.evidence import (
     decision_from_mapping,
 )
 from wfbench.domain.promotion.gates import DecisionKind, evaluate_candidate, evaluate_review_candidate
-from wfbench.domain.promotion.policy import PromotionPolicy
+from wfbench.domain.promotion.policy import REFERENCE_POLICY, DecisionPolicy, PromotionPolicy
 
 NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 
 
-def _decisions(policy: PromotionPolicy = PromotionPolicy()):
+def _decisions(policy: PromotionPolicy = REFERENCE_POLICY):
     rows = [
         *runs("task-a", "workflow", same(3, cost_usd=1.0)),
         *runs("task-a", "candidate_workflow", same(3, cost_usd=0.5)),
@@ -47,7 +47,7 @@ def _decisions(policy: PromotionPolicy = PromotionPolicy()):
 
 
 def _evidence(**kw: Any) -> PromotionEvidence:
-    policy = kw.pop("policy", PromotionPolicy())
+    policy = kw.pop("policy", REFERENCE_POLICY)
     return PromotionEvidence.build(_decisions(policy), policy=policy, generated_at=NOW, **kw)
 
 
@@ -67,7 +67,7 @@ def test_evidence_expires_ninety_days_after_it_was_generated() -> None:
 def test_a_naive_generation_time_is_refused() -> None:
     """The time must carry a timezone."""
     with pytest.raises(InputError) as caught:
-        PromotionEvidence.build([], policy=PromotionPolicy(), generated_at=dt.datetime(2026, 1, 1))  # noqa: DTZ001
+        PromotionEvidence.build([], policy=REFERENCE_POLICY, generated_at=dt.datetime(2026, 1, 1))  # noqa: DTZ001
 
     assert caught.value.field == "generated_at"
 
@@ -157,7 +157,9 @@ def test_evidence_round_trips_through_json() -> None:
     )
     for evidence in (
         _evidence(bindings=bindings),
-        _evidence(policy=PromotionPolicy(metric="num_turns", min_runs=2)),
+        _evidence(
+            policy=PromotionPolicy(decision_policy=DecisionPolicy.REFERENCE, metric="num_turns", min_runs=2)
+        ),
     ):
         assert PromotionEvidence.from_mapping(_json(evidence)) == evidence
 
@@ -388,7 +390,9 @@ def test_a_lone_decision_is_read_under_its_own_name() -> None:
 
 def test_the_policy_round_trips_whatever_the_decision_order() -> None:
     """A review decision before an implementation one keeps both gates' thresholds."""
-    policy = PromotionPolicy(metric="duration_s", min_runs=2, review_min_improvement=0.05)
+    policy = PromotionPolicy(
+        decision_policy=DecisionPolicy.REFERENCE, metric="duration_s", min_runs=2, review_min_improvement=0.05
+    )
     decisions = list(reversed(_decisions(policy)))
     evidence = PromotionEvidence.build(decisions, policy=policy, generated_at=NOW)
 
@@ -398,7 +402,7 @@ def test_the_policy_round_trips_whatever_the_decision_order() -> None:
 def test_refusals_of_whole_documents_say_why() -> None:
     """A naive time and a non-object each carry their own reason."""
     with pytest.raises(InputError) as naive:
-        PromotionEvidence.build([], policy=PromotionPolicy(), generated_at=dt.datetime(2026, 1, 1))  # noqa: DTZ001
+        PromotionEvidence.build([], policy=REFERENCE_POLICY, generated_at=dt.datetime(2026, 1, 1))  # noqa: DTZ001
     with pytest.raises(InputError) as not_object:
         PromotionEvidence.from_mapping("{}")  # type: ignore[arg-type]
 

@@ -93,16 +93,18 @@ def test_one_task_regressing_does_not_block_a_candidate_better_on_the_rest() -> 
     assert "resolution regressed" in "\n".join(reference.reasons)
 
 
-def test_the_reference_policy_still_decides_by_default_and_records_the_statistical_verdict() -> None:
+def test_the_statistical_policy_decides_by_default_and_the_reference_s_verdict_is_recorded() -> None:
     rows = wins(11)[: 11 * 6] + task_rows("t11", "111", "110")
 
     decision = only(rows, policy=PromotionPolicy())
-    statistical = next(v for v in decision.verdicts if v.policy is DecisionPolicy.STATISTICAL)
+    chosen = only(rows, policy=PromotionPolicy(decision_policy=DecisionPolicy.REFERENCE))
 
-    assert decision.policy is DecisionPolicy.REFERENCE
-    assert decision.kind is KEEP
-    assert statistical.kind is PROMOTE
-    assert decision.to_mapping()["by_policy"]["statistical"]["decision"] == "promote"
+    assert decision.policy is DecisionPolicy.STATISTICAL
+    assert decision.kind is PROMOTE
+    assert decision.to_mapping()["by_policy"]["reference"]["decision"] == "keep_incumbent"
+    assert chosen.policy is DecisionPolicy.REFERENCE
+    assert chosen.kind is KEEP
+    assert chosen.to_mapping()["by_policy"]["statistical"]["decision"] == "promote"
 
 
 def test_a_gain_on_too_few_tasks_is_not_credible() -> None:
@@ -216,7 +218,7 @@ def test_a_credible_regression_keeps_the_incumbent() -> None:
     assert "credible regression" in joined(decision)
 
 
-def test_an_interval_reaching_below_the_margin_keeps_the_incumbent_even_when_cheaper() -> None:
+def test_an_interval_below_the_margin_but_around_0_is_insufficient_and_says_how_many_tasks_would_do() -> None:
     rows: list[Row] = []
     patterns = [
         ("111", "100"),
@@ -232,8 +234,12 @@ def test_an_interval_reaching_below_the_margin_keeps_the_incumbent_even_when_che
 
     decision = only(rows)
 
-    assert decision.kind is KEEP
-    assert "not shown non-inferior" in joined(decision)
+    assert decision.kind is INSUFFICIENT
+    assert "resolution is not shown non-inferior: +0.0 points, 90% interval [-25.0, +25.0]" in joined(
+        decision
+    )
+    assert "the saving alone is credible but the saving claim also needs resolution shown" in joined(decision)
+    assert "193 tasks at 3 runs (181 more) would show it with 80% power" in joined(decision)
     assert "credible regression" not in joined(decision)
 
 
@@ -258,14 +264,19 @@ def test_the_margin_is_the_policy_s() -> None:
 # --- (c) saving, (d) detectability, (e) keep ------------------------------------------------
 
 
-def cheaper(factor: float, tasks: int = 12, noise: float = 0.02) -> list[Row]:
+#: Resolution that varies by task (quality signal) with a mean effect of 0: one task each way.
+SIGNAL = {0: ("110", "111"), 1: ("111", "110")}
+
+
+def cheaper(factor: float, tasks: int = 12, noise: float = 0.02, signal: bool = True) -> list[Row]:
     rows: list[Row] = []
     for index in range(tasks):
         wobble = 1 + noise * ((index % 3) - 1)
+        inc, cand = SIGNAL.get(index, ("111", "111")) if signal else ("111", "111")
         rows += task_rows(
             f"t{index:02d}",
-            "111",
-            "111",
+            inc,
+            cand,
             inc_costs=(1.0, 1.0 * wobble, 1.0),
             cand_costs=(factor, factor / wobble, factor * wobble),
         )
@@ -278,6 +289,21 @@ def test_a_credible_saving_above_the_minimum_promotes() -> None:
     assert decision.kind is PROMOTE
     assert "cost_usd saving 20.0%" in joined(decision)
     assert "no credible resolution gain" in joined(decision)
+    assert "resolution is shown non-inferior: +0.0 points" in joined(decision)
+
+
+@pytest.mark.parametrize("resolved", ["111", "000"], ids=["every-run-resolved", "nothing-resolved"])
+def test_a_saving_without_quality_signal_is_never_promoted(resolved: str) -> None:
+    """A zero-width resolution interval (every task alike) proves nothing: a broken oracle, or a
+    candidate that gives up early, looks exactly like this."""
+    rows: list[Row] = []
+    for index in range(6):
+        rows += task_rows(f"t{index:02d}", resolved, resolved, cand_costs=(0.76, 0.75, 0.77))
+
+    decision = only(rows)
+
+    assert decision.kind is INSUFFICIENT
+    assert "no quality signal on resolution (+0.0 points, 90% interval [+0.0, +0.0])" in joined(decision)
 
 
 def test_a_credible_saving_below_the_minimum_keeps_the_incumbent() -> None:
@@ -291,34 +317,34 @@ def test_a_credible_saving_below_the_minimum_keeps_the_incumbent() -> None:
 
 
 def test_a_sweep_where_nothing_varied_cannot_say_what_it_could_detect() -> None:
-    decision = only(cheaper(1.0, noise=0.0))
+    decision = only(cheaper(1.0, noise=0.0, signal=False))
 
     assert decision.kind is INSUFFICIENT
     assert "cannot say what it could detect" in joined(decision)
 
 
-def test_a_sweep_that_could_not_see_the_asked_saving_is_insufficient() -> None:
+def test_a_sweep_too_small_to_show_non_inferiority_is_insufficient_and_says_how_many_tasks_would() -> None:
     rows: list[Row] = []
     for index in range(6):
         spread = (0.3, 1.0, 2.5) if index % 2 else (2.0, 0.6, 0.9)
-        rows += task_rows(f"t{index:02d}", "111", "111", inc_costs=spread, cand_costs=spread[::-1])
+        inc, cand = SIGNAL.get(index, ("111", "111"))
+        rows += task_rows(f"t{index:02d}", inc, cand, inc_costs=spread, cand_costs=spread[::-1])
 
     decision = only(rows)
 
     assert decision.kind is INSUFFICIENT
-    assert (
-        "insufficient evidence: this sweep (6 tasks x 3 runs) can detect a cost_usd saving of >="
-        in joined(decision)
+    assert "resolution is not shown non-inferior: +0.0 points, 90% interval [-16.7, +16.7]" in joined(
+        decision
     )
-    assert "it cannot detect the 5.0% asked for" in joined(decision)
-    assert " tasks at 3 runs (" in joined(decision)
+    assert "37 tasks at 3 runs (31 more) would show it with 80% power" in joined(decision)
 
 
 def test_no_change_at_all_keeps_the_incumbent() -> None:
     decision = only(cheaper(1.0))
 
     assert decision.kind is KEEP
-    assert "so it could detect the 5.0% asked for" in joined(decision)
+    assert "no credible saving: cost_usd saving 0.0% (90% interval [-0.3%, 0.3%]" in joined(decision)
+    assert "the whole interval is below the 5.0% required" in joined(decision)
 
 
 # --- Holm across candidates ------------------------------------------------------------------

@@ -87,9 +87,26 @@ def test_the_runs_per_arm_is_the_most_common_count_and_the_smaller_on_a_tie() ->
     assert summarize("cost", Scale.LOG_RATIO, [], config=config, seed=1).runs_per_arm is None
 
 
+def test_two_tasks_have_no_t_interval_and_three_have_one() -> None:
+    """One degree of freedom makes a t interval absurd (a "saving" of −10,000 %): none below 3 tasks."""
+    config = AnalysisConfig(resamples=200)
+    two = summarize("review", Scale.DIFFERENCE, [_effect("a", 0.1), _effect("b", 0.3)], config=config, seed=1)
+    three = summarize(
+        "review",
+        Scale.DIFFERENCE,
+        [_effect("a", 0.1), _effect("b", 0.3), _effect("c", 0.2)],
+        config=config,
+        seed=1,
+    )
+
+    assert two.t_interval is None
+    assert two.interval is not None
+    assert three.t_interval is not None
+
+
 def test_an_estimate_of_negative_zeros_is_reported_as_zero() -> None:
     """A review metric of −0.0 on both arms gives −0.0 effects; their mean reads 0.0, not −0.0."""
-    effects = [_effect("a", -0.0), _effect("b", -0.0)]
+    effects = [_effect("a", -0.0), _effect("b", -0.0), _effect("c", -0.0)]
     summary = summarize("review", Scale.DIFFERENCE, effects, config=AnalysisConfig(resamples=200), seed=1)
 
     assert summary.estimate == 0.0

@@ -112,6 +112,8 @@ class RunSettings:
     incumbent_overlay: Overlay | None = None
     #: Arm name → its runtime identity; an arm missing here runs under ``runtime_digest``.
     arm_runtimes: Mapping[str, ArmRuntime] = attrs.field(factory=dict)
+    #: ``--fail-on``: decisions that make a finished sweep exit 3 (and its events say so).
+    fail_on: frozenset[str] = frozenset()
 
     def runtime_for(self, arm: str) -> ArmRuntime | None:
         """The runtime identity of ``arm`` when the composition root recorded one."""

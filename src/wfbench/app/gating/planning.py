@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from wfbench.domain.errors import InputError
-from wfbench.domain.promotion.policy import PROMOTION_METRICS
+from wfbench.domain.promotion.policy import PROMOTION_METRICS, PromotionPolicy
 from wfbench.domain.results.rows import Row
 from wfbench.domain.statistics.analysis import PairStatistics, analyze_pair
 from wfbench.domain.statistics.config import DEFAULT_ANALYSIS, AnalysisConfig
+from wfbench.domain.statistics.gate_power import GateDesign
 from wfbench.domain.statistics.planning import DEFAULT_RUN_COUNTS, DEFAULT_TASK_COUNTS, Plan, plan
 from wfbench.domain.statistics.samples import paired_samples
 
@@ -68,6 +69,14 @@ class PlanRequest:
     task_counts: tuple[int, ...] = DEFAULT_TASK_COUNTS
     run_counts: tuple[int, ...] = DEFAULT_RUN_COUNTS
     config: AnalysisConfig = DEFAULT_ANALYSIS
+    #: The gate whose decision is planned (its runs floor, tasks floor, margin and saving).
+    policy: PromotionPolicy = attrs.field(factory=lambda: PromotionPolicy(decision_policy="statistical"))
+
+    def design(self, stats: PairStatistics) -> GateDesign:
+        """The gate's design at this request's analysis settings: a lone candidate's two claims."""
+        return attrs.evolve(
+            self.policy.gate_design(claims=2), alpha=stats.config.alpha / 2, power=stats.config.power
+        )
 
 
 @attrs.frozen
@@ -109,10 +118,10 @@ def plan_pairs(rows: Sequence[Row], request: PlanRequest) -> tuple[PairPlan, ...
             (
                 target,
                 plan(
-                    stats.resolution if target.on_resolution else stats.metric,
+                    stats,
                     target=target.value,
-                    alpha=stats.config.alpha,
-                    power=stats.config.power,
+                    on_resolution=target.on_resolution,
+                    design=request.design(stats),
                     session_cost=cost,
                     task_counts=request.task_counts,
                     run_counts=request.run_counts,

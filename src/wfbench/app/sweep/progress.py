@@ -64,6 +64,11 @@ def _number(value: float | int | None, fmt: str) -> str:
     return "n/a" if value is None else format(value, fmt)
 
 
+def _unit(value: float | None, fmt: str, prefix: str, suffix: str) -> str:
+    """``$0.1234`` / ``12.5s``, or a bare ``n/a`` (never ``$n/a`` or ``n/as``)."""
+    return "n/a" if value is None else f"{prefix}{format(value, fmt)}{suffix}"
+
+
 def cell_line(row: Row) -> str:
     """The one-line summary of a finished cell."""
     infra = row.error_kind in (ErrorKind.INFRA_ERROR, ErrorKind.CLEANUP_FAILURE)
@@ -75,7 +80,7 @@ def cell_line(row: Row) -> str:
     return (
         f"[{row.task}][{row.arm}][run {row.run}] resolved={row.resolved} quality={quality_text}"
         f" in={_number(row.input_tokens, 'd')} out={_number(row.output_tokens, 'd')}"
-        f" cost=${_number(cost, '.4f')} took={_number(took, '.1f')}s error_kind={kind}"
+        f" cost={_unit(cost, '.4f', '$', '')} took={_unit(took, '.1f', '', 's')} error_kind={kind}"
     )
 
 

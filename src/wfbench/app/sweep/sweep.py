@@ -74,6 +74,16 @@ class SweepConfig:
     provider_replies: Callable[[], Mapping[str, int]] | None = None
 
 
+#: The exit code of a finished sweep whose decision ``--fail-on`` names (``cli.exit_codes.DECISION``).
+DECISION_EXIT = 3
+
+
+def _fails_on(decisions: Sequence[tuple[str, str]], fail_on: frozenset[str]) -> bool:
+    """``--fail-on`` names a decision; with no decision at all, ``insufficient_evidence`` stands in."""
+    judged = [kind for _, kind in decisions] or ["insufficient_evidence"]
+    return bool(fail_on) and any(kind in fail_on for kind in judged)
+
+
 def _ignore_bound(tasks: Sequence[BoundTask]) -> None:
     del tasks
 
@@ -244,6 +254,8 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     code = (
         1 if unusable or outcome.tripped else 130 if outcome.cancelled else 1 if outcome.budget_stopped else 0
     )
+    if code == 0 and _fails_on(finished.decisions, config.settings.fail_on):
+        code = DECISION_EXIT
     services.log(
         "sweep_finished",
         level="info",

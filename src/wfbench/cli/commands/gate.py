@@ -81,11 +81,13 @@ _MaxRegression = Annotated[
     ),
 ]
 _DecisionPolicy = Annotated[
-    Policy,
+    Policy | None,
     typer.Option(
         "--policy",
-        help="Which rule decides: the reference's thresholds, or statistical (paired per-task"
-        " intervals, non-inferiority, Holm across candidates). Both decisions are recorded.",
+        help="Which rule decides: statistical (paired per-task intervals, non-inferiority, Holm"
+        " across candidates) or the reference's thresholds. Default: the rule the sweep's"
+        " promotion.json was decided by, else statistical. Both decisions are recorded.",
+        show_default=False,
     ),
 ]
 _Pairs = Annotated[
@@ -210,7 +212,7 @@ def render_gate_text(result: GateResult, *, source: Path, written: Path | None) 
 
 
 def _policy(
-    metric: str, min_runs: int, min_improvement: float, max_regression: float, decision: str = "reference"
+    metric: str, min_runs: int, min_improvement: float, max_regression: float, decision: str = "statistical"
 ) -> PromotionPolicy:
     from wfbench.domain.promotion.policy import PromotionPolicy
 
@@ -294,10 +296,10 @@ def default_pairs(source: Path, pairs: dict[str, str] | None) -> dict[str, str] 
 
 
 #: What the last promotion.json read said, by (path, inode, size, mtime): its pairs and its time.
-_SWEEP_FACTS: dict[tuple[str, int, int, int], tuple[dict[str, str], dt.datetime | None]] = {}
+_SWEEP_FACTS: dict[tuple[str, int, int, int], tuple[dict[str, str], dt.datetime | None, str | None]] = {}
 
 
-def _sweep_facts(path: Path) -> tuple[dict[str, str], dt.datetime | None]:
+def _sweep_facts(path: Path) -> tuple[dict[str, str], dt.datetime | None, str | None]:
     """The pairs a sweep's promotion.json judged and its ``generated_at``, from one read of it.
 
     ``gate`` and ``report`` need both; at 40,000 tasks the file is hundreds of MB, so it is
@@ -312,11 +314,44 @@ def _sweep_facts(path: Path) -> tuple[dict[str, str], dt.datetime | None]:
             _SWEEP_FACTS[key] = (
                 _judged_pairs(raw),
                 _aware(raw.get("generated_at")) if isinstance(raw, dict) else None,
+                _judged_policy(raw),
             )
     except (OSError, ValueError):
-        return {}, None
-    pairs, generated_at = _SWEEP_FACTS[key]
-    return dict(pairs), generated_at
+        return {}, None, None
+    pairs, generated_at, policy = _SWEEP_FACTS[key]
+    return dict(pairs), generated_at, policy
+
+
+def _judged_policy(raw: object) -> str | None:
+    """The rule a sweep's promotion.json was decided by: an entry without ``decision_policy`` is
+    the reference's (its fields alone); ``None`` without entries."""
+    entries = raw.get("policy") if isinstance(raw, dict) else None
+    for entry in entries.values() if isinstance(entries, dict) else ():
+        if isinstance(entry, dict):
+            chosen = entry.get("decision_policy", "reference")
+            return chosen if chosen in ("reference", "statistical") else None
+    return None
+
+
+def decision_policy_for(source: Path, given: str | None, *, command: str) -> str:
+    """``--policy`` when given, else the rule the sweep's promotion.json was decided by, else
+    statistical. ``report`` refuses a rule other than the one promotion.json records: report.md
+    and promotion.json never disagree (``gate --policy X --out`` re-decides the sweep first).
+
+    Raises:
+        InputError: ``report --policy X`` beside a promotion.json decided by another rule.
+    """
+    recorded = _sweep_facts(source.parent / EVIDENCE_NAME)[2]
+    if given is None:
+        return recorded or "statistical"
+    if command == "report" and recorded is not None and recorded != given:
+        raise InputError(
+            f"the sweep's {EVIDENCE_NAME} was decided by the {recorded} policy; report.md would disagree"
+            f" with it. Re-decide it first: wfbench gate {source} --policy {given} --out"
+            f" {source.parent / EVIDENCE_NAME} --force",
+            field="--policy",
+        )
+    return given
 
 
 def _sweep_pairs(path: Path) -> dict[str, str]:
@@ -403,16 +438,17 @@ def register(app: typer.Typer) -> None:
         min_improvement: _MinImprovement = 5.0,
         max_task_regression: _MaxRegression = 20.0,
         pair: _Pairs = None,
-        decision_policy: _DecisionPolicy = "reference",
+        decision_policy: _DecisionPolicy = None,
     ) -> None:
         """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
         from wfbench.adapters.store.jsonl_store import write_json_atomic
 
         _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         given = parse_pairs(pair)
         failing_on = parse_fail_on(fail_on)
         source, read = _stream(results)
+        chosen = decision_policy_for(source, decision_policy, command="gate")
+        policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
         pairs = default_pairs(source, given)
         target = _target(out, force=force, source=source)
         result = _regate(read, policy, pairs, now=evidence_time(source, read))
@@ -448,16 +484,17 @@ def register(app: typer.Typer) -> None:
         min_improvement: _MinImprovement = 5.0,
         max_task_regression: _MaxRegression = 20.0,
         pair: _Pairs = None,
-        decision_policy: _DecisionPolicy = "reference",
+        decision_policy: _DecisionPolicy = None,
     ) -> None:
         """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
         from wfbench.adapters.store.streamed_files import write_texts_atomic
         from wfbench.app.report.render import report_parts
 
         _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         given = parse_pairs(pair)
         source = results_path(results)
+        chosen = decision_policy_for(source, decision_policy, command="report")
+        policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
         model = _report_model(source, policy, default_pairs(source, given))
         target, html = source.parent / "report.md", source.parent / "report.html"
         markdown, page = report_parts(model)

@@ -52,11 +52,17 @@ def _mde(plan: Plan, value: float | None) -> str:
     return f"{value:.1f}%" if plan.unit == "savings_pct" else f"{value:.1f}pt"
 
 
+def _power(cell: PlanCell) -> str:
+    if cell.refused:
+        return "refused"
+    return "n/a" if cell.power is None else f"{cell.power:.0%}"
+
+
 def _design(plan: Plan, cell: PlanCell) -> str:
     return (
         f"{cell.n_tasks} tasks x {cell.runs} run{'' if cell.runs == 1 else 's'} per arm = {cell.sessions}"
         f" sessions, {_money(cell.cost)} "
-        f"(MDE {_mde(plan, cell.mde)})"
+        f"(the gate promotes it with {_power(cell)}; decision MDE {_mde(plan, cell.mde)})"
     )
 
 
@@ -64,12 +70,12 @@ def _grid(plan: Plan) -> list[str]:
     runs = sorted({cell.runs for cell in plan.cells})
     tasks = sorted({cell.n_tasks for cell in plan.cells})
     by_key = {(cell.n_tasks, cell.runs): cell for cell in plan.cells}
-    width = 18
+    width = 26
     lines = ["    " + "tasks".ljust(7) + "".join(f"runs={k}".ljust(width) for k in runs)]
     for n in tasks:
         cells = [by_key[(n, k)] for k in runs]
         text = "".join(
-            (("*" if c.reaches else " ") + f"{_mde(plan, c.mde)} {_money(c.cost)}").ljust(width)
+            (("*" if c.reaches else " ") + f"{_mde(plan, c.mde)} {_power(c)} {_money(c.cost)}").ljust(width)
             for c in cells
         )
         lines.append("    " + str(n).ljust(7) + text)
@@ -100,8 +106,10 @@ def render_plan_text(plans: tuple[PairPlan, ...], *, source: Path) -> str:
             quantity = "resolution change (points)" if target.on_resolution else f"{metric.name} saving"
             lines += [
                 "",
-                f"  target {target.text()}: MDE of a {quantity} with {stats.config.power:.0%} power "
-                f"(one-sided alpha {stats.config.alpha:g}) and cost per design (* reaches the target):",
+                f"  target {target.text()}: per design the gate's MDE of a {quantity}, the chance the"
+                f" gate promotes a true {target.text()} (one-sided alpha {stats.config.alpha / 2:g} per"
+                f" claim after Holm; {'' if target.on_resolution else 'resolution equal, '}"
+                f"'refused' below --min-runs or 5 tasks) and its cost (* reaches {stats.config.power:.0%}):",
                 *_grid(plan),
             ]
             best = plan.recommended
@@ -123,6 +131,8 @@ def _cell_mapping(cell: PlanCell | None) -> dict[str, Any] | None:
         "sessions": cell.sessions,
         "cost": cell.cost,
         "mde": cell.mde,
+        "power": cell.power,
+        "refused": cell.refused,
         "reaches": cell.reaches,
     }
 
@@ -194,12 +204,24 @@ def register(app: typer.Typer) -> None:
                 "--confidence", metavar="C", help="Two-sided confidence (one-sided alpha = (1-C)/2)."
             ),
         ] = 0.9,
+        min_runs: Annotated[
+            int,
+            typer.Option(
+                "--min-runs",
+                min=1,
+                help="The gate's fewest valid runs per arm (designs below it are refused).",
+            ),
+        ] = 3,
+        min_improvement: Annotated[
+            float,
+            typer.Option("--min-improvement", metavar="PCT", help="The smallest saving the gate promotes."),
+        ] = 5.0,
         as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     ) -> None:
         """Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design."""
         from wfbench.adapters.store.jsonl_store import JsonlResultStore
         from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
-        from wfbench.domain.promotion.policy import CANDIDATE_ARMS
+        from wfbench.domain.promotion.policy import CANDIDATE_ARMS, PromotionPolicy
         from wfbench.domain.statistics.config import AnalysisConfig
 
         targets = tuple(parse_effect(text) for text in (effect or ["5%", "10pts"]))
@@ -214,6 +236,12 @@ def register(app: typer.Typer) -> None:
             task_counts=_counts(tasks, "--tasks"),
             run_counts=_counts(runs, "--runs"),
             config=config,
+            policy=PromotionPolicy(
+                metric=metric,
+                min_runs=min_runs,
+                min_improvement_pct=min_improvement,
+                decision_policy="statistical",
+            ),
         )
         source = results_path(results)
         plans = plan_pairs(JsonlResultStore(source).rows(), request)

@@ -134,13 +134,19 @@ def execute(request: RunRequest) -> int:
                 file=human,
                 flush=True,
             )
-    if result.exit_code != OK:
-        return int(result.exit_code)
     failing = failing_decisions([decision for _, decision in result.decisions], fail_on) if fail_on else []
-    if failing:
+    if result.exit_code not in (OK, DECISION):
+        return int(result.exit_code)
+    if failing:  # the sweep's own exit code (its events') is already DECISION
         print(f"wfbench: --fail-on {','.join(sorted(fail_on))}: {', '.join(failing)}", file=sys.stderr)
         return DECISION
     return OK
+
+
+def _fail_on(request: RunRequest) -> frozenset[str]:
+    from wfbench.cli.commands.gate import parse_fail_on
+
+    return parse_fail_on(request.fail_on)
 
 
 def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
@@ -376,6 +382,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             disk_budget_bytes=request.disk_budget,
             arm_runtimes=runtimes,
             incumbent_overlay=_incumbent_overlay(request, setup),
+            fail_on=_fail_on(request),
         )
         store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
         start_manifest = _manifest_starter(

@@ -330,6 +330,8 @@ def _policy(raw: Any, decisions: Sequence[Decision]) -> PromotionPolicy:
             values["min_gated_task_ratio"] = entry.get("min_gated_task_ratio")
         if "decision_policy" in entry:
             values |= {name: entry.get(name) for name in _STATISTICAL_FIELDS}
+        else:  # an entry with the reference's fields alone was decided by the reference's rule
+            values["decision_policy"] = DecisionPolicy.REFERENCE
     try:
         policy = PromotionPolicy(**values)
     except InputError as exc:

@@ -18,6 +18,8 @@ import attrs
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.statistics.config import AnalysisConfig
+from wfbench.domain.statistics.effects import Scale
+from wfbench.domain.statistics.gate_power import GateDesign
 
 __all__ = [
     "CANDIDATE_ARMS",
@@ -28,6 +30,7 @@ __all__ = [
     "MAIN_LOOP_ONLY_METRICS",
     "METRIC_WARNING",
     "PROMOTION_METRICS",
+    "REFERENCE_POLICY",
     "REVIEW_METRIC",
     "REVIEW_QUALITY_RULE",
     "SKILL_ATTRIBUTABLE_ERROR_KINDS",
@@ -49,9 +52,11 @@ class GateKind(enum.StrEnum):
 class DecisionPolicy(enum.StrEnum):
     """Which rule decides: the reference's thresholds, or the statistical policy."""
 
-    #: The reference harness's deterministic threshold rules (the default, for compatibility).
+    #: The reference harness's deterministic threshold rules (``--policy reference``; what
+    #: re-gating a reference sweep reproduces).
     REFERENCE = "reference"
-    #: Paired per-task intervals, non-inferiority and Holm across candidates (``docs/statistics.md``).
+    #: Paired per-task intervals, non-inferiority and Holm across candidates (``docs/statistics.md``);
+    #: the default.
     STATISTICAL = "statistical"
 
 
@@ -165,7 +170,7 @@ class PromotionPolicy:
     review_min_improvement: float = attrs.field(default=0.01, validator=_check_finite)
     #: Which rule decides (the other one's decision is recorded beside it).
     decision_policy: DecisionPolicy = attrs.field(
-        default=DecisionPolicy.REFERENCE, converter=_decision_policy
+        default=DecisionPolicy.STATISTICAL, converter=_decision_policy
     )
     #: The statistical analysis: two-sided confidence (one-sided α = half the rest), bootstrap
     #: resamples, the MDE's power, and the seed (``None``: derived from the evidence).
@@ -173,14 +178,15 @@ class PromotionPolicy:
     resamples: int = attrs.field(default=2000, validator=_check_resamples)
     power: float = attrs.field(default=0.8, validator=_check_unit)
     seed: int | None = attrs.field(default=None, validator=_check_seed)
-    #: Statistical policy: the resolution drop (points) the candidate must be shown not to exceed.
-    non_inferiority_margin_pts: float = attrs.field(default=5.0, validator=_check_non_negative)
+    #: Statistical policy: the resolution drop (points) a cheaper candidate must be shown not to
+    #: exceed (``docs/statistics.md``, "The non-inferiority design").
+    non_inferiority_margin_pts: float = attrs.field(default=10.0, validator=_check_non_negative)
     #: Statistical policy: fewest paired tasks (below 5 no exact test reaches one-sided 5 %).
     min_tasks: int = attrs.field(default=5, validator=_check_min_tasks)
 
     @classmethod
     def default(cls) -> PromotionPolicy:
-        """The reference's defaults: cost_usd, 3 runs, +5 % median, −20 % task cap."""
+        """The defaults: cost_usd, 3 runs, +5 %, −20 % task cap; the statistical policy decides."""
         return cls()
 
     @property
@@ -193,8 +199,9 @@ class PromotionPolicy:
     def for_gate(self, gate: GateKind) -> dict[str, Any]:
         """The policy one candidate arm is judged by, as written into ``promotion.json``.
 
-        The reference policy's entry has exactly the reference's fields; the statistical
-        policy adds its own (``decision_policy`` and the analysis settings).
+        The reference policy's entry (at the default analysis settings) has exactly the
+        reference's fields; any other adds the statistical ones (``decision_policy`` and the
+        analysis settings), so an entry without ``decision_policy`` is the reference's.
         """
         if gate is GateKind.REVIEW:
             out: dict[str, Any] = {
@@ -217,6 +224,19 @@ class PromotionPolicy:
             out |= self.statistical_fields()
         return out
 
+    def gate_design(self, claims: int = 2) -> GateDesign:
+        """What the statistical gate asks of a sweep whose Holm family has ``claims`` claims (two
+        per candidate): each claim's first-step level, the margin and the saving it requires."""
+        required = Scale.LOG_RATIO.from_presented(max(0.0, min(99.0, self.min_improvement_pct)))
+        return GateDesign(
+            alpha=self.analysis.alpha / claims,
+            margin=self.non_inferiority_margin_pts / 100.0,
+            required=required,
+            power=self.power,
+            min_tasks=self.min_tasks,
+            min_runs=self.min_runs,
+        )
+
     def statistical_fields(self) -> dict[str, Any]:
         """The statistical policy's settings, with the names ``promotion.json`` records."""
         return {
@@ -231,9 +251,11 @@ class PromotionPolicy:
         }
 
 
-#: The reference's default policy.
+#: The default policy: the reference's thresholds, decided by the statistical policy.
 DEFAULT_POLICY = PromotionPolicy()
-_DEFAULT_STATISTICAL_FIELDS = DEFAULT_POLICY.statistical_fields()
+#: The reference's own policy (``--policy reference``).
+REFERENCE_POLICY = PromotionPolicy(decision_policy=DecisionPolicy.REFERENCE)
+_DEFAULT_STATISTICAL_FIELDS = REFERENCE_POLICY.statistical_fields()
 
 
 def metric_warning(metric: str) -> str | None:

@@ -8,16 +8,18 @@ needs at least ``min_tasks`` paired tasks. It drops the reference's per-task res
 spend rules and its "margin ≥ 2 runs" path, which measure noise as often as signal. Then, with
 the pair's :class:`~wfbench.domain.statistics.analysis.PairStatistics`:
 
-a. **non-inferiority on resolution**: the interval's lower bound below −margin (5 points)
-   keeps the incumbent (a *credible regression* when its upper bound is below 0 too);
-b. **promote** when the resolution gain is significant;
-c. else **promote** when the saving on the metric is at least ``min_improvement_pct`` and
-   significant;
-d. else **insufficient_evidence** when the sweep could not have detected the saving the
-   policy asks for (MDE above ``min_improvement_pct``), with how many tasks or runs would;
-e. else **keep_incumbent**.
+a. **promote** when the resolution gain is significant (the *resolution* claim);
+b. else **promote** when the *saving* claim — an intersection-union test of a significant saving
+   and non-inferiority on resolution (lower bound above −margin, 10 points), its p-value the larger
+   of the two — is significant and the saving is at least ``min_improvement_pct``;
+c. else **keep_incumbent** only when the evidence speaks against the candidate: the whole
+   resolution interval below 0 (a *credible regression*), or the whole saving interval (not of
+   zero width) below ``min_improvement_pct``;
+d. else **insufficient_evidence**, saying which part failed and how many tasks would show
+   non-inferiority. A sweep without quality signal (no resolved run in either arm, or every
+   task's resolution effect alike) never shows non-inferiority.
 
-"Significant" is the bootstrap's one-sided p-value against the Holm step-down threshold over
+"Significant" is the claim's one-sided p-value against the Holm step-down threshold over
 every promotion claim of the sweep — two per implementation candidate (resolution, saving) —
 so the chance that *any* candidate is promoted without a real improvement stays at most
 ``α`` (0.05 with the default 90 % intervals) however many candidates and paths there are.
@@ -47,7 +49,7 @@ from wfbench.domain.promotion.implementation_gate import (
 )
 from wfbench.domain.promotion.policy import DecisionPolicy, PromotionPolicy
 from wfbench.domain.results.aggregation import AggregateTable
-from wfbench.domain.statistics.analysis import PairStatistics
+from wfbench.domain.statistics.analysis import PairStatistics, non_inferiority_p
 from wfbench.domain.statistics.effects import EffectSummary
 from wfbench.domain.statistics.planning import detectability
 
@@ -109,6 +111,9 @@ class StatisticalCase:
     incumbent: str
     model: str | None
     tasks: Iterable[str] | None = None
+    #: The one-sided p-value of non-inferiority on resolution (``None``: no quality signal); set by
+    #: :func:`judge_statistically`.
+    non_inferiority_p: float | None = None
 
 
 def _screen(case: StatisticalCase, policy: PromotionPolicy) -> GateVerdict:
@@ -141,12 +146,12 @@ def _screen(case: StatisticalCase, policy: PromotionPolicy) -> GateVerdict:
 
 def _points(summary: EffectSummary) -> str:
     low, high = _presented_interval(summary)
-    return f"[{low:+.1f}, {high:+.1f}]"
+    return f"[{low:+z.1f}, {high:+z.1f}]"
 
 
 def _percent(summary: EffectSummary) -> str:
     low, high = _presented_interval(summary)
-    return f"[{low:.1f}%, {high:.1f}%]"
+    return f"[{low:z.1f}%, {high:z.1f}%]"
 
 
 def _presented_interval(summary: EffectSummary) -> tuple[float, float]:
@@ -164,23 +169,6 @@ def _p_value(summary: EffectSummary) -> float:
     return summary.p_value
 
 
-def _non_inferior(stats: PairStatistics, policy: PromotionPolicy, verdict: GateVerdict) -> bool:
-    res = stats.resolution
-    low, high = _presented_interval(res)
-    margin = policy.non_inferiority_margin_pts
-    if low >= -margin:
-        return True
-    conf = f"{stats.config.confidence:.0%}"
-    reason = (
-        f"resolution is not shown non-inferior: {_presented(res):+.1f} points, {conf} interval "
-        f"{_points(res)} reaches below the -{margin:.1f}-point margin"
-    )
-    if high < 0:
-        reason += "; a credible regression (the whole interval is below 0)"
-    verdict.regressed(reason)
-    return False
-
-
 def _significance(result: HolmResult, p_value: float) -> str:
     base = f"one-sided p = {p_value:.4f}"
     family = f"Holm over {result.family} promotion claim(s)"
@@ -191,18 +179,79 @@ def _significance(result: HolmResult, p_value: float) -> str:
     return f"{base} > {result.threshold:.4f}, {family}"
 
 
+def _ni_text(case: StatisticalCase, policy: PromotionPolicy, p_ni: float | None, result: HolmResult) -> str:
+    res, conf = case.statistics.resolution, f"{case.statistics.config.confidence:.0%}"
+    margin = policy.non_inferiority_margin_pts
+    head = f"{_presented(res):+z.1f} points, {conf} interval {_points(res)}"
+    if p_ni is None:
+        return (
+            f"no quality signal on resolution ({head}): no run resolved in either arm or every task's"
+            f" effect is the same, so nothing shows the candidate within {margin:.1f} points"
+        )
+    return f"{head}; against the -{margin:.1f}-point margin {_significance(result, p_ni)}"
+
+
+def _saving_text(case: StatisticalCase, policy: PromotionPolicy, result: HolmResult) -> str:
+    """The saving with its own p-value against the claim's Holm threshold."""
+    saving, conf = case.statistics.metric, f"{case.statistics.config.confidence:.0%}"
+    p_value = _p_value(saving)
+    own = attrs.evolve(result, rejected=p_value <= result.threshold, stopped=False)
+    return (
+        f"{policy.metric} saving {_presented(saving):z.1f}% ({conf} interval {_percent(saving)}; "
+        f"{_significance(own, p_value)}; at least {policy.min_improvement_pct:.1f}% required)"
+    )
+
+
+def _not_promoted(
+    case: StatisticalCase, policy: PromotionPolicy, verdict: GateVerdict, result: HolmResult
+) -> DecisionKind:
+    """Why no claim held: ``keep_incumbent`` only when the evidence speaks against the candidate."""
+    stats, p_ni = case.statistics, case.non_inferiority_p
+    res, saving = stats.resolution, stats.metric
+    ni_shown = p_ni is not None and p_ni <= result.threshold
+    reach = detectability(stats, design=policy.gate_design(result.family))
+    if _presented_interval(res)[1] < 0:
+        conf = f"{stats.config.confidence:.0%}"
+        verdict.reasons.append(
+            f"resolution is not shown non-inferior: {_presented(res):+z.1f} points, {conf} interval "
+            f"{_points(res)}; a credible regression (the whole interval is below 0)"
+        )
+        return DecisionKind.KEEP_INCUMBENT
+    low, high = _presented_interval(saving) if saving.interval is not None else (0.0, 0.0)
+    if low < high < policy.min_improvement_pct:  # a zero-width interval (nothing varied) says nothing
+        verdict.reasons.append(
+            f"no credible saving: {_saving_text(case, policy, result)}; the whole interval is below "
+            f"the {policy.min_improvement_pct:.1f}% required"
+        )
+        verdict.reasons.append(f"no credible improvement: {reach.sentence}")
+        return DecisionKind.KEEP_INCUMBENT
+    if saving.interval is not None:
+        p_saving = _p_value(saving)
+        lead = (
+            "the saving alone is credible but the saving claim also needs resolution shown non-inferior"
+            if p_saving <= result.threshold and _presented(saving) >= policy.min_improvement_pct
+            else "no credible saving"
+        )
+        verdict.reasons.append(f"{lead}: {_saving_text(case, policy, result)}")
+    if not ni_shown:
+        reason = _ni_text(case, policy, p_ni, result)
+        verdict.reasons.append(f"resolution is not shown non-inferior: {reason}")
+    verdict.reasons.append(f"insufficient evidence: {reach.sentence}")
+    return DecisionKind.INSUFFICIENT_EVIDENCE
+
+
 def _conclude(
     case: StatisticalCase,
     policy: PromotionPolicy,
     verdict: GateVerdict,
     results: Mapping[tuple[str, ClaimPath], HolmResult],
 ) -> DecisionKind:
-    stats, metric = case.statistics, policy.metric
+    stats = case.statistics
     res, saving = stats.resolution, stats.metric
     conf = f"{stats.config.confidence:.0%}"
     res_result = results[(case.candidate, ClaimPath.RESOLUTION)]
     res_text = (
-        f"{_presented(res):+.1f} points ({conf} interval {_points(res)}; "
+        f"{_presented(res):+z.1f} points ({conf} interval {_points(res)}; "
         f"{_significance(res_result, _p_value(res))})"
     )
     if res_result.rejected:
@@ -210,33 +259,32 @@ def _conclude(
         return DecisionKind.PROMOTE
     verdict.reasons.append(f"no credible resolution gain: {res_text}")
     saving_result = results[(case.candidate, ClaimPath.SAVING)]
-    if saving.interval is not None:
-        required = policy.min_improvement_pct
-        text = (
-            f"{metric} saving {_presented(saving):.1f}% ({conf} interval {_percent(saving)}; "
-            f"{_significance(saving_result, _p_value(saving))}; "
-            f"at least {required:.1f}% required)"
-        )
-        if saving_result.rejected and _presented(saving) >= required:
-            verdict.reasons.append(text)
-            return DecisionKind.PROMOTE
-        verdict.reasons.append(f"no credible saving: {text}")
-    reach = detectability(stats, target=policy.min_improvement_pct)
-    if not reach.can_detect_target:
-        verdict.reasons.append(f"insufficient evidence: {reach.sentence}")
-        return DecisionKind.INSUFFICIENT_EVIDENCE
-    verdict.reasons.append(f"no credible improvement: {reach.sentence}")
-    return DecisionKind.KEEP_INCUMBENT
+    if (
+        saving_result.rejected
+        and saving.interval is not None
+        and _presented(saving) >= policy.min_improvement_pct
+    ):
+        reason = _ni_text(case, policy, case.non_inferiority_p, saving_result)
+        verdict.reasons.append(f"resolution is shown non-inferior: {reason}")
+        verdict.reasons.append(_saving_text(case, policy, saving_result))
+        return DecisionKind.PROMOTE
+    return _not_promoted(case, policy, verdict, saving_result)
 
 
 def _claims(case: StatisticalCase, eligible: bool) -> list[Claim]:
-    """The pair's two claims; an ineligible pair's are entered at p = 1 (never significant)."""
-    res, saving = case.statistics.resolution, case.statistics.metric
+    """The pair's two claims; an ineligible pair's are entered at p = 1 (never significant).
+
+    The saving claim is an intersection-union test: the saving is significant *and* resolution is
+    shown non-inferior, so its p-value is the larger of the two (1 without quality signal).
+    """
+    stats = case.statistics
+    res, saving = stats.resolution, stats.metric
     p_res = res.p_value if eligible and res.p_value is not None else 1.0
+    p_ni = case.non_inferiority_p if eligible else None
     p_saving = saving.p_value if eligible and saving.p_value is not None else 1.0
     return [
         Claim(case.candidate, ClaimPath.RESOLUTION, p_res),
-        Claim(case.candidate, ClaimPath.SAVING, p_saving),
+        Claim(case.candidate, ClaimPath.SAVING, max(p_saving, 1.0 if p_ni is None else p_ni)),
     ]
 
 
@@ -247,10 +295,9 @@ def judge_statistically(
     screened: dict[str, tuple[GateVerdict, DecisionKind | None]] = {}
     for case in cases:
         verdict = _screen(case, policy)
-        forced = blocking_kind(verdict)
-        if forced is None and not _non_inferior(case.statistics, policy, verdict):
-            forced = DecisionKind.KEEP_INCUMBENT
-        screened[case.candidate] = (verdict, forced)
+        screened[case.candidate] = (verdict, blocking_kind(verdict))
+    margin = policy.non_inferiority_margin_pts
+    cases = [attrs.evolve(c, non_inferiority_p=non_inferiority_p(c.statistics, margin)) for c in cases]
     claims = [claim for case in cases for claim in _claims(case, screened[case.candidate][1] is None)]
     results = holm(claims, policy.analysis.alpha)
     out: dict[str, PolicyVerdict] = {}

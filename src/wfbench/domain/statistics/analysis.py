@@ -41,6 +41,7 @@ from wfbench.domain.statistics.effects import (
     resolution_effect,
     summarize,
 )
+from wfbench.domain.statistics.resampling import bootstrap_means, bootstrap_p_value
 from wfbench.domain.statistics.samples import REVIEW_METRIC, PairedSamples
 
 __all__ = [
@@ -53,7 +54,9 @@ __all__ = [
     "TaskEffectView",
     "analyze_pair",
     "derive_seed",
+    "has_quality_signal",
     "metric_scale",
+    "non_inferiority_p",
 ]
 
 METHOD = "task-cluster bootstrap, expanded percentile"
@@ -287,3 +290,27 @@ def analyze_pair(samples: PairedSamples, config: AnalysisConfig = DEFAULT_ANALYS
         resolution=res_summary,
         metric=metric_summary,
     )
+
+
+def has_quality_signal(stats: PairStatistics) -> bool:
+    """Whether resolution can speak at all: some run resolved, and the tasks' effects differ.
+
+    With no resolved run in either arm, or every task's effect alike (a zero-width interval),
+    the interval measures nothing; it never proves non-inferiority (a broken oracle, or a
+    candidate that gives up early, looks exactly like that).
+    """
+    res = stats.resolution
+    values = [e.value for e in res.effects]
+    resolved = res.rates is not None and res.rates[0].resolved + res.rates[1].resolved > 0
+    return resolved and len(values) >= 2 and min(values) != max(values)
+
+
+def non_inferiority_p(stats: PairStatistics, margin_pts: float) -> float | None:
+    """One-sided p-value for ``H0: resolution effect ≤ −margin`` (the same seeded resamples as
+    the resolution interval, so the interval's lower bound is above ``−margin`` at level ``α``
+    exactly when this is at most ``α``); ``None`` without quality signal."""
+    if not has_quality_signal(stats):
+        return None
+    values = [e.value for e in stats.resolution.effects]
+    means = bootstrap_means(values, seed=stats.seed, resamples=stats.config.resamples)
+    return bootstrap_p_value(means, len(values), null=-margin_pts / 100.0)

@@ -87,6 +87,10 @@ class Scale(enum.StrEnum):
         return -math.log1p(-value / 100.0)
 
 
+#: The fewest tasks a Student-t interval is reported for.
+MIN_T_TASKS = 3
+
+
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
@@ -235,8 +239,11 @@ def summarize(
     if n >= 2 and components is not None and estimate is not None:
         se = math.sqrt(components.effect_variance / n)
         half = t_ppf(1.0 - tail, n - 1) * se
-        # The estimate is never −0.0 and ``half`` ≥ 0, so neither bound is −0.0 either.
-        t_interval = (scale.clamp(estimate - half), scale.clamp(estimate + half))
+        # The estimate is never −0.0 and ``half`` ≥ 0, so neither bound is −0.0 either. With one
+        # degree of freedom (2 tasks) t is 6.3 at 90 %: a "saving" of −10,000 % says nothing, so
+        # there is no t interval below 3 tasks.
+        if n >= MIN_T_TASKS:
+            t_interval = (scale.clamp(estimate - half), scale.clamp(estimate + half))
         means = bootstrap_means(values, seed=seed, resamples=config.resamples)
         interval = percentile_interval(means, expanded_tail(tail, n))
         p_value = bootstrap_p_value(means, n)

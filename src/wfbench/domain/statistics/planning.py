@@ -15,7 +15,14 @@ import attrs
 
 from wfbench.domain.statistics.analysis import PairStatistics
 from wfbench.domain.statistics.effects import EffectSummary, Scale
-from wfbench.domain.statistics.power import mde, runs_needed, tasks_needed
+from wfbench.domain.statistics.gate_power import (
+    GateDesign,
+    decision_power,
+    non_inferiority_power,
+    saving_mde,
+    tasks_for_decision,
+)
+from wfbench.domain.statistics.power import mde, tasks_needed
 
 __all__ = [
     "DEFAULT_RUN_COUNTS",
@@ -30,6 +37,8 @@ __all__ = [
 
 DEFAULT_TASK_COUNTS = (5, 10, 20, 40, 80, 160, 320)
 DEFAULT_RUN_COUNTS = (1, 2, 3, 5, 10)
+#: The most runs per arm the planner suggests on the same tasks.
+MAX_PLANNED_RUNS = 100
 
 
 def describe_effect(summary: EffectSummary, value: float) -> str:
@@ -56,11 +65,15 @@ def _target(summary: EffectSummary, value: float) -> str:
 
 @attrs.frozen
 class Detectability:
-    """What the sweep could detect (reported units), and what reaching the target would take."""
+    """What the sweep's *decision* could detect (reported units), and what reaching more would take.
+
+    The MDEs are the gate's: each claim at its one-sided level after Holm, the saving's including
+    the chance that non-inferiority is shown (``gate_power``)."""
 
     n_tasks: int
     runs_per_arm: int | None
-    #: The metric's MDE (savings % or points) and the resolution MDE (points); ``None`` if unknown.
+    #: The metric's decision MDE (savings % or points) and the resolution MDE (points); ``None`` if
+    #: unknown or unreachable at this design.
     metric_mde: float | None
     resolution_mde: float | None
     target: float | None
@@ -70,20 +83,8 @@ class Detectability:
     tasks_needed: int | None
     runs_needed: int | None
     sentence: str
-
-
-def _needs(
-    summary: EffectSummary, target: float, alpha: float, power: float
-) -> tuple[int | None, int | None]:
-    components = summary.components
-    if components is None:
-        return None, None
-    goal = summary.scale.from_presented(target)
-    return (
-        # At the runs measured (``None``): needs no run variance, so one run per arm plans too.
-        tasks_needed(components, target=goal, alpha=alpha, power=power),
-        runs_needed(components, target=goal, alpha=alpha, power=power),
-    )
+    #: Tasks (at ``runs_per_arm``) that show non-inferiority with the design's power, when these do not.
+    non_inferiority_tasks: int | None = None
 
 
 def _shortfall(summary: EffectSummary, target: float, tasks: int | None, runs: int | None) -> str:
@@ -105,47 +106,109 @@ def _shortfall(summary: EffectSummary, target: float, tasks: int | None, runs: i
     return f"it cannot detect the {_target(summary, target)} asked for: {advice}"
 
 
-def detectability(stats: PairStatistics, *, target: float | None = None) -> Detectability:
-    """What ``stats``'s sweep could detect with its power, against ``target`` on the metric
-    (savings % for spend metrics, points for the review metric)."""
+def default_design(stats: PairStatistics, target: float | None = None, claims: int = 2) -> GateDesign:
+    """The gate's design for a lone candidate: ``α/claims`` per claim, a 10-point margin, and
+    ``target`` as the saving it requires (none when ``None``)."""
+    required = 0.0 if target is None else stats.metric.scale.from_presented(target)
+    return GateDesign(alpha=stats.config.alpha / claims, power=stats.config.power, required=required)
+
+
+def _runs_for(stats: PairStatistics, design: GateDesign, **effect: float) -> int | None:
+    res, metric = stats.resolution, stats.metric
+    if res.components is None:
+        return None
+    for runs in range(max(1, design.min_runs), MAX_PLANNED_RUNS + 1):
+        value = decision_power(
+            res.components, metric.components, design, n_tasks=res.n_tasks, runs=runs, **effect
+        )
+        if value is not None and value >= design.power:
+            return runs
+    return None
+
+
+def _ni_tasks(stats: PairStatistics, design: GateDesign) -> int | None:
+    """Tasks that show non-inferiority with the design's power (``None`` if these already do)."""
+    res = stats.resolution
+    if res.components is None or res.n_tasks < 2:
+        return None
+    current = non_inferiority_power(res.components, design, res.n_tasks, None)
+    if current is None or current >= design.power:
+        return None
+    return tasks_needed(res.components, target=design.margin, alpha=design.alpha, power=design.power)
+
+
+def _decision_mdes(stats: PairStatistics, design: GateDesign) -> tuple[float | None, float | None]:
     metric, res = stats.metric, stats.resolution
-    alpha, power = stats.config.alpha, stats.config.power
-    metric_mde = None if metric.mde is None else metric.scale.present(metric.mde)
-    res_mde = None if res.mde is None else res.scale.present(res.mde)
-    design = f"{res.n_tasks} tasks x {res.runs_per_arm} runs"
+    metric_mde = res_mde = None
+    if res.components is not None and res.n_tasks >= 2:
+        raw = mde(res.components, alpha=design.alpha, power=design.power)
+        res_mde = None if raw is None else res.scale.present(raw)
+        if metric.components is not None and metric.n_tasks >= 2:
+            raw = saving_mde(res.components, metric.components, design, n_tasks=res.n_tasks)
+            metric_mde = None if raw is None else metric.scale.present(raw)
+    return metric_mde, res_mde
+
+
+def detectability(
+    stats: PairStatistics, *, target: float | None = None, design: GateDesign | None = None
+) -> Detectability:
+    """What ``stats``'s sweep could have the gate promote with its power, against ``target`` on
+    the metric (savings % for spend metrics, points for the review metric). ``design`` is the
+    gate's (default: :func:`default_design`, requiring no saving)."""
+    metric, res = stats.metric, stats.resolution
+    gate = design if design is not None else default_design(stats)
+    metric_mde, res_mde = _decision_mdes(stats, gate)
+    design_text = f"{res.n_tasks} tasks x {res.runs_per_arm} runs"
+    ni_tasks = _ni_tasks(stats, gate)
     known = [(s, v) for s, v in ((metric, metric_mde), (res, res_mde)) if v is not None]
     parts = [describe_effect(s, v) for s, v in known if not _beyond_scale(s, v)]
     beyond = [(s, v) for s, v in known if _beyond_scale(s, v)]
-    if not known:
+    if not known and (res.n_tasks < 2 or ni_tasks is None):
         why = (
             "it needs at least two paired tasks"
             if res.n_tasks < 2
             else "nothing varied between its runs or tasks, so there is no noise to plan on"
         )
-        sentence = f"this sweep ({design}) cannot say what it could detect: {why}"
+        sentence = f"this sweep ({design_text}) cannot say what it could detect: {why}"
         if target is not None:
             sentence += f"; it cannot tell whether it could detect the {_target(metric, target)} asked for"
         return Detectability(res.n_tasks, res.runs_per_arm, None, None, target, False, None, None, sentence)
-    reach = f"with {power:.0%} power (one-sided alpha = {alpha:g})"
+    reach = (
+        f"with {gate.power:.0%} power (the gate's one-sided alpha = {gate.alpha:g} per claim after Holm"
+        f"; a saving also needs resolution shown within {100 * gate.margin:g} points)"
+    )
     if parts:
-        sentence = f"this sweep ({design}) can detect {' and '.join(parts)} {reach}"
+        sentence = f"this sweep ({design_text}) can detect {' and '.join(parts)} {reach}"
         if beyond:
             sentence += " but " + " and ".join(_no_change(s, v, "no") for s, v in beyond)
-    else:
+    elif beyond:
         sentence = (
-            f"this sweep ({design}) cannot detect "
+            f"this sweep ({design_text}) cannot detect "
             + " or ".join(_no_change(s, v, "any") for s, v in beyond)
             + f" {reach}"
+        )
+    else:
+        sentence = f"this sweep ({design_text}) cannot detect any saving {reach}"
+    if ni_tasks is not None:
+        sentence += (
+            f"; it shows resolution non-inferior too rarely: {ni_tasks} tasks at {res.runs_per_arm} runs"
+            f" ({ni_tasks - res.n_tasks} more) would show it with {gate.power:.0%} power"
         )
     can, tasks, runs = True, None, None
     if target is not None:
         can = metric_mde is not None and metric_mde <= target
         if can:
             sentence += f", so it could detect the {_target(metric, target)} asked for"
-        elif metric_mde is None:
+        elif metric.mde is None:  # no noise on the metric to plan on
             sentence += f"; it cannot say whether it could detect the {_target(metric, target)} asked for"
         else:
-            tasks, runs = _needs(metric, target, alpha, power)
+            saving = metric.scale.from_presented(target)
+            tasks = (
+                None
+                if res.components is None
+                else tasks_for_decision(res.components, metric.components, gate, runs=None, saving=saving)
+            )
+            runs = _runs_for(stats, gate, saving=saving) if res.components is not None else None
             sentence += "; " + _shortfall(metric, target, tasks, runs)
     return Detectability(
         n_tasks=res.n_tasks,
@@ -157,76 +220,108 @@ def detectability(stats: PairStatistics, *, target: float | None = None) -> Dete
         tasks_needed=tasks,
         runs_needed=runs,
         sentence=sentence,
+        non_inferiority_tasks=ni_tasks,
     )
 
 
 @attrs.frozen
 class PlanCell:
-    """One design: tasks × runs per arm, its sessions and cost, and the MDE it would have."""
+    """One design: tasks × runs per arm, its sessions and cost, its decision MDE and power."""
 
     n_tasks: int
     runs: int
     sessions: int
     #: ``sessions × cost of a session``; ``None`` when the pilot's cost is unknown.
     cost: float | None
-    #: In reported units (savings % or points); ``None`` when it cannot be estimated.
+    #: The gate's MDE in reported units (savings % or points); ``None`` when it cannot be
+    #: estimated or no effect reaches the decision's power at this design.
     mde: float | None
     reaches: bool
+    #: The chance the gate promotes a candidate with the target effect; ``None`` if unknown.
+    power: float | None = None
+    #: The gate answers ``insufficient_evidence`` on this design whatever the data.
+    refused: bool = False
 
 
 @attrs.frozen
 class Plan:
-    """The MDE grid for one quantity and the cheapest design that reaches ``target``."""
+    """The decision's MDE and power grid for one target and the cheapest design that reaches it."""
 
     quantity: str
     unit: str
     target: float
     cells: tuple[PlanCell, ...]
     #: The cheapest design reaching the target: the fewest tasks at each of the grid's run
-    #: counts, priced, cheapest first (fewer sessions, then more tasks, on a tie).
+    #: counts the gate accepts, priced, cheapest first (fewer sessions, then more tasks, on a tie).
     recommended: PlanCell | None
 
 
 @attrs.frozen
 class _Grid:
-    summary: EffectSummary
-    alpha: float
-    power: float
+    stats: PairStatistics
+    on_resolution: bool
+    design: GateDesign
     session_cost: float | None
     target: float
 
+    @property
+    def summary(self) -> EffectSummary:
+        return self.stats.resolution if self.on_resolution else self.stats.metric
+
+    def effect(self) -> dict[str, float]:
+        goal = self.summary.scale.from_presented(self.target)
+        return {"gain": goal} if self.on_resolution else {"saving": goal}
+
+    def _mde(self, n: int, runs: int) -> float | None:
+        res, summary = self.stats.resolution.components, self.summary
+        if res is None or summary.components is None or self.design.refuses(n, runs):
+            return None
+        if self.on_resolution:
+            raw = mde(res, alpha=self.design.alpha, power=self.design.power, n_tasks=n, runs=runs)
+        else:
+            raw = saving_mde(res, summary.components, self.design, n_tasks=n, runs=runs)
+        return None if raw is None else summary.scale.present(raw)
+
     def cell(self, n: int, runs: int) -> PlanCell:
-        components, value = self.summary.components, None
-        if components is not None:
-            raw = mde(components, alpha=self.alpha, power=self.power, n_tasks=n, runs=runs)
-            value = None if raw is None else self.summary.scale.present(raw)
+        res = self.stats.resolution.components
+        power = None
+        if res is not None:
+            power = decision_power(
+                res, self.stats.metric.components, self.design, n_tasks=n, runs=runs, **self.effect()
+            )
         sessions = 2 * n * runs
         cost = None if self.session_cost is None else sessions * self.session_cost
-        return PlanCell(n, runs, sessions, cost, value, value is not None and value <= self.target)
+        reaches = power is not None and power >= self.design.power
+        return PlanCell(
+            n, runs, sessions, cost, self._mde(n, runs), reaches, power, self.design.refuses(n, runs)
+        )
 
 
 def plan(
-    summary: EffectSummary,
+    stats: PairStatistics,
     *,
     target: float,
-    alpha: float,
-    power: float,
+    on_resolution: bool,
+    design: GateDesign,
     session_cost: float | None = None,
     task_counts: Sequence[int] = DEFAULT_TASK_COUNTS,
     run_counts: Sequence[int] = DEFAULT_RUN_COUNTS,
 ) -> Plan:
-    """The MDE of ``summary``'s quantity over ``task_counts`` × ``run_counts`` and the cheapest
-    design reaching ``target`` (reported units). Needs the pilot's run variance to vary runs."""
-    grid = _Grid(summary, alpha, power, session_cost, target)
+    """The gate's MDE and power over ``task_counts`` × ``run_counts`` for a resolution gain or (with
+    resolution equal) a saving of ``target`` (reported units), and the cheapest design at which the
+    gate promotes it with ``design.power``. Needs the pilot's run variance to vary runs."""
+    grid = _Grid(stats, on_resolution, design, session_cost, target)
+    summary = grid.summary
     tasks = sorted({n for n in (*task_counts, summary.n_tasks) if n >= 2})
     runs_grid = sorted({k for k in run_counts if k >= 1})
     cells = tuple(grid.cell(n, k) for k in runs_grid for n in tasks)
     candidates = []
-    components = summary.components
-    if components is not None:
-        goal = summary.scale.from_presented(target)
+    res = stats.resolution.components
+    if res is not None:
         for runs in runs_grid:
-            needed = tasks_needed(components, target=goal, alpha=alpha, power=power, runs=runs)
+            if runs < design.min_runs:
+                continue  # the gate refuses the design at any size
+            needed = tasks_for_decision(res, stats.metric.components, design, runs=runs, **grid.effect())
             if needed is not None:
                 candidates.append(grid.cell(needed, runs))
     best = min(

@@ -185,11 +185,11 @@ def expanded_tail(tail: float, n: int) -> float:
     return normal_cdf(-math.sqrt(n / (n - 1)) * t_ppf(1.0 - tail, n - 1))
 
 
-def bootstrap_p_value(ordered: Sequence[float], n: int) -> float:
-    """One-sided p-value for ``H0: effect ≤ 0`` from ascending bootstrap means of ``n ≥ 2`` clusters.
+def bootstrap_p_value(ordered: Sequence[float], n: int, null: float = 0.0) -> float:
+    """One-sided p-value for ``H0: effect ≤ null`` from ascending bootstrap means of ``n ≥ 2`` clusters.
 
     The expanded-percentile interval's own test inverted: ``F0`` is the share of bootstrap
-    means at or below zero (``(k + 1)/(B + 1)``, so never 0), and ``p = T_{n−1}(Φ⁻¹(F0)·√((n−1)/n))``.
+    means at or below ``null`` (``(k + 1)/(B + 1)``, so never 0), and ``p = T_{n−1}(Φ⁻¹(F0)·√((n−1)/n))``.
     A lower bound at one-sided level ``α`` is above zero exactly when ``p`` is below ``α`` (up
     to the interpolation between neighbouring means).
 
@@ -200,6 +200,6 @@ def bootstrap_p_value(ordered: Sequence[float], n: int) -> float:
         raise ValueError("no values")
     if n < 2:
         raise ValueError("a p-value needs at least two clusters")
-    at_or_below = sum(1 for mean in ordered if mean <= 0.0)
+    at_or_below = sum(1 for mean in ordered if mean <= null)
     share = (at_or_below + 1) / (len(ordered) + 1)
     return t_cdf(normal_ppf(share) * math.sqrt((n - 1) / n), n - 1)

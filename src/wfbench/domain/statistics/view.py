@@ -19,6 +19,9 @@ from wfbench.domain.statistics.analysis import PairStatistics, TaskEffectView
 from wfbench.domain.statistics.effects import EffectSummary, Scale
 from wfbench.domain.statistics.planning import Detectability, detectability
 
+#: The fewest tasks whose interval a report prints (with two, a t quantile of 6.3 makes it absurd).
+MIN_INTERVAL_TASKS = 3
+
 __all__ = ["EffectLine", "StatisticsView", "effect_line", "statistics_view"]
 
 
@@ -42,15 +45,19 @@ class EffectLine:
         design = f"({self.n_tasks} tasks x {self.runs_per_arm} runs)"
         if self.effect is None:
             return f"{self.quantity}: n/a {design}"
+        if self.n_tasks < MIN_INTERVAL_TASKS:
+            interval_text = "n/a (too few tasks for an interval)"
+            value = f"{self.effect:z.1f}%" if self.unit == "savings_pct" else f"{self.effect:+z.1f} points"
+            return f"{self.quantity}: {value}, {self.confidence:.0%} interval {interval_text} {design}"
         if self.unit == "savings_pct":
-            value = f"{self.effect:.1f}%"
+            value = f"{self.effect:z.1f}%"
             interval = (
-                "n/a" if self.low is None or self.high is None else f"[{self.low:.1f}%, {self.high:.1f}%]"
+                "n/a" if self.low is None or self.high is None else f"[{self.low:z.1f}%, {self.high:z.1f}%]"
             )
         else:
-            value = f"{self.effect:+.1f} points"
+            value = f"{self.effect:+z.1f} points"
             interval = (
-                "n/a" if self.low is None or self.high is None else f"[{self.low:+.1f}, {self.high:+.1f}]"
+                "n/a" if self.low is None or self.high is None else f"[{self.low:+z.1f}, {self.high:+z.1f}]"
             )
         return f"{self.quantity}: {value}, {self.confidence:.0%} interval {interval} {design}"
 

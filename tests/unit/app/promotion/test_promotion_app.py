@@ -10,7 +10,8 @@ from tests.unit.promotion.promotion_fixtures import record, review_runs, runs, s
 from wfbench.app.gating.gating import regate, resolve_model
 from wfbench.domain.promotion.evidence import EvidenceBindings, RunStatus
 from wfbench.domain.promotion.gates import DecisionKind
-from wfbench.domain.promotion.policy import GateKind, PromotionPolicy
+from wfbench.domain.promotion.policy import REFERENCE_POLICY as REFERENCE
+from wfbench.domain.promotion.policy import DecisionPolicy, GateKind, PromotionPolicy
 
 NOW = dt.datetime(2026, 2, 1, tzinfo=dt.UTC)
 
@@ -32,7 +33,7 @@ def test_regate_judges_every_candidate_arm_present_in_pairing_order() -> None:
         review_runs("case-1", "review") + review_runs("case-1", "candidate_review", weighted_f1=0.9)
     )
 
-    result = regate(rows, now=NOW)
+    result = regate(rows, now=NOW, policy=REFERENCE)
 
     assert [d.candidate_arm for d in result.decisions] == ["candidate_workflow", "candidate_review"]
     assert [d.gate for d in result.decisions] == [GateKind.IMPLEMENTATION, GateKind.REVIEW]
@@ -55,7 +56,12 @@ def test_regate_uses_the_policy_and_custom_pairs() -> None:
     """The policy's metric and a custom pairing reach the gate."""
     rows = _modelled(runs("t", "mine", same(3, num_turns=10)) + runs("t", "mine_v2", same(3, num_turns=8)))
 
-    result = regate(rows, now=NOW, pairs={"mine_v2": "mine"}, policy=PromotionPolicy(metric="num_turns"))
+    result = regate(
+        rows,
+        now=NOW,
+        pairs={"mine_v2": "mine"},
+        policy=PromotionPolicy(decision_policy=DecisionPolicy.REFERENCE, metric="num_turns"),
+    )
 
     (decision,) = result.decisions
     assert (decision.metric, decision.kind, decision.median_improvement_pct) == (
@@ -70,7 +76,7 @@ def test_rows_that_disagree_on_the_model_cannot_promote() -> None:
     rows = _modelled(runs("task-a", "workflow", same(3, cost_usd=1.0)), "m-1")
     rows += _modelled(runs("task-a", "candidate_workflow", same(3, cost_usd=0.5)), "m-2")
 
-    (decision,) = regate(rows, now=NOW).decisions
+    (decision,) = regate(rows, now=NOW, policy=REFERENCE).decisions
 
     assert decision.kind is DecisionKind.INSUFFICIENT_EVIDENCE
     assert decision.reasons[0] == "rows disagree on the benchmark model (m-1, m-2)"
@@ -89,12 +95,15 @@ def test_a_cancelled_row_marks_the_run_aborted_and_nothing_promotes() -> None:
     """A cancelled cell means the sweep did not finish: aborted evidence, insufficient decisions."""
     rows = _impl_rows() + [record("task-z", "baseline", 0, error_kind="cancelled", resolved=False)]
 
-    result = regate(rows, now=NOW)
+    result = regate(rows, now=NOW, policy=REFERENCE)
 
     assert result.evidence is not None
     assert result.evidence.run_status is RunStatus.ABORTED
     assert result.decisions[0].kind is DecisionKind.INSUFFICIENT_EVIDENCE
-    assert regate(rows, now=NOW, run_status=RunStatus.COMPLETE).decisions[0].kind is DecisionKind.PROMOTE
+    assert (
+        regate(rows, now=NOW, run_status=RunStatus.COMPLETE, policy=REFERENCE).decisions[0].kind
+        is DecisionKind.PROMOTE
+    )
 
 
 def test_bindings_are_derived_from_what_the_rows_attest() -> None:
@@ -105,7 +114,7 @@ def test_bindings_are_derived_from_what_the_rows_attest() -> None:
     rows[0] = attrs.evolve(rows[0], extra={**rows[0].extra, "task_base_sha": "x"})
     rows[1] = attrs.evolve(rows[1], extra={**rows[1].extra, "task_base_sha": "y"})
 
-    evidence = regate(rows, now=NOW).evidence
+    evidence = regate(rows, now=NOW, policy=REFERENCE).evidence
 
     assert evidence is not None
     assert evidence.bindings.selected_tasks == ({"id": "task-a", "oracle_digest": "o" * 64},)
@@ -119,7 +128,7 @@ def test_explicit_bindings_win_and_supply_the_model() -> None:
         "task-a", "candidate_workflow", same(3, cost_usd=0.5)
     )
 
-    result = regate(rows, now=NOW, bindings=EvidenceBindings(benchmark_model="pinned"))
+    result = regate(rows, now=NOW, bindings=EvidenceBindings(benchmark_model="pinned"), policy=REFERENCE)
 
     assert result.decisions[0].kind is DecisionKind.PROMOTE
     assert result.evidence is not None

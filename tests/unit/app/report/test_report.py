@@ -21,6 +21,7 @@ from wfbench.app.report.overview import render_overview
 from wfbench.app.report.page import csp, data_table, script, style
 from wfbench.app.report.svg import nice_ticks, place_labels
 from wfbench.domain.promotion.evidence import RunStatus
+from wfbench.domain.promotion.policy import REFERENCE_POLICY
 
 NOW = dt.datetime(2026, 2, 1, tzinfo=dt.UTC)
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -40,7 +41,7 @@ def _sweep(cand_cost=0.5, *, tasks=("task-a", "task-b")):
 
 
 def _model(rows, *, statistics=True, **inputs):
-    evidence = regate(rows, now=NOW).evidence
+    evidence = regate(rows, now=NOW, policy=REFERENCE_POLICY).evidence
     promotion = None if evidence is None else evidence.to_mapping()
     if promotion is not None and not statistics:
         for decision in promotion["decisions"]:
@@ -139,7 +140,7 @@ def test_the_real_cell_wall_time_is_reported_not_the_agents_duration():
 def test_statistics_are_rendered_when_promotion_json_carries_them():
     """Effect and interval, sign test and the detectability sentence come from the statistics object."""
     rows = _sweep()
-    promotion = regate(rows, now=NOW).evidence.to_mapping()
+    promotion = regate(rows, now=NOW, policy=REFERENCE_POLICY).evidence.to_mapping()
     promotion["decisions"][0]["statistics"] = {
         "metric": "cost_usd",
         "unit": "savings_pct",
@@ -193,7 +194,7 @@ def test_the_gates_own_statistics_are_recomputed_and_their_detectability_said():
 def test_a_tampered_statistics_object_is_said_not_shown_as_evidence():
     """Statistics that disagree with their own samples give an explicit n/a sentence."""
     rows = _sweep()
-    promotion = regate(rows, now=NOW).evidence.to_mapping()
+    promotion = regate(rows, now=NOW, policy=REFERENCE_POLICY).evidence.to_mapping()
     promotion["decisions"][0]["statistics"]["effect"] = 99.0
     report = render_markdown(build_model(rows, ReportInputs(promotion=promotion)))
 
@@ -223,7 +224,7 @@ def test_the_verdict_shows_each_pairs_effects_the_other_policy_and_what_the_swee
 def test_an_aborted_sweep_says_so_in_the_verdict():
     """The run status of promotion.json and the status note are both shown."""
     rows = _sweep()
-    evidence = regate(rows, now=NOW, run_status=RunStatus.ABORTED).evidence
+    evidence = regate(rows, now=NOW, run_status=RunStatus.ABORTED, policy=REFERENCE_POLICY).evidence
     model = build_model(rows, ReportInputs(promotion=evidence.to_mapping(), status="Sweep aborted: outage"))
     report = render_markdown(model)
 
