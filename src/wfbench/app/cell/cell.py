@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.cell.checks import (
+from wfbench.app.cell.context import (
     AgentFault,
     CellContext,
     CellServices,

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import attrs
 
-from wfbench.app.cell.checks import RunSettings, overlaid_skill_digest
+from wfbench.app.cell.context import RunSettings, overlaid_skill_digest
 from wfbench.app.corpus.arms import Arm, TaskKind
 from wfbench.app.corpus.binding import BoundTask, sha256_text
 from wfbench.domain.errors import WfbenchError

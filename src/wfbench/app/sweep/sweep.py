@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from wfbench.app.cell.cell import CellPlan, run_cell
-from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.cell.context import CellServices, RunSettings
 from wfbench.app.cell.events import (
     CellFinished,
     CellStarted,
@@ -28,7 +28,6 @@ from wfbench.app.cell.events import (
 from wfbench.app.corpus.arms import Arm, Overlay
 from wfbench.app.corpus.binding import BoundTask, bind_tasks, prepare_snapshots
 from wfbench.app.corpus.corpus import Corpus, TaskSpec
-from wfbench.app.corpus.selection import select_ids
 from wfbench.app.corpus.skill_bindings import sweep_base_digests
 from wfbench.app.sweep import concurrency
 from wfbench.app.sweep.budget import BudgetStop, metered_spend, spend_fields
@@ -45,6 +44,7 @@ from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.pacing import RetryPolicy
 from wfbench.domain.sweep.resume import is_cancellation_residue
 from wfbench.domain.sweep.scheduling import Cell, canonical_order, longest_first
+from wfbench.domain.sweep.task_selection import select_ids
 
 
 @attrs.frozen

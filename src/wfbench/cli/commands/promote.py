@@ -155,10 +155,10 @@ def register(app: typer.Typer) -> None:
         from wfbench.adapters.repo.skill_target import GitSkillTarget
         from wfbench.adapters.repo.workspace import GitWorkspaces
         from wfbench.adapters.store.clock import SystemClock
-        from wfbench.app.corpus.selection import parse_patterns
         from wfbench.app.promotion.apply import ApplyRefused, ApplyRequest, apply_promotion
         from wfbench.domain.errors import InputError
         from wfbench.domain.promotion.policy import DEFAULT_POLICY
+        from wfbench.domain.sweep.task_selection import parse_patterns
 
         if branch is not None and commit:
             raise InputError("give --branch NAME or --commit, not both", field="--branch")

@@ -74,8 +74,8 @@ def _pins_and_kinds(
 ) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
     from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.corpus import load_corpus
-    from wfbench.app.corpus.selection import parse_patterns
     from wfbench.app.promotion.release import release_pins
+    from wfbench.domain.sweep.task_selection import parse_patterns
 
     loaded = load_corpus(str(corpus))
     only = parse_patterns(tasks or [])

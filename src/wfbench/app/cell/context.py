@@ -1,4 +1,4 @@
-"""What a cell runs with: its ports, the run-wide settings, and small sandboxed helpers."""
+"""The cell's context: what a cell runs with (its ports, run-wide settings) and sandboxed helpers."""
 
 from __future__ import annotations
 
