@@ -22,8 +22,6 @@ from wfbench.domain.session.records import SessionRecord
 from wfbench.domain.workspace.rules import WorkspaceState
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
-#: Harness commands (git, setup, verify, oracle) get this long unless the settings say otherwise.
-COMMAND_TIMEOUT_S = 600.0
 #: Bytes a workspace may grow on disk over its sessions (``wfbench run --disk-budget``).
 DEFAULT_DISK_BUDGET = 4 * 1024**3
 MAX_SKILL_BYTES = 4 * 1024 * 1024

@@ -25,7 +25,6 @@ either redoes its generation (undecided) or finishes it (:mod:`wfbench.app.evolv
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -547,8 +546,3 @@ def _run(
         )
     end_run(config.out_dir)
     return EvolveResult(tuple(history), stopped)
-
-
-def now_utc() -> dt.datetime:
-    """UTC now (the CLI's default clock for the loop's timestamps)."""
-    return dt.datetime.now(dt.UTC)

@@ -143,10 +143,6 @@ class SweepModel:
             )
         return "the rows' self-reported cost_usd (wire metering is not recorded in this sweep)"
 
-    def arms_of_kind(self, kind: str) -> tuple[str, ...]:
-        """Arms whose rows are of ``kind`` (``implementation`` or ``review``), in sweep order."""
-        return tuple(arm for arm in self.arms if self.arm_totals[arm].kind == kind)
-
     def cells_of(self, task: str, arm: str) -> tuple[CellRef, ...]:
         """The cells of one (task, arm), by run."""
         return self.cells.get((task, arm), ())

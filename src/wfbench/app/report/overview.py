@@ -18,7 +18,7 @@ from wfbench.app.report.links import Links
 from wfbench.app.report.markdown import effect_text, spend_text, wall_median
 from wfbench.app.report.model import ArmTotals, CellRef, SweepModel
 from wfbench.app.report.page import data_table_parts, esc, page_parts
-from wfbench.app.report.verdicts import PairedTask, Verdict
+from wfbench.app.report.verdicts import Verdict
 from wfbench.domain.sweep import layout
 
 __all__ = [
@@ -80,10 +80,6 @@ def _facts(model: SweepModel) -> str:
         + "".join(f"<div><b>{esc(v)}</b><span>{esc(k)}</span></div>" for v, k in items)
         + "</div>"
     )
-
-
-def _group_link(links: Links, task: str, arm: str, text: str) -> str:
-    return f'<a href="{esc(links.group(task, arm))}">{esc(text)}</a>'
 
 
 def _verdict_block(model: SweepModel, verdict: Verdict, links: Links) -> str:
@@ -469,8 +465,3 @@ def _body(model: SweepModel, links: Links) -> Iterator[str]:
     yield (
         _health(model) + _diagnostics(model, links) + _concurrency(model) + _notes(model) + _provenance(model)
     )
-
-
-def paired_lookup(verdict: Verdict) -> dict[str, PairedTask]:
-    """The paired tasks of ``verdict`` by task id."""
-    return {t.task: t for t in verdict.tasks}
