@@ -236,13 +236,7 @@ def _file_entries(workspace: str, files: Sequence[str]) -> list[tuple[str, str, 
         except FileNotFoundError:
             entries.append((rel, "missing", b""))
             continue
-        if stat.S_ISREG(mode):
-            with open(path, "rb") as handle:
-                entries.append((rel, "f", handle.read(MAX_SKILL_BYTES + 1)))
-        elif stat.S_ISLNK(mode):
-            entries.append((rel, "l", os.readlink(path).encode()))
-        else:
-            entries.append((rel, "s", b""))
+        entries.append(_entry(rel, path, mode))
     return entries
 
 
@@ -254,16 +248,18 @@ def _skill_entries(workspace: str, skills: Sequence[str]) -> list[tuple[str, str
             dirnames.sort()
             for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 path = os.path.join(dirpath, name)
-                rel = os.path.relpath(path, workspace)
-                mode = os.lstat(path).st_mode
-                if stat.S_ISREG(mode):
-                    with open(path, "rb") as handle:
-                        entries.append((rel, "f", handle.read(MAX_SKILL_BYTES + 1)))
-                elif stat.S_ISLNK(mode):
-                    entries.append((rel, "l", os.readlink(path).encode()))
-                else:
-                    entries.append((rel, "s", b""))
+                entries.append(_entry(os.path.relpath(path, workspace), path, os.lstat(path).st_mode))
     return sorted(entries)
+
+
+def _entry(rel: str, path: str, mode: int) -> tuple[str, str, bytes]:
+    """What the digest hashes of one path: a file's bytes (bounded), a link's target, else nothing."""
+    if stat.S_ISREG(mode):
+        with open(path, "rb") as handle:
+            return rel, "f", handle.read(MAX_SKILL_BYTES + 1)
+    if stat.S_ISLNK(mode):
+        return rel, "l", os.readlink(path).encode()
+    return rel, "s", b""
 
 
 def overlaid_skill_digest(root: str, skills: Sequence[str], overlay: Overlay | None) -> str:
