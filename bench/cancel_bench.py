@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.sweep_kit import (  # noqa: E402 - after the path setup
+from tests.support.sweep_kit import (  # noqa: E402 - after the path setup
     WFBENCH,
     base_files,
     impl_task,

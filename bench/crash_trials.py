@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Crash safety and resume, the full set: SIGKILL `wfbench run` at seeded random moments, then resume.
 
-Runs the harness of ``tests/integration/test_crash_resume.py`` over the demo corpus (stand-in
+Runs the harness of ``tests/integration/sweep/test_crash_resume.py`` over the demo corpus (stand-in
 agent, bwrap, scripted provider on loopback), alternating workers 1 and 3, and prints one line
 per trial: seed, kill time, rows before the kill (and rows reported complete), rows after the
 resume, whether the resumed sweep's aggregates equal an uninterrupted run's, and leftovers
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from tests.integration.test_crash_resume import Shape, Trial, bwrap_works, run_trials  # noqa: E402
+from tests.integration.sweep.test_crash_resume import Shape, Trial, bwrap_works, run_trials  # noqa: E402
 
 COLUMNS = (
     "trial",

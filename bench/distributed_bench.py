@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cells of a fixed length on a Ray cluster of 1 and 2 worker nodes × 2 slots, against the local executor.
 
-Every Ray process runs in a loopback-only network + PID namespace (``tests/integration/ray_kit.py``,
+Every Ray process runs in a loopback-only network + PID namespace (``tests/support/ray_kit.py``,
 ``../shared/research/ray.md``): a head with no slots, then worker node 1; the sweep runs; worker
 node 2 joins and the same sweep runs again. The local executor runs the same sweep in the same
 namespace with ``--workers`` equal to the cluster's slots.
@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from tests.integration.ray_kit import LoopbackCluster, ray_missing  # noqa: E402
+from tests.support.ray_kit import LoopbackCluster, ray_missing  # noqa: E402
 
 from wfbench import demo  # noqa: E402
 

@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.integration.realrepo_kit import ENVIRONMENT, ORACLE, PYTEST, make_library
-from tests.integration.sweep_kit import MODEL, git
+from tests.support.realrepo_kit import ENVIRONMENT, ORACLE, PYTEST, make_library
+from tests.support.sweep_kit import MODEL, git
 
 from wfbench.adapters.repo.envbuild import CachedEnvironments
 from wfbench.adapters.repo.workspace import GitWorkspaces

@@ -15,7 +15,7 @@ private root). Prints one JSON object; exits 1 when a row was lost, a cell was d
 a process leaked.
 
 Needs bubblewrap (the default sandbox). The corpus helpers are shared with
-tests/integration/test_load.py (the small CI version).
+tests/integration/sweep/test_load.py (the small CI version).
 """
 
 from __future__ import annotations

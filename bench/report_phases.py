@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where ``wfbench report``'s memory goes: peak and current RSS after each phase of the command.
 
-Runs the steps of ``wfbench report RESULTS`` (``cli/gate_cmd._report_model`` then the streamed
+Runs the steps of ``wfbench report RESULTS`` (``cli/commands/gate._report_model`` then the streamed
 write) in this process, with a checkpoint after each: the one pass over the rows, the gate, the
 evidence mapping, the model, and the two files written. Each line prints the process's current
 RSS (``/proc/self/statm``), its peak so far (``ru_maxrss``) and its CPU time, so the phase that

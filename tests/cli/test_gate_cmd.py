@@ -443,3 +443,19 @@ def test_the_sweeps_promotion_json_is_read_once_per_command_and_afresh_by_the_ne
     evidence.write_text(json.dumps({"generated_at": "2026-02-01T00:00:00+00:00", "decisions": []}))
     assert gate_cmd._sweep_generated_at(evidence) == dt.datetime(2026, 2, 1, tzinfo=dt.UTC)
     assert len(reads) == 2
+
+
+def test_a_candidate_cell_that_edited_test_infrastructure_is_refused_by_name(tmp_path: Path) -> None:
+    """Issue 25 §3: the row's shadowing diagnostic (as a cell writes it) blocks the promotion."""
+    rows = promoting_rows()
+    planted = "shadowing file: tests/conftest.py (added): pytest configuration or plugin (conftest/ini)"
+    rows[4]["evidence_diagnostics"] = [planted]  # candidate_workflow, run 1
+    write_results(tmp_path, rows)
+
+    text = wfbench("gate", tmp_path)
+
+    assert text.returncode == 0, text.stderr
+    decision = "decision: candidate_workflow vs workflow (implementation, cost_usd): KEEP_INCUMBENT"
+    assert decision in text.stdout
+    cell = "task-a/candidate_workflow/run-1: tests/conftest.py"
+    assert f"test-infrastructure edits block promotion (1): {cell}" in text.stdout

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tests.integration.demo_run import demo_corpus, demo_out
+from tests.support.demo_run import demo_corpus, demo_out
 
 __all__ = ["demo_corpus", "demo_out"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.realrepo_kit import registry_or_skip
+from tests.support.realrepo_kit import registry_or_skip
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,14 +8,15 @@ raise the :mod:`wfbench.domain.errors` named in each docstring.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
-from typing import Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.wire import WireMeter
 from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
 from wfbench.domain.results.rows import Row
+from wfbench.domain.results.spend import Spend as SweepSpend
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
@@ -113,8 +114,12 @@ class ModelLease(Protocol):
 class ModelGateway(Protocol):
     """Where agent sessions reach the model: one metered lease per cell, and the sweep's spend."""
 
-    def lease(self, label: str, *, model: str | None = None) -> ModelLease:
+    def lease(self, label: str, *, model: str | None = None, scratch: str | None = None) -> ModelLease:
         """A new lease for the cell ``label`` whose requests must name ``model`` (None: the sweep's).
+
+        ``scratch`` is the cell's own scratch directory: the lease's socket goes there when the
+        path fits a UNIX socket (else under the temporary directory, named with its owner's pid
+        and PID namespace).
 
         Raises:
             SandboxError: the lease's socket cannot be created.
@@ -345,3 +350,76 @@ class CellExecutor(Protocol):
     def close(self) -> None:
         """Release the executor: cells still running are cancelled and waited for."""
         ...
+
+
+class SpendSource(Protocol):
+    """Where a sweep's spend so far is read from (rows today; the wire meter when it lands)."""
+
+    def spent(self) -> SweepSpend:
+        """The spend so far."""
+
+
+#: ``(path in the prior sweep, path in this sweep, sha256 or None, size or None, required)``.
+ArtifactRef = tuple[str, str, str | None, int | None, bool]
+
+
+class PriorResults(Protocol):
+    """A prior sweep's output directory (an adapter reads it; the app never touches its files)."""
+
+    @property
+    def path(self) -> str:
+        """The directory (for messages)."""
+
+    def rows(self) -> tuple[Row, ...]:
+        """Every row of its ``results.jsonl``."""
+
+    def copy_artifacts(self, artifacts: Sequence[ArtifactRef], dest_dir: str) -> None:
+        """Copy every artifact to its destination path under ``dest_dir``, all or nothing.
+
+        An optional artifact is skipped when absent; the first present source of a destination wins.
+
+        Raises:
+            OSError, ValueError: a required file is missing or unsafe, or its bytes drifted from
+                the recorded size or sha256 (nothing is left behind).
+        """
+
+
+class ArtifactLike(Protocol):
+    """A file of the sweep as found (see ``adapters/store/sweep_dir.Artifact``)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def size(self) -> int | None: ...
+    @property
+    def detail(self) -> str | None: ...
+    @property
+    def readable(self) -> bool: ...
+    def text(self) -> str: ...
+
+
+class ArtifactSource(Protocol):
+    """Reads files of the sweep directory, never raising."""
+
+    def artifact(self, rel: str, *, limit: int) -> ArtifactLike:
+        """The file ``rel``, at most ``limit`` bytes; its state says what was found."""
+
+
+class SweepSource(Protocol):
+    """A sweep directory, read-only (``adapters/store/sweep_dir.SweepDirectory``)."""
+
+    def scan(self, problems: list[Any] | None = None) -> Iterator[tuple[int, Row]]:
+        """Rows with their line's byte offset; bad lines appended to ``problems``."""
+
+    def row_at(self, offset: int) -> dict[str, Any] | None:
+        """The raw row whose line starts at ``offset``."""
+
+    def json_file(self, name: str) -> tuple[Any, str]:
+        """A JSON document of the sweep root and its state."""
+
+    def artifact(self, rel: str, *, limit: int) -> ArtifactLike:
+        """A file of the sweep (never raising)."""

@@ -273,3 +273,27 @@ def test_a_decision_is_shown_with_what_it_names_even_when_parts_are_missing() ->
     assert digest == (
         "# Evidence from the last sweep\n\n## The gate's decisions\n\n- None vs None: promote — ok; 3\n"
     )
+
+
+def test_the_oracles_outcome_class_and_its_failing_ids_never_reach_the_proposer() -> None:
+    """Issue 25 §5: the outcome class and the author-only ``oracle.json`` stay out of EVIDENCE.md."""
+    rows = [
+        _row(
+            "t1",
+            "candidate",
+            0,
+            error_kind="oracle-failed",
+            extra={
+                "oracle_outcome": "expected-ids-missing",
+                "oracle_outcome_artifact": "cells/t1/candidate/run-0/oracle.json",
+                "error_detail": (
+                    "hidden oracle failed: the must-fail canary test_5f3a did not fail (1 passed)"
+                ),
+            },
+        ),
+        _row("t1", "candidate", 1, error_kind="oracle-failed", extra={"oracle_outcome": "canary-tripped"}),
+    ]
+    text = evidence_digest(rows, prompts={"t1": "fix it"})
+    assert HIDDEN_DETAIL in text  # control: the failing runs are listed
+    for leaked in ("expected-ids-missing", "canary", "oracle.json", "test_5f3a", "oracle_outcome"):
+        assert leaked not in text, leaked

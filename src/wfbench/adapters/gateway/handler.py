@@ -4,10 +4,12 @@ Used by :mod:`wfbench.adapters.gateway.key_proxy` for both kinds of listener (a 
 and the proxy's own loopback port). Order of the checks, each refusal answered with an
 Anthropic-shaped error and recorded in the cell's meter: the token (401/403, before anything
 else is looked at), the route and the normalized path (400/404/405), the sweep's budget (403),
-the body (413 past the limit, 400 not JSON, 403 another model or a server-side tool). Then the
-body goes upstream with a ``Content-Length`` (a chunked upload is read whole first), and the
-reply is relayed as the upstream framed it while a :class:`~wfbench.adapters.gateway.wire_usage.UsageReader`
-reads its usage.
+the body (413 past the limit, 400 not strict JSON, 403 another model, a duplicate key or content
+the allow-lists do not cover), then the request's worst-case cost is reserved (403 ``budget``
+when the spend reached the budget; it waits while only open reservations fill it) and released
+when the reply is recorded. Then the body goes upstream with a ``Content-Length`` (a chunked
+upload is read whole first), and the reply is relayed as the upstream framed it while a
+:class:`~wfbench.adapters.gateway.wire_usage.UsageReader` reads its usage.
 
 Metering is about the upstream's reply, not about whether the agent stayed to read it all: an
 agent that read a reply's last event (``message_stop``, ``response.completed``) may hang up
@@ -28,17 +30,19 @@ from __future__ import annotations
 import hmac
 import http.client
 import json
+import socket
+import threading
 from collections.abc import Iterator
 from email.message import Message
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from wfbench.adapters.gateway.budget import SpendLedger
 from wfbench.adapters.gateway.rules import MAX_BODY_BYTES, Refused, Route, forwarded_headers, route_for
 from wfbench.adapters.gateway.wire_usage import UsageReader
+from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireRefusal
-
-if TYPE_CHECKING:
-    from wfbench.adapters.gateway.key_proxy import Lease, Scrubber, _ServerMixin
+from wfbench.domain.session.records import Usage
 
 PIECE = 64 * 1024
 #: After the agent hung up past a reply's last event, the most of the upstream's tail read alone.
@@ -59,6 +63,85 @@ HOP_BY_HOP = frozenset(
     }
 )
 CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
+
+
+class ResponseScrubber(Protocol):
+    """Masks the real key in one response (``key_proxy.Scrubber``)."""
+
+    def feed(self, data: bytes) -> bytes:
+        """The bytes safe to emit now."""
+        ...
+
+    def finish(self) -> bytes:
+        """The held tail, at the stream's end."""
+        ...
+
+    def text(self, value: str) -> str:
+        """A header value with the key masked."""
+        ...
+
+
+class CellLease(Protocol):
+    """What a connection needs of the lease it serves (``key_proxy.Lease``)."""
+
+    @property
+    def token(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def prices(self) -> ModelPrices | None: ...
+    def begin(self) -> None: ...
+    def end(self) -> None: ...
+    def record(
+        self,
+        usage: Usage | None,
+        *,
+        metered: bool,
+        complete: bool = True,
+        by_upstream: bool = False,
+        release: float = 0.0,
+    ) -> None: ...
+    def refuse(self, refusal: WireRefusal) -> None: ...
+
+
+class ProxyCore(Protocol):
+    """What a connection needs of the proxy (``key_proxy.KeyProxy``)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def routes(self) -> tuple[Route, ...]: ...
+    @property
+    def idle_timeout_s(self) -> float: ...
+    @property
+    def upstream_host(self) -> str: ...
+    def check_budget(self) -> None: ...
+    @property
+    def ledger(self) -> SpendLedger: ...
+    def check_body(self, route: Route, body: bytes, model: str | None) -> dict[str, object]: ...
+    def reserve(
+        self, route: Route, size: int, body: dict[str, object], prices: ModelPrices | None
+    ) -> float: ...
+    def connect(self) -> http.client.HTTPConnection: ...
+    def upstream_path(self, path: str) -> str: ...
+    def scrubber(self) -> ResponseScrubber: ...
+    def note(self, event: str, **fields: Any) -> None: ...
+    def count(self, *, refused: bool) -> None: ...
+
+
+class ProxyServer(Protocol):
+    """The listener a connection came in on (``key_proxy._ServerMixin``).
+
+    Typed here, so this module never imports key_proxy (which imports it).
+    """
+
+    @property
+    def proxy(self) -> ProxyCore: ...
+    @property
+    def lease(self) -> CellLease: ...
+    @property
+    def stopping(self) -> threading.Event: ...
+    def track(self, sock: socket.socket | None, *, add: bool) -> None: ...
 
 
 def bearer(value: str) -> str | None:
@@ -103,7 +186,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
     """One agent connection (keep-alive): each request is checked, forwarded, relayed and metered."""
 
     protocol_version = "HTTP/1.1"
-    server: _ServerMixin  # type: ignore[assignment]  # both servers of key_proxy mix _ServerMixin in
+    server: ProxyServer  # type: ignore[assignment]  # both servers of key_proxy mix _ServerMixin in
 
     def setup(self) -> None:
         """The connection's idle timeout is the proxy's (a silent client is cut)."""
@@ -131,6 +214,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         proxy, lease = self.server.proxy, self.server.lease
         self._body_read = False
         self._agent_gone = False
+        self._reserved = 0.0
         # The target as sent: http.server collapses a leading "//" in self.path; nothing is collapsed here.
         parts = self.requestline.split()
         self.path = parts[1] if len(parts) == 3 else self.path
@@ -140,10 +224,25 @@ class ProxyHandler(BaseHTTPRequestHandler):
             route = route_for(self.command, self.path, proxy.routes)
             proxy.check_budget()
             body = self._read_body()
-            proxy.check_body(route, body, lease.model)
+            parsed = proxy.check_body(route, body, lease.model)
+            self._reserved = proxy.reserve(route, len(body), parsed, lease.prices)
         except Refused as refusal:
             self._refuse(lease, refusal, path)
             return
+        try:
+            self._forward_checked(route, credentials, body, path)
+        finally:  # a reservation never outlives its request (a no-op once the reply was recorded)
+            if self._reserved:
+                proxy.ledger.settle(None, None, release=self._take_reserved(), billed=False, complete=True)
+
+    def _take_reserved(self) -> float:
+        reserved, self._reserved = self._reserved, 0.0
+        return reserved
+
+    def _forward_checked(
+        self, route: Route, credentials: list[tuple[str, str]], body: bytes, path: str
+    ) -> None:
+        proxy, lease = self.server.proxy, self.server.lease
         headers = self._upstream_headers(route, credentials, len(body))
         upstream = proxy.connect()
         try:
@@ -152,7 +251,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             except (OSError, http.client.HTTPException) as exc:
                 name = type(exc).__name__
                 proxy.note("key_proxy.upstream_error", error=name, method=self.command, path=path)
-                lease.record(None, metered=False)
+                lease.record(None, metered=False, release=self._take_reserved())
                 self.close_connection = True
                 status, kind = (504, "timeout_error") if isinstance(exc, TimeoutError) else (502, "api_error")
                 self._reply(status, error_body(kind, f"wfbench key proxy: upstream {name}"))
@@ -182,12 +281,13 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self._metered = True
         lease = self.server.lease
         if usage is None:
-            lease.record(None, metered=False)
+            lease.record(None, metered=False, release=self._take_reserved())
         else:
             seen, complete = usage.finish(cut=not whole)
-            lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on)
+            release = self._take_reserved()
+            lease.record(seen, metered=True, complete=complete, by_upstream=agent_read_on, release=release)
 
-    def _refuse(self, lease: Lease, refusal: Refused, path: str) -> None:
+    def _refuse(self, lease: CellLease, refusal: Refused, path: str) -> None:
         proxy = self.server.proxy
         proxy.count(refused=True)
         lease.refuse(WireRefusal(refusal.status, refusal.kind, refusal.message))
@@ -322,7 +422,12 @@ class ProxyHandler(BaseHTTPRequestHandler):
         return True
 
     def _pump(
-        self, response: http.client.HTTPResponse, scrub: Scrubber, usage: UsageReader | None, *, chunked: bool
+        self,
+        response: http.client.HTTPResponse,
+        scrub: ResponseScrubber,
+        usage: UsageReader | None,
+        *,
+        chunked: bool,
     ) -> bool:
         """Copy the body piece by piece as it arrives (usage read on the way); False when cut short.
 

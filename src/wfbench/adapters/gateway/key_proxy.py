@@ -16,8 +16,9 @@ tools and tests that talk to it directly; no cell is given that token.
 **Wire metering**: the usage the upstream reported in each reply of a metered route is read as
 the reply streams past (:mod:`wfbench.adapters.gateway.wire_usage`) and added to the cell's meter; with
 the pinned model's prices it is the sweep's metered spend (:meth:`KeyProxy.spend`), which a
-budget (``--max-cost``) caps: once reached, new requests are refused (requests already upstream
-finish).
+budget (``--max-cost``) caps: each request reserves its worst case before it goes upstream
+(:mod:`wfbench.adapters.gateway.budget`), so the spend passes the budget by at most one
+request's worst case; once reached, new requests are refused.
 
 Bodies stream back unbuffered (SSE events reach the agent as they arrive) with the upstream's
 framing (length, chunks or close-delimited); a reply the upstream cut short is cut short for the
@@ -49,16 +50,18 @@ import threading
 import time
 import urllib.parse
 from http.server import ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from wfbench.adapters.gateway.handler import ProxyHandler
+from wfbench.adapters.gateway.budget import SpendLedger
+from wfbench.adapters.gateway.handler import ProxyHandler, ProxyServer
 from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, Refused, Route, check_body
 from wfbench.adapters.sandbox.net_bridge import free_port, socket_path
 from wfbench.domain.errors import InputError, SandboxError, WfbenchError
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.prices import ModelPrices, prices_for
+from wfbench.domain.metering.requests import BodyRefusal, output_cap
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
 from wfbench.domain.redaction import REDACTED, redact_text
 from wfbench.domain.session.records import Usage
@@ -155,17 +158,22 @@ class Lease:
             self._settled.notify_all()
 
     def record(
-        self, usage: Usage | None, *, metered: bool, complete: bool = True, by_upstream: bool = False
+        self,
+        usage: Usage | None,
+        *,
+        metered: bool,
+        complete: bool = True,
+        by_upstream: bool = False,
+        release: float = 0.0,
     ) -> None:
         """One forwarded request: its reply's usage (``complete`` False: cut short, ``by_upstream``: by
-        the upstream while the agent read on), or an unmetered one."""
+        the upstream while the agent read on), or an unmetered one; ``release`` is its reservation."""
         with self._lock:
             if metered:
                 self._meter = self._meter.plus_reply(usage, complete=complete, by_upstream=by_upstream)
             else:
                 self._meter = self._meter.plus_unmetered()
-        if metered and usage is not None:
-            self.proxy.spent(usage, self.prices)
+        self.proxy.ledger.settle(usage, self.prices, release=release, billed=metered, complete=complete)
 
     def refuse(self, refusal: WireRefusal) -> None:
         """One refused request (or connection)."""
@@ -301,6 +309,18 @@ class _CellServer(_ServerMixin, socketserver.ThreadingMixIn, socketserver.UnixSt
         os.chmod(path, 0o600)
 
 
+def _socket_under(scratch: str | None) -> str:
+    """A model socket in a fresh directory under ``scratch``, else (too deep, or none) under the temp dir."""
+    if scratch is not None:
+        with contextlib.suppress(SandboxError):
+            return socket_path("model.sock", parent=scratch)
+    return socket_path("model.sock")
+
+
+if TYPE_CHECKING:  # mypy checks that both listeners fit the handler's typed view of them
+    _LISTENERS: tuple[type[ProxyServer], ...] = (_TcpServer, _CellServer)
+
+
 class KeyProxy:
     """The key proxy of one sweep. Use as a context manager, or start()/stop().
 
@@ -359,10 +379,7 @@ class KeyProxy:
         self._thread: threading.Thread | None = None
         self._leases: set[Lease] = set()
         self._lock = threading.Lock()
-        self._spent_usd = 0.0
-        self._unpriced = 0
-        self._unpriced_model = 0
-        self._priced = 0
+        self.ledger = SpendLedger(budget_usd, self.prices)
         self._log = structlog.get_logger("wfbench.key_proxy")
         self.forwarded = 0
         self.refused = 0
@@ -407,6 +424,7 @@ class KeyProxy:
 
     def stop(self) -> None:
         """Stop serving (every lease too), cut open (even stalled) exchanges, join every thread (bounded)."""
+        self.ledger.stop()
         with self._lock:
             leases = list(self._leases)
         for lease in leases:
@@ -426,10 +444,14 @@ class KeyProxy:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def lease(self, label: str, *, port: int | None = None, model: str | None = None) -> Lease:
+    def lease(
+        self, label: str, *, port: int | None = None, model: str | None = None, scratch: str | None = None
+    ) -> Lease:
         """A new cell lease, serving its own socket (close it when the cell ends).
 
-        ``model`` is the model the cell's requests must name (default: the proxy's).
+        ``model`` is the model the cell's requests must name (default: the proxy's); the socket
+        goes under ``scratch`` (the cell's own directory) when its path fits a UNIX socket, else
+        under the temporary directory.
 
         Raises:
             SandboxError: the socket cannot be created.
@@ -443,7 +465,7 @@ class KeyProxy:
             raise InputError(
                 f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"
             )
-        bridge = Bridge(socket=socket_path("model.sock"), port=port or free_port())
+        bridge = Bridge(socket=_socket_under(scratch), port=port or free_port())
         lease = Lease(self, label, bridge=bridge, model=model)
         try:
             lease.serve()
@@ -461,28 +483,8 @@ class KeyProxy:
             self._leases.discard(lease)
 
     def spend(self) -> Spend:
-        """The metered spend of every lease so far, against the budget.
-
-        ``None`` once a reply of a model without prices was metered (or, before any priced reply,
-        when the pinned model has none); replies whose usage lacks input or output tokens cannot be
-        priced and are counted in ``unpriced_requests`` (the spend is then a lower bound).
-        """
-        with self._lock:
-            unknown = self._unpriced_model > 0 or (self.prices is None and not self._priced)
-            spent = None if unknown else round(self._spent_usd, 6)
-            return Spend(spent, self.budget_usd, self._unpriced)
-
-    def spent(self, usage: Usage, prices: ModelPrices | None) -> None:
-        """Add one reply's usage to the spend (priced with its cell's model's prices)."""
-        cost = None if prices is None else prices.exact_cost_usd(usage)
-        with self._lock:
-            if prices is None:
-                self._unpriced_model += 1
-            elif cost is None:
-                self._unpriced += 1
-            else:
-                self._priced += 1
-                self._spent_usd += cost
+        """The metered spend of every lease so far, against the budget (:meth:`SpendLedger.spend`)."""
+        return self.ledger.spend()
 
     def check_budget(self) -> None:
         """Refuse a new request once the budget is spent.
@@ -490,13 +492,25 @@ class KeyProxy:
         Raises:
             Refused: 403 ``budget``.
         """
-        spend = self.spend()
-        if spend.reached:
-            raise Refused(403, "budget", f"the sweep's --max-cost budget is spent ({spend.describe()})")
+        self.ledger.check()
 
-    def check_body(self, route: Route, body: bytes, model: str | None) -> None:
+    def reserve(self, route: Route, size: int, body: dict[str, object], prices: ModelPrices | None) -> float:
+        """Reserve a metered request's worst-case cost under the budget; the amount (0: nothing reserved).
+
+        Raises:
+            Refused: 403 ``field`` (no usable output cap), 403 ``budget`` (see :meth:`SpendLedger.reserve`).
+        """
+        priced = prices or self.prices
+        if self.budget_usd is None or route.meter is None or route.rules is None or priced is None:
+            return 0.0
+        cap = output_cap(route.rules, body)
+        if isinstance(cap, BodyRefusal):
+            raise Refused(403, cap.kind, cap.message())
+        return self.ledger.reserve(priced.worst_case_usd(size, cap), self._timeout_s)
+
+    def check_body(self, route: Route, body: bytes, model: str | None) -> dict[str, object]:
         """The body rules (:func:`~wfbench.adapters.gateway.rules.check_body`) with the cell's model."""
-        check_body(route, body, model)
+        return check_body(route, body, model)
 
     def connect(self) -> http.client.HTTPConnection:
         """A fresh connection to the upstream (one per request: nothing stale to retry)."""

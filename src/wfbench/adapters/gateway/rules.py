@@ -10,20 +10,17 @@ The proxy forwards a request only when all of these hold (each refusal is a
 * **path**: normalized — ASCII, no dot segment, no empty segment (``//``), no percent-encoding,
   no backslash, semicolon or fragment; the query holds only the route's allowed parameters
   (``beta=true`` for Anthropic);
-* **body**: at most :data:`MAX_BODY_BYTES`, a JSON object whose ``model`` is the pinned model;
-  no server-side tool — a ``tools`` entry whose ``type`` is not on the route's allow-list of
-  tools the *agent* runs (Anthropic: none or ``custom``; OpenAI Responses: ``function``,
-  ``custom``, ``local_shell`` and ``tool_search`` over the request's own tools, so no
-  ``web_search``, ``file_search``, ``code_interpreter``, ``computer_use_preview``,
-  ``image_generation`` or ``mcp``) — and, for Anthropic, no ``mcp_servers`` or ``container``:
-  those make the *provider* reach the network on the agent's behalf;
+* **body**: at most :data:`MAX_BODY_BYTES`, strict JSON (UTF-8, no duplicate key anywhere, so
+  what was checked is what is sent), an object whose ``model`` is the pinned model and whose
+  content passes the route's allow-lists (:mod:`wfbench.domain.metering.requests`: top-level
+  fields, tool types, content block, source, item and part types; no URL the provider would
+  fetch, no provider-side state);
 * **headers**: only the route's allow-listed request headers are forwarded (others are dropped,
   never refused); credentials are replaced by the real key.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
 from collections.abc import Mapping
@@ -31,6 +28,7 @@ from collections.abc import Mapping
 import attrs
 
 from wfbench.adapters.gateway.wire_usage import WireProtocol
+from wfbench.domain.metering.requests import MESSAGES, RESPONSES, RequestRules, check_request, decode_body
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
@@ -54,7 +52,6 @@ _OPENAI_HEADERS = frozenset(
 )
 #: The SDKs' own telemetry headers (OS, runtime, retry count…) carry nothing of the agent's choosing.
 _SDK_HEADER_PREFIX = "x-stainless-"
-_SERVER_SIDE_BODY_KEYS = ("mcp_servers", "container")
 
 
 class Refused(Exception):
@@ -76,37 +73,26 @@ class Route:
     headers: frozenset[str]
     #: Query parameters allowed, with their allowed values.
     query: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    #: The ``tools[].type`` values allowed (tools the agent runs itself); None: not checked.
-    tool_types: frozenset[str | None] | None = None
-    #: Body keys refused outright (parameters that make the provider reach the network).
-    server_side_keys: tuple[str, ...] = ()
+    #: What the body may say (None: only the model is checked).
+    rules: RequestRules | None = None
 
 
-_ANTHROPIC_TOOLS: frozenset[str | None] = frozenset({None, "custom"})
-#: Codex sends function tools, apply_patch as a custom tool and ``tool_search`` (the provider
-#: searching the request's own deferred tools: nothing outside the request).
-_RESPONSES_TOOLS: frozenset[str | None] = frozenset({"function", "custom", "local_shell", "tool_search"})
 MESSAGES_ROUTE = Route(
     "POST",
     "/v1/messages",
     WireProtocol.ANTHROPIC,
     _ANTHROPIC_HEADERS,
     {"beta": frozenset({"true"})},
-    _ANTHROPIC_TOOLS,
-    _SERVER_SIDE_BODY_KEYS,
+    MESSAGES,
 )
 COUNT_TOKENS_ROUTE = Route(
-    "POST",
-    "/v1/messages/count_tokens",
-    None,
-    _ANTHROPIC_HEADERS,
-    {"beta": frozenset({"true"})},
-    _ANTHROPIC_TOOLS,
-    _SERVER_SIDE_BODY_KEYS,
+    "POST", "/v1/messages/count_tokens", None, _ANTHROPIC_HEADERS, {"beta": frozenset({"true"})}, MESSAGES
 )
 ANTHROPIC_ROUTES = (MESSAGES_ROUTE, COUNT_TOKENS_ROUTE)
+#: Codex sends function tools, apply_patch as a custom tool and ``tool_search`` (the provider
+#: searching the request's own deferred tools: nothing outside the request).
 OPENAI_RESPONSES_ROUTE = Route(
-    "POST", "/v1/responses", WireProtocol.OPENAI_RESPONSES, _OPENAI_HEADERS, tool_types=_RESPONSES_TOOLS
+    "POST", "/v1/responses", WireProtocol.OPENAI_RESPONSES, _OPENAI_HEADERS, rules=RESPONSES
 )
 
 
@@ -144,31 +130,25 @@ def forwarded_headers(route: Route, presented: list[tuple[str, str]]) -> list[tu
     ]
 
 
-def check_body(route: Route, body: bytes, model: str | None) -> None:
-    """Refuse a body that is not a JSON object, names another model, or asks for server-side tools.
+def check_body(route: Route, body: bytes, model: str | None) -> dict[str, object]:
+    """The body as checked: strict JSON, the pinned model, the route's allow-lists.
 
     Raises:
-        Refused: 400 (not JSON), 403 (``model``: not the pinned model; ``server-tool``).
+        Refused: 400 (not strict JSON or not an object), 403 (``model``: not the pinned model;
+            ``duplicate-key``; ``field``, ``content``, ``server-tool``: see
+            :mod:`wfbench.domain.metering.requests`; the detail names the field's path).
     """
-    try:
-        parsed = json.loads(body)
-    except (ValueError, RecursionError):
-        raise Refused(400, "body", "the request body is not JSON") from None
-    if not isinstance(parsed, dict):
-        raise Refused(400, "body", "the request body is not a JSON object")
+    parsed, refusal = decode_body(body)
+    if parsed is None:
+        assert refusal is not None
+        raise Refused(400 if refusal.kind == "body" else 403, refusal.kind, refusal.detail)
     asked = parsed.get("model")
     if model is not None and asked != model:
         raise Refused(403, "model", f"model {_shown(str(asked))} is not the pinned model {model}")
-    for key in route.server_side_keys:
-        if key in parsed:
-            raise Refused(403, "server-tool", f"{key} would make the provider reach the network")
-    if route.tool_types is None:
-        return
-    tools = parsed.get("tools") or []
-    for tool in tools if isinstance(tools, list) else [tools]:
-        kind = tool.get("type") if isinstance(tool, dict) else "?"
-        if kind not in route.tool_types:
-            raise Refused(403, "server-tool", f"server tool {_shown(str(kind))} would reach the network")
+    found = None if route.rules is None else check_request(route.rules, parsed)
+    if found is not None:
+        raise Refused(403, found.kind, found.message())
+    return parsed
 
 
 def _shown(text: str) -> str:

@@ -6,7 +6,7 @@ Layout under the cache directory (``$WFBENCH_CACHE/envs``, default ``~/.cache/wf
     <digest>/.wfbench-env.json   written last: an entry without it is incomplete and rebuilt
     <digest>.lock                held while building (concurrent sweeps wait, then reuse)
     <digest>.log                 the last build's output
-    pip/ uv/                     package caches shared by every build
+    caches/<digest>/pip, uv/     that digest's package caches (never shared with another build)
 
 A build runs in the sandbox over a private, writable copy of the task's snapshot (``/workspace``)
 with the environment directory mounted writable at the place cells see it (``/env`` under bwrap;
@@ -20,6 +20,13 @@ Why a standard ``venv`` plus the task's own commands (pip by default): it needs 
 interpreter, its layout is what every Python tool expects, and the install commands are the
 project's own (``pip install -e .[test]``, ``pip install -r requirements.txt``, ``uv pip sync``);
 the digest, not the tool, provides the caching.
+
+No writable state is shared between builds of different inputs (issue 26): a build's package
+caches are its digest's own (``caches/<digest>/``), because pip and uv trust their caches and a
+repository's build script (what ``pip install -e .`` runs) can write there; a poisoned cache
+would reach every later build of another corpus. When ``key_files`` key a build (so that commits
+of one repository share it) the repository's own path is in the digest too, so two
+repositories with the same lockfiles never share an environment one of them built.
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ CACHE_MOUNT = "/wfbench-cache"
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 LOG_TAIL = 1500
+#: The repository's entry in a ``key_files`` key (NUL: never a path of the snapshot).
+REPOSITORY_KEY = "\0repository"
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> str:
@@ -168,6 +177,7 @@ class CachedEnvironments:
         key: Mapping[str, str] | str = snapshot.tree
         if spec.key_files is not None:
             key = {path: _file_digest(os.path.join(snapshot.path, path)) for path in spec.key_files}
+            key[REPOSITORY_KEY] = snapshot.repo  # another repository builds its own (as named: same on nodes)
         return environment_digest(
             spec,
             base=None if base is None else base.identity,
@@ -239,7 +249,7 @@ class CachedEnvironments:
         if os.path.lexists(final):
             force_remove(final)  # an incomplete earlier build
         os.mkdir(final, 0o755)
-        caches = os.path.join(self._cache, "caches")
+        caches = os.path.join(self._cache, "caches", os.path.basename(final))  # this digest's own
         for name in ("pip", "uv"):
             os.makedirs(os.path.join(caches, name), mode=0o700, exist_ok=True)
         scratch = tempfile.mkdtemp(prefix="build-", dir=self._cache)

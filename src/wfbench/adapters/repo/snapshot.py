@@ -167,6 +167,28 @@ def build_snapshot(repo: str, ref: str, dest: str, *, commit: str | None = None)
         raise
 
 
+def _objects_dir(repo: str) -> str:
+    """The absolute object directory of ``repo`` (a worktree's is its main repository's)."""
+    found = checked_git(
+        ["-c", "safe.directory=*", "rev-parse", "--git-path", "objects"],
+        "finding the object directory",
+        cwd=repo,
+    )
+    return os.path.abspath(os.path.join(repo, found))
+
+
+def _pack_into(objects: str, source_objects: str) -> dict[str, str]:
+    """The environment that makes git pack-objects write its temporary pack beside the final one.
+
+    git writes the pack under the *current* repository's object directory, then renames it to
+    the destination: across filesystems (a tmpfs ``TMPDIR``, another disk) that rename fails
+    with EXDEV. With the snapshot's object directory as git's own and the source's as an
+    alternate (read only, for this one command; nothing is written to the snapshot's
+    ``info/alternates``), the temporary pack and the final one share a filesystem.
+    """
+    return {"GIT_OBJECT_DIRECTORY": objects, "GIT_ALTERNATE_OBJECT_DIRECTORIES": source_objects}
+
+
 def _build(repo: str, ref: str, source: str, dest: str) -> Snapshot:
     trusted = ["-c", "safe.directory=*"]
     tree = checked_git(
@@ -180,11 +202,12 @@ def _build(repo: str, ref: str, source: str, dest: str) -> Snapshot:
     checked_git(["config", "core.logAllRefUpdates", "false"], "git config", cwd=dest)
     os.makedirs(os.path.join(git_dir, "objects", "pack"), exist_ok=True)
     names = checked_git([*trusted, "rev-list", "--objects", tree], "listing the tree's objects", cwd=repo)
-    pack_base = os.path.join(os.path.abspath(git_dir), "objects", "pack", "pack")
+    objects = os.path.join(os.path.abspath(git_dir), "objects")
     checked_git(
-        [*trusted, "pack-objects", "--quiet", pack_base],
+        [*trusted, "pack-objects", "--quiet", os.path.join(objects, "pack", "pack")],
         "packing the tree",
         cwd=repo,
+        env=_pack_into(objects, _objects_dir(repo)),
         stdin=(names + "\n").encode(),
     )
     snap_commit = checked_git(

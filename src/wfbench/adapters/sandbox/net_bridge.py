@@ -112,9 +112,21 @@ SHORT_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - parents of privat
 
 
 def socket_dir_prefix(pid: int | None = None) -> str:
-    """A socket directory's name prefix, ``wfb-<pid>-``: its creator's pid, so that a later run can
-    remove the directories a killed process left (:mod:`wfbench.adapters.sandbox.stale_sockets`)."""
-    return f"wfb-{os.getpid() if pid is None else pid}-"
+    """A socket directory's name prefix, ``wfb-<pid>-n<PID namespace inode>-``: its creator's pid and
+    the namespace that pid means something in, so that a later run can remove the directories a
+    killed process left (:mod:`wfbench.adapters.sandbox.stale_sockets`) and never judge a pid of another
+    namespace (``wfb-<pid>-u-`` when the namespace cannot be read: such a directory is never removed)."""
+    namespace = pid_namespace()
+    middle = "u-" if namespace is None else f"n{namespace}-"
+    return f"wfb-{os.getpid() if pid is None else pid}-{middle}"
+
+
+def pid_namespace() -> int | None:
+    """The inode of this process's PID namespace (``None``: unreadable)."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
 
 
 def socket_path(name: str = "bridge.sock", *, parent: str | None = None) -> str:

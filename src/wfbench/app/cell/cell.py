@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -47,11 +48,14 @@ from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.session.outcome import SessionSum, classify_outcome, sum_sessions
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep import layout
+from wfbench.domain.workspace.oracle import OracleVerdict
 from wfbench.domain.workspace.rules import COMMIT_RE, PhaseBoundary, WorkspaceState, phase_verdict
 from wfbench.domain.workspace.sandbox import Mount, ProcessState
-from wfbench.domain.workspace.shadowing import shadowing_diagnostics
+from wfbench.domain.workspace.shadowing import CONFIG_FILES, has_pytest_section, shadowing_diagnostics
 
 DETAIL_LIMIT = 2000
+#: The harness-only file of a cell that names the oracle's failing/missing expected ids.
+ORACLE_NAME = "oracle.json"
 PATCH_LIMIT = 300_000
 #: Paths not diffed that a row names (the rest is counted).
 MAX_LISTED = 50
@@ -109,7 +113,8 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
     try:
         if services.gateway is not None:
             model = plan.arm.model or settings.model  # an arm may pin its own model
-            wire = CellWire(services.gateway.lease(plan.label, model=model), prices_for(model))
+            lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
+            wire = CellWire(lease, prices_for(model))
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
         row = _measure(plan, ctx)
@@ -144,7 +149,11 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     }
     diagnostics = list(total.evidence_diagnostics)
     if ctx.first_state is not None and ctx.last_state is not None:
-        diagnostics += shadowing_diagnostics(ctx.first_state.entries, ctx.last_state.entries)
+        diagnostics += shadowing_diagnostics(
+            ctx.first_state.entries,
+            ctx.last_state.entries,
+            _pytest_configs(ctx.first_state.entries, ctx.last_state.entries, ctx.workspace),
+        )
     checks = _check(plan, ctx, total, review_dir, fields)
     if plan.task.spec.kind is TaskKind.IMPLEMENTATION:
         checks = _capture_evidence(plan, ctx, head, diagnostics=diagnostics, fields=fields, checks=checks)
@@ -216,6 +225,7 @@ def _check(
             verdict = run_oracle(ctx, plan.task)
             oracle_ok = verdict.passed
             fields["oracle_evidence"] = verdict.evidence
+            fields.update(_oracle_outcome(ctx, plan, verdict))
             fields["oracle_output"] = (
                 "hidden oracle passed" if oracle_ok else f"hidden oracle failed: {verdict.detail}"
             )
@@ -713,3 +723,39 @@ def _cleanup_failure(row: Row | None, problem: str) -> Row:
         error_kind=ErrorKind.CLEANUP_FAILURE,
         extra={**row.extra, "error_detail": detail},
     )
+
+
+def _pytest_configs(before: Mapping[str, str], after: Mapping[str, str], workspace: str) -> frozenset[str]:
+    """Changed ``setup.cfg``/``pyproject.toml``/``tox.ini`` paths whose text now configures pytest."""
+    found = set()
+    for path, fingerprint in after.items():
+        if path.rsplit("/", 1)[-1] not in CONFIG_FILES or before.get(path) == fingerprint:
+            continue
+        try:  # the agent's file: no symlink, no FIFO, bounded
+            fd = os.open(os.path.join(workspace, path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            try:
+                data = os.read(fd, 1024 * 1024) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+            finally:
+                os.close(fd)
+        except OSError:
+            continue
+        text = data.decode("utf-8", "replace")
+        if has_pytest_section(text):
+            found.add(path)
+    return frozenset(found)
+
+
+def _oracle_outcome(ctx: CellContext, plan: CellPlan, verdict: OracleVerdict) -> dict[str, Any]:
+    """The oracle's outcome class for the row; the expected ids that failed or were missing go to the
+    harness-only ``oracle.json`` in the cell directory (for the task's author: never in a row, a
+    transcript, the evolve digest or anything an agent reads)."""
+    if verdict.outcome is None:
+        return {}
+    rel = plan.artifact(ORACLE_NAME)
+    body = {
+        "outcome": verdict.outcome.value,
+        "detail": verdict.detail,
+        "failing_ids": list(verdict.failing_ids),
+    }
+    _write_artifact(ctx, rel, (json.dumps(body, indent=2) + "\n").encode())
+    return {"oracle_outcome": verdict.outcome.value, "oracle_outcome_artifact": rel}

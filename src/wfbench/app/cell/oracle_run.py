@@ -20,6 +20,9 @@ What code inside the oracle process can still do is in ``docs/security.md``.
 from __future__ import annotations
 
 import os
+import posixpath
+import secrets
+import shlex
 from collections.abc import Mapping
 
 import attrs
@@ -29,8 +32,16 @@ from wfbench.app.cell.junit_report import REPORT_NAME, read_report
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.results.rows import ErrorKind
-from wfbench.domain.workspace.oracle import OracleVerdict, oracle_verdict
-from wfbench.domain.workspace.sandbox import Mount, ProcessState
+from wfbench.domain.workspace.canary import canaries_for, canary_file_name, canary_source, imported_packages
+from wfbench.domain.workspace.oracle import (
+    Canaries,
+    OracleBundle,
+    OracleFile,
+    OracleOutcome,
+    OracleVerdict,
+    oracle_verdict,
+)
+from wfbench.domain.workspace.sandbox import Mount, ProcessState, SandboxPolicy
 from wfbench.domain.workspace.shadowing import RUNNER_MODULES
 
 ORACLE_MOUNT = "/wfbench-oracle"
@@ -64,7 +75,39 @@ _sys.meta_path.insert(0, _RunnerGuard)
 for _path in _APPENDED:
     if _path not in _sys.path:
         _sys.path.append(_path)
+
+
+def _outside(paths):
+    return [entry for entry in paths if entry not in _APPENDED and not any(
+        entry == top or entry.startswith(top.rstrip("/") + "/") for top in _HIDDEN)]
+
+
+_HIDDEN = [p for p in _os.environ.get("WFBENCH_METADATA_HIDDEN", "").split(_os.pathsep) if p]
+
+
+# Package metadata (entry points: pytest plugins) is found only outside the workspace.
+class _MetadataGuard:
+    @classmethod
+    def find_distributions(cls, context=None):
+        import importlib.metadata as _metadata
+
+        context = context or _metadata.DistributionFinder.Context()
+        return _metadata.MetadataPathFinder.find_distributions(
+            _metadata.DistributionFinder.Context(name=context.name, path=_outside(context.path)))
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        return None
+
+
+_machinery.PathFinder.find_distributions = lambda *args, **kwargs: iter(())
+_sys.meta_path.append(_MetadataGuard)
 """
+#: pytest options the harness sets for every oracle (``PYTEST_ADDOPTS``): no cache, the harness's
+#: empty ini file (no workspace ``pytest.ini``/``tox.ini``/``setup.cfg``/``pyproject.toml``
+#: applies, nor its ``addopts``), the rootdir pinned to the oracle stage. The oracle's own
+#: command line comes after, so a task can still name its own config (from the stage).
+PYTEST_INI = "[pytest]\n"
 #: Process states that are the agent's doing (its code hung or held the tree), not the harness's.
 _AGENT_STATES = frozenset({ProcessState.TIMEOUT, ProcessState.FORCED_KILL})
 
@@ -77,6 +120,9 @@ def write_site(dest: str) -> str:
     )
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(SITECUSTOMIZE.format(runners=repr(sorted(RUNNER_MODULES))))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    with os.fdopen(os.open(os.path.join(dest, "pytest.ini"), flags, 0o444), "w", encoding="utf-8") as handle:
+        handle.write(PYTEST_INI)
     os.chmod(dest, 0o555)  # noqa: S103 - read-only for everyone; mounted read-only into the sandbox
     return dest
 
@@ -89,7 +135,15 @@ def python_guard_env(env: dict[str, str], *, site: str, append: list[str]) -> di
         "PYTHONNOUSERSITE": "1",
         "PYTHONPATH": site,
         "WFBENCH_APPEND_PATH": os.pathsep.join(append),
+        "WFBENCH_METADATA_HIDDEN": os.pathsep.join(append[:1]),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
+
+
+def pytest_addopts(*, site: str, root: str, canary: str | None) -> str:
+    """``PYTEST_ADDOPTS`` of every oracle run (paths quoted for pytest's ``shlex.split``)."""
+    options = ["-p", "no:cacheprovider", "-c", f"{site}/pytest.ini", "--rootdir", root, "-o", "addopts="]
+    return shlex.join([*options, *([canary] if canary else [])])
 
 
 def task_pythonpath(env: dict[str, str] | Mapping[str, str], workspace: str) -> list[str]:
@@ -102,8 +156,26 @@ def task_pythonpath(env: dict[str, str] | Mapping[str, str], workspace: str) -> 
     return [e if os.path.isabs(e) else f"{workspace}/{e}" for e in entries]
 
 
+def with_canary(bundle: OracleBundle, token: str) -> tuple[OracleBundle, Canaries, str]:
+    """``bundle`` plus this cell's canary module beside its first hidden test file; the canaries and
+    the module's target (``docs/security.md``, "Canaries")."""
+    tests = [f for f in bundle.files if _is_test_file(f.target)]
+    directory = posixpath.dirname(tests[0].target) if tests else ""
+    target = posixpath.join(directory, canary_file_name(token))
+    canaries = canaries_for(token)
+    sources = [f.data.decode("utf-8", "replace") for f in tests]
+    data = canary_source(canaries, token, imported_packages(sources)).encode()
+    files = sorted((*bundle.files, OracleFile.of(target, data)), key=lambda f: f.target)
+    return OracleBundle(tuple(files)), canaries, target
+
+
+def _is_test_file(target: str) -> bool:
+    name = posixpath.basename(target)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
 def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
-    """Stage the hidden oracle (the agent has exited), run it, erase it; keep only the verdict.
+    """Stage the hidden oracle and its canaries (the agent has exited), run it, erase it; keep the verdict.
 
     Raises:
         AgentFault: the staged oracle files changed while it ran (``implementation-evidence-invalid``).
@@ -111,7 +183,8 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
     """
     spec = task.spec.oracle
     junit = spec.report == "junit"
-    stage = ctx.services.workspaces.stage_oracle(task.hidden_oracle(), os.path.join(ctx.scratch, "oracle"))
+    bundle, canaries, canary = with_canary(task.hidden_oracle(), secrets.token_hex(8))
+    stage = ctx.services.workspaces.stage_oracle(bundle, os.path.join(ctx.scratch, "oracle"))
     report_dir = os.path.join(ctx.scratch, "oracle-report")
     try:
         site = write_site(os.path.join(ctx.scratch, "oracle-site"))
@@ -120,30 +193,19 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
             os.mkdir(report_dir, 0o700)
             mounts.append(Mount(report_dir, REPORT_MOUNT, writable=True))
         policy = ctx.policy(writable=False, mounts=tuple(mounts), dependencies=True)
-        root = ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)
-        workspace = ctx.services.sandbox.workspace_path(policy)
-        env = python_guard_env(
-            {**policy.env, "WFBENCH_ORACLE_ROOT": root},
-            site=ctx.services.sandbox.mount_path(SITE_MOUNT, policy),
-            append=[workspace, *task_pythonpath(policy.env, workspace), root],
-        )
-        if junit:
-            env["WFBENCH_ORACLE_REPORT"] = (
-                ctx.services.sandbox.mount_path(REPORT_MOUNT, policy) + "/" + REPORT_NAME
-            )
+        env = _oracle_env(ctx, policy, canary=canary, junit=junit)
         command = ["/bin/sh", "-c", spec.command]
         result = ctx.services.sandbox.run(command, policy=attrs.evolve(policy, env=env), cancel=ctx.cancel)
     finally:
-        intact = ctx.services.workspaces.erase_oracle(task.hidden_oracle(), stage)
+        intact = ctx.services.workspaces.erase_oracle(bundle, stage)
     if not intact:
         raise AgentFault(
             ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, "the hidden oracle files changed while staged"
         )
     if result.state in _AGENT_STATES:
         limit = f" after {ctx.settings.verify_timeout_s:g} s" if result.timed_out else ""
-        return OracleVerdict(
-            False, "junit" if junit else "exit-code", f"the oracle did not finish ({result.state}{limit})"
-        )
+        detail = f"the oracle did not finish ({result.state}{limit})"
+        return OracleVerdict(False, "junit" if junit else "exit-code", detail, OracleOutcome.TIMED_OUT)
     if result.state is not ProcessState.EXITED:
         raise SandboxError(f"hidden oracle did not finish ({result.state}): {result.detail}")
     cases, problem = read_report(report_dir) if junit else (None, None)
@@ -154,4 +216,21 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
         report_problem=problem,
         require_report=junit,
         expect=spec.expect,
+        canaries=canaries if junit else None,
     )
+
+
+def _oracle_env(ctx: CellContext, policy: SandboxPolicy, *, canary: str, junit: bool) -> dict[str, str]:
+    root = ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)
+    workspace = ctx.services.sandbox.workspace_path(policy)
+    site = ctx.services.sandbox.mount_path(SITE_MOUNT, policy)
+    env = python_guard_env(
+        {**policy.env, "WFBENCH_ORACLE_ROOT": root, "WFBENCH_ORACLE_CANARY": f"{root}/{canary}"},
+        site=site,
+        append=[workspace, *task_pythonpath(policy.env, workspace), root],
+    )
+    env["PYTEST_ADDOPTS"] = pytest_addopts(site=site, root=root, canary=f"{root}/{canary}" if junit else None)
+    if junit:
+        report = ctx.services.sandbox.mount_path(REPORT_MOUNT, policy)
+        env["WFBENCH_ORACLE_REPORT"] = f"{report}/{REPORT_NAME}"
+    return env

@@ -8,11 +8,14 @@ published datasets; optional ``environment_setup_commit``, ``version``, ``hints_
   ``owner__name.git``), or a git bundle ``owner__name.bundle`` cloned (bare, locally) into the corpus;
   no network;
 * ``ref`` = ``base_commit``; the prompt = the problem statement;
-* the hidden oracle = ``test_patch`` applied to a private copy of the agent's workspace, then exactly
-  the ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` tests run: resolved only if all pass (SWE-bench's rule);
+* the hidden oracle = a private copy of the agent's workspace where the files the ``test_patch``
+  touches and every test-infrastructure file are restored to the base commit (SWE-bench's restore
+  rule, extended), ``test_patch`` applied, then exactly the ``FAIL_TO_PASS`` and ``PASS_TO_PASS``
+  tests and the harness canaries run; ``report: junit`` + ``expect:`` (all those ids): the verdict
+  comes from the harness-owned JUnit report and the exit status, never from output;
 * ``gold_patch`` = ``patch`` (``wfbench tasks validate`` checks each one, as SWE-bench's harness does);
-* ``verify`` = the ``PASS_TO_PASS`` tests in files the test patch does not touch (model-visible tests
-  that already pass), else ``true``;
+* ``verify`` = the ``PASS_TO_PASS`` tests that exist at the base commit (model-visible tests that
+  already pass), else ``true``;
 * an environment derived from the repository (an editable install when it is a package, plus pytest),
   which ``--environment FILE`` replaces.
 
@@ -22,6 +25,7 @@ nothing is written then.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -34,6 +38,7 @@ from typing import Any
 import attrs
 import yaml
 
+from wfbench.app.corpus.swebench_oracle import is_infrastructure
 from wfbench.domain.errors import InputError
 
 REQUIRED = (
@@ -225,15 +230,86 @@ def patched_files(patch: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def touched_files(patch: str) -> tuple[str, ...]:
+    """Both sides of every ``diff --git a/X b/Y`` header (a rename touches two paths)."""
+    found: dict[str, None] = {}
+    for line in patch.splitlines():
+        if line.startswith("diff --git a/"):
+            before, sep, after = line[len("diff --git a/") :].partition(" b/")
+            if sep:
+                found[before.strip()] = None
+                found[after.strip()] = None
+    return tuple(found)
+
+
 def derived_environment(is_package: bool) -> dict[str, Any]:
     """An editable install (when the repository is a package) plus pytest."""
     install = ["pip install -e ."] if is_package else []
     return {"python": "harness", "install": [*install, "pip install pytest"]}
 
 
-def _verify(instance: Instance) -> str:
-    touched = set(patched_files(instance.test_patch))
-    visible = [t for t in instance.pass_to_pass if t.split("::", 1)[0] not in touched]
+def _show(repository: str, commit: str, path: str) -> bytes | None:
+    """``path``'s bytes at ``commit``, or None when the commit has no such file."""
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "cat-file", "blob", f"{commit}:{path}"],
+        cwd=repository,
+        capture_output=True,
+        env=_GIT_ENV,
+        check=False,
+    )
+    return done.stdout if done.returncode == 0 else None
+
+
+def _tree(repository: str, commit: str) -> tuple[str, ...]:
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "ls-tree", "-r", "-z", "--name-only", commit],
+        cwd=repository,
+        capture_output=True,
+        env=_GIT_ENV,
+        check=True,
+    )
+    return tuple(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+
+
+def restore_files(
+    repository: str, commit: str, test_patch: str, tests: Sequence[str] = ()
+) -> dict[str, str | None]:
+    """What the oracle restores before it applies the test patch: path -> base64 of the base version.
+
+    Every file the test patch touches (None: the base commit has none, so the oracle removes it),
+    every file holding one of ``tests`` and the ``__init__.py`` files above it, and every
+    test-infrastructure file of the base commit (docs/swebench.md, "Restore rule").
+    """
+    found: dict[str, str | None] = {}
+    holders = [t.split("::", 1)[0] for t in tests]
+    packages = [f"{d}/__init__.py" for h in holders for d in _parents(h)]
+    infrastructure = [p for p in _tree(repository, commit) if is_infrastructure(p)]
+    paths = [*touched_files(test_patch), *holders, *packages, *infrastructure]
+    for path in dict.fromkeys(paths):
+        data = _show(repository, commit, path)
+        found[path] = None if data is None else base64.b64encode(data).decode("ascii")
+    return found
+
+
+def _parents(path: str) -> list[str]:
+    """``a/b/c.py`` -> ``["a", "a/b"]``."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _exists_at_base(test: str, repository: str, commit: str) -> bool:
+    """True when ``test``'s file exists at ``commit`` and defines its function (``def name``)."""
+    path, _, rest = test.partition("::")
+    data = _show(repository, commit, path)
+    if data is None:
+        return False
+    name = rest.rpartition("::")[2].split("[", 1)[0]
+    return not name or re.search(rf"\bdef {re.escape(name)}\b", data.decode("utf-8", "replace")) is not None
+
+
+def _verify(instance: Instance, repository: str) -> str:
+    """The ``PASS_TO_PASS`` tests that exist at the base commit (model-visible), else ``true``."""
+    visible = [t for t in instance.pass_to_pass if _exists_at_base(t, repository, instance.base_commit)]
     if not visible:
         return "true"
     return "python -m pytest -q -p no:cacheprovider " + " ".join(shlex.quote(t) for t in visible)
@@ -271,6 +347,9 @@ def import_instances(
         files[f"{base}/test.patch"] = item.test_patch
         tests = {"FAIL_TO_PASS": list(item.fail_to_pass), "PASS_TO_PASS": list(item.pass_to_pass)}
         files[f"{base}/tests.json"] = json.dumps(tests, indent=2) + "\n"
+        expected = (*item.fail_to_pass, *item.pass_to_pass)
+        restored = restore_files(repos[item.repo], item.base_commit, item.test_patch, expected)
+        files[f"{base}/restore.json"] = json.dumps({"files": restored}, indent=1, sort_keys=True) + "\n"
     files[f"oracle/{ORACLE_RUNNER}"] = (
         resources.files(__name__.rpartition(".")[0]).joinpath(ORACLE_RUNNER).read_text("utf-8")
     )
@@ -305,13 +384,16 @@ def _task(item: Instance, repository: str, environment: Mapping[str, Any] | None
         "repo": repository,
         "ref": item.base_commit,
         "prompt": item.problem_statement,
-        "verify": _verify(item),
+        "verify": _verify(item, repository),
         "oracle": {
             "command": f'python "$WFBENCH_ORACLE_ROOT/{ORACLE_RUNNER}" "$WFBENCH_ORACLE_ROOT"',
+            "report": "junit",
+            "expect": [*item.fail_to_pass, *item.pass_to_pass],
             "files": [
                 {"source": f"oracle/{ORACLE_RUNNER}", "target": ORACLE_RUNNER},
                 {"source": f"{base}/test.patch", "target": "test.patch"},
                 {"source": f"{base}/tests.json", "target": "tests.json"},
+                {"source": f"{base}/restore.json", "target": "restore.json"},
             ],
         },
         "gold_patch": f"{base}/gold.patch",

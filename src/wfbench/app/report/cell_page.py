@@ -14,45 +14,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from wfbench.app.report import fmt
 from wfbench.app.report.diff import render_diff
 from wfbench.app.report.links import Links
 from wfbench.app.report.page import esc, page, status_class
 from wfbench.app.report.transcript import Step, read_transcript
+from wfbench.domain.ports import ArtifactLike, ArtifactSource
 from wfbench.domain.sweep import layout
 
-__all__ = ["ARTIFACT_LIMIT", "ArtifactLike", "ArtifactSource", "render_cell_page"]
+__all__ = ["ARTIFACT_LIMIT", "render_cell_page"]
 
 ARTIFACT_LIMIT = 8 * 1024 * 1024
 PATCH_LIMIT = 2 * 1024 * 1024
 _FIELD_LIMIT = 4000
-
-
-class ArtifactLike(Protocol):
-    """A file of the sweep as found (see ``adapters/sweep_dir.Artifact``)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def state(self) -> str: ...
-    @property
-    def data(self) -> bytes: ...
-    @property
-    def size(self) -> int | None: ...
-    @property
-    def detail(self) -> str | None: ...
-    @property
-    def readable(self) -> bool: ...
-    def text(self) -> str: ...
-
-
-class ArtifactSource(Protocol):
-    """Reads files of the sweep directory, never raising."""
-
-    def artifact(self, rel: str, *, limit: int) -> ArtifactLike:
-        """The file ``rel``, at most ``limit`` bytes; its state says what was found."""
 
 
 def _state_note(artifact: ArtifactLike, what: str) -> str:
@@ -124,6 +100,32 @@ def _outcome(row: Mapping[str, Any]) -> str:
         '<span class="muted">(its output is never persisted, so it is never shown)</span></p>'
     )
     return "".join(parts)
+
+
+def _oracle_outcome(row: Mapping[str, Any], source: ArtifactSource, links: Links) -> str:
+    """The oracle's outcome class and, from the harness-only ``oracle.json``, the expected ids that
+    failed or were missing (for the task's author; never shown to an agent)."""
+    outcome = row.get("oracle_outcome")
+    if not outcome:
+        return ""
+    out = [f"<p>oracle outcome: <b>{esc(outcome)}</b>"]
+    rel = row.get("oracle_outcome_artifact")
+    ids: list[str] = []
+    if isinstance(rel, str) and rel:
+        artifact = source.artifact(rel, limit=64 * 1024)
+        if artifact.readable:
+            try:
+                found = json.loads(artifact.text()).get("failing_ids") or []
+            except (ValueError, AttributeError):
+                found = []
+            ids = [str(i) for i in found if isinstance(i, str)]
+        out.append(f' · <a href="{esc(links.raw(rel))}">oracle.json</a>')
+    out.append("</p>")
+    if ids:
+        out.append("<p>expected tests that failed or were missing:</p><ul>")
+        out += [f"<li><code>{esc(i)}</code></li>" for i in ids[:50]]
+        out.append("</ul>")
+    return "".join(out)
 
 
 def _finding_rows(findings: Sequence[Mapping[str, Any]], matched: Mapping[str, Mapping[str, Any]]) -> str:
@@ -393,6 +395,7 @@ def render_cell_page(
         f'<nav class="cellnav"><a href="{esc(links.task(task))}">all cells of {esc(task)}</a> {nav}</nav>'
         + _facts(row)
         + _outcome(row)
+        + _oracle_outcome(row, source, links)
         + _review(row, source, links)
         + _patch(row, source, links, key)
         + _transcripts(row, source, links)

@@ -381,6 +381,17 @@ def _diagnostics(model: SweepModel) -> Iterator[str]:
     yield ""
 
 
+def _oracle_outcomes(model: SweepModel) -> Iterator[str]:
+    """``## Hidden oracle outcomes``: per arm, how many rows ended in each outcome class (the ids that
+    failed are in each cell's harness-only ``oracle.json``, shown by ``wfbench view``)."""
+    if not model.oracle_outcomes:
+        return
+    yield from ("## Hidden oracle outcomes", "")
+    for arm, counts in model.oracle_outcomes.items():
+        yield f"- `{_cell(arm)}`: " + ", ".join(f"{_cell(kind)} {n}" for kind, n in counts)
+    yield ""
+
+
 def _concurrency(model: SweepModel) -> list[str]:
     """``## Concurrency``: throttled retries and every change of the limit on concurrent cells."""
     lines = model.inputs.concurrency
@@ -482,6 +493,7 @@ def _lines(model: SweepModel) -> Iterator[str]:
         _review_table,
         _health,
         _diagnostics,
+        _oracle_outcomes,
         _concurrency,
         _notes,
         _provenance,

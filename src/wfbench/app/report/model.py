@@ -149,6 +149,8 @@ class SweepModel:
     diagnostics: tuple[tuple[str, str, int, tuple[str, ...], int], ...] = ()
     #: Rows whose usage and cost were metered at the wire (``usage_source: wire``).
     wire_metered: int = 0
+    #: arm -> ((oracle outcome class, rows), …) of the rows that record one (issue 25; for the author).
+    oracle_outcomes: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
 
     @property
     def spend(self) -> float:
@@ -209,6 +211,7 @@ class ModelBuilder:
         self.last_recorded: str | None = None
         self.rows = self.uninvoked = self.missing = self.wire = 0
         self.diagnostics: list[tuple[str, str, int, tuple[str, ...], int]] = []
+        self.oracle_outcomes: dict[str, Counter[str]] = {}
 
     def add(self, row: Row) -> None:
         """Observe one row."""
@@ -225,6 +228,9 @@ class ModelBuilder:
             kind = "review" if row.review_evidence_valid is not None or row.review else "implementation"
         self.task_kinds.setdefault(task, kind)
         self.arm_kinds.setdefault(arm, set()).add(kind)
+        outcome = extra.get("oracle_outcome")
+        if isinstance(outcome, str) and outcome:
+            self.oracle_outcomes.setdefault(arm, Counter())[outcome[:40]] += 1
         found = extra.get("evidence_diagnostics")
         if isinstance(found, list) and found:
             shown = tuple(str(item) for item in found[:REPORT_DIAGNOSTICS])
@@ -289,6 +295,7 @@ class ModelBuilder:
             transcripts_missing=self.missing,
             diagnostics=tuple(self.diagnostics),
             wire_metered=self.wire,
+            oracle_outcomes={a: tuple(sorted(c.items())) for a, c in self.oracle_outcomes.items()},
         )
 
 

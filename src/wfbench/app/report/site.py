@@ -16,38 +16,23 @@ directory itself) through a writer the caller provides, a cell page at a time.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
-from wfbench.app.report.cell_page import ARTIFACT_LIMIT, ArtifactLike, render_cell_page
+from wfbench.app.report.cell_page import ARTIFACT_LIMIT, render_cell_page
 from wfbench.app.report.group_pages import render_arm_page, render_task_page
 from wfbench.app.report.links import Links
 from wfbench.app.report.model import ReportInputs, SweepModel, build_model
 from wfbench.app.report.overview import render_overview
+from wfbench.domain.ports import SweepSource
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep import layout
 
-__all__ = ["Response", "SweepSite", "SweepSource"]
+__all__ = ["Response", "SweepSite"]
 
 HTML = "text/html; charset=utf-8"
 TEXT = "text/plain; charset=utf-8"
-
-
-class SweepSource(Protocol):
-    """A sweep directory, read-only (``adapters/sweep_dir.SweepDirectory``)."""
-
-    def scan(self, problems: list[Any] | None = None) -> Iterator[tuple[int, Row]]:
-        """Rows with their line's byte offset; bad lines appended to ``problems``."""
-
-    def row_at(self, offset: int) -> dict[str, Any] | None:
-        """The raw row whose line starts at ``offset``."""
-
-    def json_file(self, name: str) -> tuple[Any, str]:
-        """A JSON document of the sweep root and its state."""
-
-    def artifact(self, rel: str, *, limit: int) -> ArtifactLike:
-        """A file of the sweep (never raising)."""
 
 
 @attrs.frozen

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol
 
 import attrs
 
@@ -26,6 +25,7 @@ from wfbench.app.cell.context import RunSettings, overlaid_skill_digest
 from wfbench.app.corpus.arms import Arm, TaskKind
 from wfbench.app.corpus.binding import BoundTask, sha256_text
 from wfbench.domain.errors import WfbenchError
+from wfbench.domain.ports import ArtifactRef, PriorResults
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep import layout
 from wfbench.domain.sweep.reuse import (
@@ -37,30 +37,6 @@ from wfbench.domain.sweep.reuse import (
     select_reusable_comparators,
     stamp_reused,
 )
-
-#: ``(path in the prior sweep, path in this sweep, sha256 or None, size or None, required)``.
-ArtifactRef = tuple[str, str, str | None, int | None, bool]
-
-
-class PriorResults(Protocol):
-    """A prior sweep's output directory (an adapter reads it; the app never touches its files)."""
-
-    @property
-    def path(self) -> str:
-        """The directory (for messages)."""
-
-    def rows(self) -> tuple[Row, ...]:
-        """Every row of its ``results.jsonl``."""
-
-    def copy_artifacts(self, artifacts: Sequence[ArtifactRef], dest_dir: str) -> None:
-        """Copy every artifact to its destination path under ``dest_dir``, all or nothing.
-
-        An optional artifact is skipped when absent; the first present source of a destination wins.
-
-        Raises:
-            OSError, ValueError: a required file is missing or unsafe, or its bytes drifted from
-                the recorded size or sha256 (nothing is left behind).
-        """
 
 
 @attrs.frozen

@@ -14,42 +14,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
-
-import attrs
 
 from wfbench.domain.results.rows import Row
-
-
-@attrs.frozen
-class Spend:
-    """Dollars over the cells whose cost is known, and how many cells were measured how.
-
-    ``partial`` cells have no cell total (a session of theirs was cut short, so the sum is
-    unknown) but some finished sessions with a known cost; those costs are included in ``usd``.
-    """
-
-    usd: float | None
-    measured: int
-    unmeasured: int
-    partial: int = 0
-
-    def text(self) -> str:
-        """``$1.2345`` (``n/a`` when nothing was measured), with the partial and unmeasured counts."""
-        amount = "n/a" if self.usd is None else f"${self.usd:.4f}"
-        notes = []
-        if self.partial:
-            notes.append(f"{self.partial} cell(s) measured in part")
-        if self.unmeasured:
-            notes.append(f"{self.unmeasured} cell(s) without a cost")
-        return amount + (f" ({'; '.join(notes)})" if notes else "")
-
-
-class SpendSource(Protocol):
-    """Where a sweep's spend so far is read from (rows today; the wire meter when it lands)."""
-
-    def spent(self) -> Spend:
-        """The spend so far."""
+from wfbench.domain.results.spend import Spend
 
 
 def spend_of(rows: Iterable[Row]) -> Spend:

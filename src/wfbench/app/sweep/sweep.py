@@ -34,12 +34,12 @@ from wfbench.app.sweep.budget import BudgetStop, metered_spend, spend_fields
 from wfbench.app.sweep.environments import prepare_environments
 from wfbench.app.sweep.executor_sweep import DEFAULT_GRACE_S, run_on_executor
 from wfbench.app.sweep.finish import FinishInput, FinishOutcome, finish_sweep
-from wfbench.app.sweep.reuse_plan import PriorResults, ReusePlan, plan_reuse
+from wfbench.app.sweep.reuse_plan import ReusePlan, plan_reuse
 from wfbench.app.sweep.scheduler import LimitEvent, SweepOutcome, run_packed
 from wfbench.app.sweep.spend import spend_of
 from wfbench.domain.errors import InputError
 from wfbench.domain.metering.evidence import Spend as MeteredSpend
-from wfbench.domain.ports import CancelToken, CellExecutor, ResultStore
+from wfbench.domain.ports import CancelToken, CellExecutor, PriorResults, ResultStore
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.pacing import RetryPolicy
 from wfbench.domain.sweep.resume import is_cancellation_residue

@@ -14,6 +14,7 @@ Review tasks are graded by labels, not by an oracle command: only 1–2 are chec
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import TaskSpec
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.ports import CancelToken
+from wfbench.domain.workspace.rules import relative_path_problem
 from wfbench.domain.workspace.sandbox import Mount
 
 GOLD_MOUNT = "/wfbench-gold"
@@ -45,6 +47,11 @@ class TaskValidation:
     oracle_at_base: bool | None = None
     gold_verify: bool | None = None
     gold_oracle: bool | None = None
+    #: ``gold + an added test`` passes and ``no fix + a shadowing test`` fails (None: not probed).
+    honest_edit_oracle: bool | None = None
+    shadowing_edit_oracle: bool | None = None
+    #: ``<when>: <outcome class>[ (failing/missing expected ids)]`` per oracle run, for the author.
+    oracle_outcomes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
 
     @property
@@ -73,6 +80,11 @@ def validate_task(
         if result.valid and spec.gold_patch is not None and spec.kind.value == "implementation":
             with _copy(task, services, settings, cancel) as ctx:
                 result = _with_gold(ctx, spec, result)
+            target = probe_target(task)
+            if result.valid and target is not None:
+                result = _probe(
+                    task, services, settings=settings, cancel=cancel, result=result, target=target
+                )
     except (WfbenchError, OSError) as exc:
         result = attrs.evolve(result, problems=(*result.problems, f"{type(exc).__name__}: {exc}"))
     return result
@@ -87,7 +99,7 @@ def _at_base(ctx: CellContext, result: TaskValidation) -> TaskValidation:
     if spec.kind.value != "implementation":
         return result
     verify = _run(ctx, spec.verify)
-    oracle = _oracle(ctx)
+    result, oracle = _oracle(ctx, result, "at the base commit")
     problems: tuple[str, ...] = ()
     if oracle:
         problems = ("the hidden oracle already passes at the base commit: it measures nothing",)
@@ -95,22 +107,14 @@ def _at_base(ctx: CellContext, result: TaskValidation) -> TaskValidation:
 
 
 def _with_gold(ctx: CellContext, spec: TaskSpec, result: TaskValidation) -> TaskValidation:
-    assert spec.gold_patch is not None
     problem = _setup(ctx, spec)
     if problem:
         return attrs.evolve(result, problems=(f"with the gold patch: {problem}",))
-    policy = ctx.policy(writable=True, mounts=(Mount(os.path.dirname(spec.gold_patch), GOLD_MOUNT),))
-    seen = ctx.services.sandbox.mount_path(GOLD_MOUNT, policy) + "/" + os.path.basename(spec.gold_patch)
-    applied = ctx.services.sandbox.run(
-        ["git", "-c", "core.fsmonitor=false", "apply", "--whitespace=nowarn", seen],
-        policy=policy,
-        cancel=ctx.cancel,
-    )
-    if not applied.ok:
-        tail = applied.stderr_tail.decode("utf-8", "replace").strip()[-TAIL:]
-        return attrs.evolve(result, problems=(f"the gold patch does not apply: {tail}",))
+    problem = _apply_gold(ctx, spec)
+    if problem:
+        return attrs.evolve(result, problems=(problem,))
     verify = _run(ctx, spec.verify)
-    oracle = _oracle(ctx)
+    result, oracle = _oracle(ctx, result, "with the gold patch")
     problems = []
     if not verify:
         problems.append("verify fails with the gold patch")
@@ -140,9 +144,87 @@ def _run(ctx: CellContext, command: str) -> bool:
     return done.ok
 
 
-def _oracle(ctx: CellContext) -> bool:
-    """The hidden oracle's verdict, exactly as a cell gets it (staged, guarded, its report read)."""
-    return run_oracle(ctx, ctx.task).passed
+def _apply_gold(ctx: CellContext, spec: TaskSpec) -> str | None:
+    assert spec.gold_patch is not None
+    policy = ctx.policy(writable=True, mounts=(Mount(os.path.dirname(spec.gold_patch), GOLD_MOUNT),))
+    seen = ctx.services.sandbox.mount_path(GOLD_MOUNT, policy) + "/" + os.path.basename(spec.gold_patch)
+    applied = ctx.services.sandbox.run(
+        ["git", "-c", "core.fsmonitor=false", "apply", "--whitespace=nowarn", seen],
+        policy=policy,
+        cancel=ctx.cancel,
+    )
+    if applied.ok:
+        return None
+    return f"the gold patch does not apply: {applied.stderr_tail.decode('utf-8', 'replace').strip()[-TAIL:]}"
+
+
+def _oracle(ctx: CellContext, result: TaskValidation, when: str) -> tuple[TaskValidation, bool]:
+    """The hidden oracle's verdict, exactly as a cell gets it (staged, guarded, its report read),
+    and its outcome class (with the failing/missing expected ids) recorded for the author."""
+    verdict = run_oracle(ctx, ctx.task)
+    line = f"{when}: {verdict.outcome.value if verdict.outcome else 'n/a'}"
+    if verdict.failing_ids:
+        line += f" ({', '.join(verdict.failing_ids[:10])})"
+    return attrs.evolve(result, oracle_outcomes=(*result.oracle_outcomes, line)), verdict.passed
+
+
+def probe_target(task: BoundTask) -> tuple[str, str] | None:
+    """(test file, ``[Class::]name``) of the first ``FAIL_TO_PASS`` id of a SWE-bench-style oracle
+    (its ``tests.json``), or None: the probes need to know a hidden test's file and name."""
+    found = {f.target: f.data for f in task.hidden_oracle().files}
+    try:
+        first = str(json.loads(found["tests.json"])["FAIL_TO_PASS"][0])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    path, _, rest = first.partition("::")
+    if relative_path_problem(path) or not rest:
+        return None
+    return path, rest
+
+
+def shadowing_test(rest: str) -> str:
+    """A definition appended after the hidden test ``[Class::]name`` that replaces it (always passes)."""
+    parts = rest.split("[", 1)[0].split("::")
+    if len(parts) == 1:
+        return f"\n\ndef {parts[0]}():\n    assert True\n"
+    return f"\n\nclass {parts[0]}:\n    def {parts[-1]}(self):\n        assert True\n"
+
+
+HONEST_TEST = "\n\ndef test_wfbench_validation_added_test():\n    assert True\n"
+
+
+def _probe(
+    task: BoundTask,
+    services: CellServices,
+    *,
+    settings: RunSettings,
+    cancel: CancelToken,
+    result: TaskValidation,
+    target: tuple[str, str],
+) -> TaskValidation:
+    """Gold + an added test in the hidden test's file must pass; no fix + a shadowing test must fail."""
+    path, rest = target
+    problems = list(result.problems)
+    verdicts = []
+    for gold, text, when in (
+        (True, HONEST_TEST, "gold + an added test"),
+        (False, shadowing_test(rest), "no fix + a shadowing test"),
+    ):
+        with _copy(task, services, settings, cancel) as ctx:
+            problem = _setup(ctx, task.spec) or (_apply_gold(ctx, task.spec) if gold else None)
+            if problem:
+                return attrs.evolve(result, problems=(*problems, f"{when}: {problem}"))
+            with open(os.path.join(ctx.workspace, path), "a", encoding="utf-8") as handle:
+                handle.write(text)
+            result, passed = _oracle(ctx, result, when)
+            verdicts.append(passed)
+    if not verdicts[0]:
+        problems.append("the hidden oracle fails with the gold patch plus an added test in its test file")
+    if verdicts[1]:
+        problems.append("the hidden oracle passes with no fix and a test that shadows a hidden test")
+    return attrs.evolve(
+        result, honest_edit_oracle=verdicts[0], shadowing_edit_oracle=verdicts[1], problems=tuple(problems)
+    )
 
 
 class _copy:

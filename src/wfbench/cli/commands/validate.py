@@ -31,8 +31,11 @@ def _line(result: TaskValidation) -> str:
         f"{verdict:8} {result.task}  env={result.environment} setup={result.setup}"
         f" verify@base={_mark(result.verify_at_base)} oracle@base={_mark(result.oracle_at_base, good=False)}"
         f" gold(verify/oracle)={gold}"
+        f" gold+test={_mark(result.honest_edit_oracle)}"
+        f" shadow={_mark(result.shadowing_edit_oracle, good=False)}"
     )
-    return line + "".join(f"\n         - {p}" for p in result.problems)
+    outcomes = "".join(f"\n         oracle {o}" for o in result.oracle_outcomes)
+    return line + outcomes + "".join(f"\n         - {p}" for p in result.problems)
 
 
 def validate(corpus: str, *, patterns: list[str], as_json: bool, sandbox: str) -> int:

@@ -6,9 +6,17 @@
   of either number: the session becomes ``evidence-unverified`` with this detail, and the row's
   usage and cost are the wire's.
 * :class:`Spend` is the sweep's metered spend against an optional budget (``--max-cost``).
+* :func:`admission`: spend is reserved before it is spent. A request is admitted while what is
+  committed (metered spend, plus the worst case of replies whose cost the wire could not fix)
+  and what is reserved (the worst case of every request still upstream) stay under the budget;
+  it waits while only reservations fill the budget (they settle to the wire's figure), and is
+  refused once the committed spend reached it. So a budget ``B`` is never exceeded by more than
+  one request's worst case: the last request admitted saw ``committed + reserved < B``.
 """
 
 from __future__ import annotations
+
+import enum
 
 import attrs
 
@@ -58,3 +66,23 @@ class Spend:
         """``$0.0123 of $5.0000`` (or ``n/a`` when unpriced)."""
         spent = "n/a" if self.spent_usd is None else f"${self.spent_usd:.4f}"
         return spent if self.budget_usd is None else f"{spent} of ${self.budget_usd:.4f}"
+
+
+class Admission(enum.Enum):
+    """What the proxy does with a request whose worst case is about to be reserved."""
+
+    ADMIT = "admit"
+    WAIT = "wait"
+    REFUSE = "refuse"
+
+
+def admission(budget_usd: float | None, committed_usd: float, reserved_usd: float) -> Admission:
+    """Admit while ``committed + reserved`` is under the budget; wait while only reservations fill
+    it; refuse once ``committed`` reached it (see the module docstring). No budget: admit."""
+    if budget_usd is None:
+        return Admission.ADMIT
+    if committed_usd >= budget_usd:
+        return Admission.REFUSE
+    if committed_usd + reserved_usd >= budget_usd:
+        return Admission.WAIT
+    return Admission.ADMIT

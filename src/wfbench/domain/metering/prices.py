@@ -42,6 +42,12 @@ class ModelPrices:
         )
         return total / 1_000_000
 
+    def worst_case_usd(self, input_tokens: int, output_tokens: int) -> float:
+        """The most a request can cost: every input token at the dearest input price (a cache write
+        costs more than plain input) and ``output_tokens`` at the output price."""
+        dearest = max(self.input, self.cache_write, self.cache_read)
+        return (input_tokens * dearest + output_tokens * self.output) / 1_000_000
+
 
 #: Longest matching prefix wins. Read from https://docs.anthropic.com/en/docs/about-claude/pricing.
 PRICE_TABLE: tuple[tuple[str, ModelPrices], ...] = (

@@ -41,9 +41,12 @@ class WireRefusal:
     """One request the proxy refused: its status, a closed-vocabulary kind and a detail for people.
 
     Kinds: ``auth`` (no or a wrong token), ``route`` (method or path not allowed), ``path`` (not a
-    normalized path), ``query``, ``body`` (too large, not JSON), ``model`` (not the pinned model),
-    ``server-tool`` (a tool the provider would run on the network), ``budget`` (``--max-cost``
-    reached), ``connections`` (the cell's connection cap).
+    normalized path), ``query``, ``body`` (too large, not strict UTF-8 JSON), ``duplicate-key``,
+    ``model`` (not the pinned model), ``server-tool`` (a tool the provider would run on the
+    network), ``field`` and ``content`` (not on the content allow-lists of
+    :mod:`wfbench.domain.metering.requests`; the detail starts with the field's path),
+    ``budget`` (``--max-cost`` reached, or no room left for the request's worst-case cost),
+    ``connections`` (the cell's connection cap).
     """
 
     status: int

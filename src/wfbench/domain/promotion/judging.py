@@ -27,6 +27,7 @@ from wfbench.domain.promotion.policy import (
     PromotionPolicy,
 )
 from wfbench.domain.promotion.statistical_gate import StatisticalCase, judge_statistically
+from wfbench.domain.promotion.tampering import refuse_tampered
 from wfbench.domain.results.aggregation import AggregateTable
 from wfbench.domain.results.rows import Row
 from wfbench.domain.results.summary import RowSummary, summarize
@@ -114,7 +115,8 @@ def judge_summary(
     model: str | None,
     policy: PromotionPolicy = DEFAULT_POLICY,
 ) -> tuple[Decision, ...]:
-    """:func:`judge` over a one-pass :class:`RowSummary`: its table and each pair's samples."""
+    """:func:`judge` over a one-pass :class:`RowSummary`: its table and each pair's samples; a
+    candidate whose rows edited test infrastructure is refused (:func:`refuse_tampered`)."""
     table = summary.table
     specs = [
         attrs.evolve(
@@ -131,7 +133,8 @@ def judge_summary(
         )
         for spec in specs
     }
-    return judge(table, samples, specs, model=model, policy=policy)
+    judged = judge(table, samples, specs, model=model, policy=policy)
+    return tuple(refuse_tampered(decision, summary.diagnostics) for decision in judged)
 
 
 def sample_problems(samples: PairedSamples, table: AggregateTable) -> list[str]:

@@ -129,6 +129,22 @@ class CaseOutcome(enum.StrEnum):
     SKIPPED = "skipped"
 
 
+def junit_id(expected: str) -> str:
+    """``expected`` as a JUnit ``<classname>::<name>``: a pytest node id is translated, else unchanged.
+
+    pytest's ``--junitxml`` writes ``tests/test_x.py::TestC::test_y[p]`` as classname
+    ``tests.test_x.TestC`` and name ``test_y[p]`` (the path's slashes become dots, ``.py`` goes).
+    """
+    path, sep, rest = expected.partition(".py::")
+    if not sep or "[" in path:
+        return expected
+    head, bracket, params = rest.partition("[")
+    names = head.split("::")
+    names[-1] += bracket + params
+    classname = ".".join([path.replace("/", "."), *names[:-1]])
+    return f"{classname}::{names[-1]}"
+
+
 @attrs.frozen
 class ReportedCase:
     """One test case of an oracle's JUnit report: ``<classname>::<name>`` and its outcome."""
@@ -137,8 +153,42 @@ class ReportedCase:
     outcome: CaseOutcome
 
     def matches(self, expected: str) -> bool:
-        """True for ``<classname>::<name>``, or for a bare ``<name>`` when ``expected`` has no ``::``."""
-        return self.id == expected or ("::" not in expected and self.id.rpartition("::")[2] == expected)
+        """True for ``<classname>::<name>`` (or the pytest node id of it), or for a bare ``<name>``."""
+        if "::" not in expected:  # a JUnit classname is dotted: the first "::" ends it
+            return self.id.partition("::")[2] == expected
+        return self.id in (expected, junit_id(expected))
+
+
+class OracleOutcome(enum.StrEnum):
+    """Why the oracle passed or failed: for the task's author (rows, report, ``tasks validate``)."""
+
+    PASSED = "passed"
+    TESTS_FAILED = "tests-failed"
+    EXPECTED_MISSING = "expected-ids-missing"
+    PATCH_NOT_APPLIED = "test-patch-did-not-apply"
+    TIMED_OUT = "timed-out"
+    CANARY_TRIPPED = "canary-tripped"
+    NO_REPORT = "no-report"
+    EXIT_STATUS = "exit-status"
+
+
+#: The exit status the SWE-bench oracle runner gives when the test patch does not apply.
+PATCH_NOT_APPLIED_STATUS = 97
+
+
+@attrs.frozen
+class Canaries:
+    """The two harness canaries of one oracle run (bare test names, unguessable, one pair per cell)."""
+
+    #: Must pass: it only imports the package under test.
+    holds: str
+    #: Must fail: it asserts something false.
+    trips: str
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """Both names."""
+        return (self.holds, self.trips)
 
 
 @attrs.frozen
@@ -149,6 +199,9 @@ class OracleVerdict:
     #: ``junit`` (a harness-owned report, test ids counted) or ``exit-code`` (the status alone).
     evidence: str
     detail: str | None = None
+    outcome: OracleOutcome | None = None
+    #: Expected ids that did not pass or were missing: for the author, never in ``detail``.
+    failing_ids: tuple[str, ...] = ()
 
 
 def _counts(cases: Sequence[ReportedCase]) -> str:
@@ -156,6 +209,63 @@ def _counts(cases: Sequence[ReportedCase]) -> str:
     for case in cases:
         found[case.outcome.value] = found.get(case.outcome.value, 0) + 1
     return ", ".join(f"{number} {outcome}" for outcome, number in sorted(found.items()))
+
+
+def _failed(detail: str, outcome: OracleOutcome, ids: Sequence[str] = ()) -> OracleVerdict:
+    return OracleVerdict(False, "junit", detail, outcome, tuple(ids))
+
+
+def _canary_problem(report: Sequence[ReportedCase], canaries: Canaries, others_bad: bool) -> str | None:
+    """Why the canaries say the verdict is forged or broken, or None when they behaved."""
+    trips = [case for case in report if case.matches(canaries.trips)]
+    holds = [case for case in report if case.matches(canaries.holds)]
+    if not trips or not holds:
+        return "a harness canary did not run (the oracle must run the canary staged beside its tests)"
+    if any(case.outcome is not CaseOutcome.FAILED for case in trips):
+        return f"the must-fail canary {canaries.trips} did not fail ({_counts(trips)})"
+    if not others_bad and any(case.outcome is not CaseOutcome.PASSED for case in holds):
+        return f"the must-pass canary {canaries.holds} did not pass ({_counts(holds)})"
+    return None
+
+
+def _report_verdict(
+    exit_ok: bool,
+    returncode: int | None,
+    report: Sequence[ReportedCase],
+    expect: Sequence[str],
+    canaries: Canaries | None,
+) -> OracleVerdict:
+    if not report:
+        return _failed("the JUnit report holds no test case", OracleOutcome.NO_REPORT)
+    names = canaries.names if canaries is not None else ()
+    cases = [case for case in report if not any(case.matches(name) for name in names)]
+    bad = [case for case in cases if case.outcome is not CaseOutcome.PASSED]
+    failing = [want for want in expect if any(c.matches(want) for c in bad)]
+    missing = [want for want in expect if not any(c.matches(want) for c in cases)]
+    if canaries is not None:
+        problem = _canary_problem(report, canaries, bool(bad) or not cases)
+        if problem is not None:
+            return _failed(problem, OracleOutcome.CANARY_TRIPPED, failing + missing)
+        if exit_ok:
+            detail = "the oracle exited 0 although the must-fail canary failed (a forged exit status)"
+            return _failed(detail, OracleOutcome.CANARY_TRIPPED, failing + missing)
+    if returncode != (1 if canaries is not None else 0):
+        return _failed(f"the oracle exited {returncode}", _outcome_of(bad, missing), failing + missing)
+    if not cases:
+        return _failed("the JUnit report holds no test case but the canaries", OracleOutcome.NO_REPORT)
+    if bad:
+        detail = f"{len(bad)} of {len(cases)} test case(s) did not pass ({_counts(bad)})"
+        return _failed(detail, OracleOutcome.TESTS_FAILED, failing + missing)
+    if missing:
+        detail = f"{len(missing)} of {len(expect)} expected test case(s) missing from the report"
+        return _failed(detail, OracleOutcome.EXPECTED_MISSING, missing)
+    return OracleVerdict(True, "junit", None, OracleOutcome.PASSED)
+
+
+def _outcome_of(bad: Sequence[ReportedCase], missing: Sequence[str]) -> OracleOutcome:
+    if bad:
+        return OracleOutcome.TESTS_FAILED
+    return OracleOutcome.EXPECTED_MISSING if missing else OracleOutcome.EXIT_STATUS
 
 
 def oracle_verdict(
@@ -166,31 +276,27 @@ def oracle_verdict(
     report_problem: str | None = None,
     require_report: bool = False,
     expect: Sequence[str] = (),
+    canaries: Canaries | None = None,
 ) -> OracleVerdict:
     """The oracle's verdict (``docs/security.md``, "Oracle verdicts").
 
-    Without ``require_report`` the exit status decides. With it, the oracle passes only when it
-    exited 0 **and** the harness-owned report exists, holds at least one case, every case passed
-    (a skip is not a pass) and every ``expect``ed id is among them: an exit status without a
-    matching report is refused. The detail gives counts, never a test id (the hidden tests'
-    names stay out of rows).
+    Without ``require_report`` the exit status decides. With it, the oracle passes only when the
+    harness-owned report exists, holds at least one case, every case passed (a skip is not a
+    pass), every ``expect``ed id is among them, and the exit status is the one an honest run
+    gives: 0, or — with ``canaries`` — 1, because the must-fail canary fails; the must-fail
+    canary must be reported failed and the must-pass one passed, else the verdict is forged or
+    broken (``canary-tripped``). An exit status without a matching report is refused. The detail
+    gives counts, never a hidden test id (the ids go to ``failing_ids``, for the author).
     """
     if not require_report:
-        return OracleVerdict(exit_ok, "exit-code", None if exit_ok else f"the oracle exited {returncode}")
+        if exit_ok:
+            return OracleVerdict(True, "exit-code", None, OracleOutcome.PASSED)
+        return OracleVerdict(False, "exit-code", f"the oracle exited {returncode}", OracleOutcome.EXIT_STATUS)
     if report is None:
         why = report_problem or "no report was written"
+        if returncode == PATCH_NOT_APPLIED_STATUS:
+            return _failed("the test patch did not apply", OracleOutcome.PATCH_NOT_APPLIED)
         status = "exited 0" if exit_ok else f"exited {returncode}"
-        return OracleVerdict(False, "junit", f"the oracle {status} without a valid JUnit report ({why})")
-    if not exit_ok:
-        return OracleVerdict(False, "junit", f"the oracle exited {returncode}")
-    if not report:
-        return OracleVerdict(False, "junit", "the JUnit report holds no test case")
-    bad = [case for case in report if case.outcome is not CaseOutcome.PASSED]
-    if bad:
-        detail = f"{len(bad)} of {len(report)} test case(s) did not pass ({_counts(bad)})"
-        return OracleVerdict(False, "junit", detail)
-    missing = [want for want in expect if not any(case.matches(want) for case in report)]
-    if missing:
-        detail = f"{len(missing)} of {len(expect)} expected test case(s) missing from the report"
-        return OracleVerdict(False, "junit", detail)
-    return OracleVerdict(True, "junit")
+        detail = f"the oracle {status} without a valid JUnit report ({why})"
+        return _failed(detail, OracleOutcome.NO_REPORT)
+    return _report_verdict(exit_ok, returncode, report, expect, canaries)
