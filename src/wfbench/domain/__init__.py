@@ -26,7 +26,6 @@ import warnings as _warnings
 
 if _typing.TYPE_CHECKING:
     from wfbench.domain.errors import InputError, ReviewArtifactError, WfbenchError
-    from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
     from wfbench.domain.promotion.decision import (
         Decision,
         DecisionKind,
@@ -56,6 +55,7 @@ if _typing.TYPE_CHECKING:
         check_candidate_arms,
     )
     from wfbench.domain.promotion.review_gate import evaluate_review_candidate
+    from wfbench.domain.promotion.validation import ApplyExpectation, validate_for_apply
     from wfbench.domain.results.aggregation import (
         REVIEW_FLAG_METRICS,
         REVIEW_NUMERIC_METRICS,
@@ -103,7 +103,7 @@ if _typing.TYPE_CHECKING:
 #: Where each public name is defined: module → names (the imports above, for static checkers).
 _SOURCES: dict[str, tuple[str, ...]] = {
     "wfbench.domain.errors": ("InputError", "ReviewArtifactError", "WfbenchError"),
-    "wfbench.domain.promotion.apply": ("ApplyExpectation", "validate_for_apply"),
+    "wfbench.domain.promotion.validation": ("ApplyExpectation", "validate_for_apply"),
     "wfbench.domain.promotion.decision": (
         "Decision",
         "DecisionKind",

@@ -67,9 +67,3 @@ class EvidenceCaptureError(SandboxError):
     Unlike other sandbox errors this is the arm's failure (``implementation-evidence-invalid``),
     never an ``infra-error``.
     """
-
-
-class CancelledError(WfbenchError):
-    """The sweep was cancelled (SIGINT/SIGTERM). Exit code 130."""
-
-    exit_code = 130

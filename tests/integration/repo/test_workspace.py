@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.repo.oracle_files import capture_oracle, erase_oracle, stage_oracle, staged_oracle
+from wfbench.adapters.repo.oracle_files import capture_oracle, erase_oracle, stage_oracle
 from wfbench.adapters.repo.snapshot import build_snapshot, resolve_commit
 from wfbench.adapters.repo.workspace import (
     GitWorkspaces,
@@ -388,12 +388,3 @@ def test_a_tampered_stage_is_reported(corpus: Path, tmp_path: Path) -> None:
     (stage / "conf.py").write_text("# tampered\n")
     assert erase_oracle(bundle, str(stage)) is False
     assert not stage.exists()
-
-
-def test_the_staged_oracle_context_erases_on_exit(corpus: Path, tmp_path: Path) -> None:
-    """The context manager yields a fresh random directory under the parent and removes it after."""
-    bundle = capture_oracle(str(corpus), specs(("oracles/conf.py", "conf.py")))
-    with staged_oracle(bundle, str(tmp_path)) as stage:
-        assert Path(stage, "conf.py").exists()
-        assert Path(stage).parent == tmp_path
-    assert not Path(stage).exists()

@@ -19,7 +19,7 @@ import pytest
 
 from wfbench.adapters.sandbox.net_bridge import socket_dir_prefix, socket_path
 from wfbench.adapters.sandbox.stale_sockets import remove_stale_socket_dirs
-from wfbench.adapters.store.stale import sweep_scratch
+from wfbench.adapters.store.claim import sweep_scratch
 
 #: A child that makes a bridge socket directory under argv[1], binds its socket, then waits.
 CHILD = """

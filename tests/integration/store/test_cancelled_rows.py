@@ -2,7 +2,7 @@
 
 A kill is simulated by running the move's steps (:mod:`wfbench.adapters.store.cancelled_rows`) only up
 to a point, or by making a rename raise; the next resume is the real one
-(:func:`wfbench.adapters.store.stale.claim_out_dir`). After every kill the directory must hold the old
+(:func:`wfbench.adapters.store.claim.claim_out_dir`). After every kill the directory must hold the old
 or the new state (as the module docstring defines it), and after the resume the new state: no row
 lost, none duplicated, every byte of every row unchanged.
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.store import cancelled_rows, stale
+from wfbench.adapters.store import cancelled_rows
+from wfbench.adapters.store import claim as stale
 from wfbench.adapters.store.cancelled_rows import CANCELLED_NAME, PENDING_NAME, RESULTS_NAME
 from wfbench.adapters.store.jsonl_store import encode_row, read_rows
 from wfbench.domain.errors import InputError

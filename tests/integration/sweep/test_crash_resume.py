@@ -29,7 +29,7 @@ import attrs
 import pytest
 
 from tests.conftest import require_or_skip
-from wfbench.adapters.store import stale
+from wfbench.adapters.store import claim as stale
 from wfbench.adapters.store.jsonl_store import JsonlResultStore, encode_row, read_rows
 from wfbench.domain import aggregate
 from wfbench.domain.errors import InputError
@@ -574,9 +574,9 @@ def _git_head(repo: Path) -> str:
 def _child(code: str) -> subprocess.Popen[str]:
     """A Python child running ``code`` after ``import time``.
 
-    And after ``from wfbench.adapters.store import stale``.
+    And after ``from wfbench.adapters.store import claim as stale``.
     """
-    prelude = "import time\nfrom wfbench.adapters.store import stale\n"
+    prelude = "import time\nfrom wfbench.adapters.store import claim as stale\n"
     return subprocess.Popen(
         [sys.executable, "-c", prelude + code],
         stdout=subprocess.PIPE,

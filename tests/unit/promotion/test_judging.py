@@ -13,11 +13,11 @@ from tests.unit.promotion.promotion_fixtures import MODEL
 from tests.unit.promotion.test_promotion_apply import _bindings
 from tests.unit.promotion.test_statistical_gate import STATISTICAL, task_rows, wins
 from wfbench.domain.errors import InputError
-from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
 from wfbench.domain.promotion.decision import DecisionKind
 from wfbench.domain.promotion.evidence import PromotionEvidence, RunStatus, decision_from_mapping
 from wfbench.domain.promotion.judging import PairSpec, judge_rows, sample_problems
 from wfbench.domain.promotion.policy import REFERENCE_POLICY, DecisionPolicy, PromotionPolicy
+from wfbench.domain.promotion.validation import ApplyExpectation, validate_for_apply
 from wfbench.domain.statistics.analysis import analyze_pair
 from wfbench.domain.statistics.samples import paired_samples
 

@@ -13,10 +13,10 @@ import attrs
 import pytest
 
 from tests.unit.promotion.promotion_fixtures import MODEL, resolved_of, review_runs, runs, same, table
-from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.gates import evaluate_candidate, evaluate_review_candidate
 from wfbench.domain.promotion.policy import REFERENCE_POLICY, DecisionPolicy, PromotionPolicy
+from wfbench.domain.promotion.validation import ApplyExpectation, validate_for_apply
 
 NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 ARM = "candidate_workflow"

@@ -28,7 +28,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
 import sys
 import tempfile
@@ -430,8 +429,3 @@ def redact_transcript(stdout: bytes, secrets: Sequence[str], *, limit: int) -> t
             return bytes(out), True
         out += clean
     return bytes(out), False
-
-
-def shell_quote(argv: Sequence[str]) -> str:
-    """A loggable command line (never holds the prompt or a secret)."""
-    return " ".join(shlex.quote(arg) for arg in argv)

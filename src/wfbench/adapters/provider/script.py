@@ -72,11 +72,6 @@ class ToolCall:
     input: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
     text: str | None = None
 
-    @property
-    def custom(self) -> bool:
-        """True for a custom (free-text) tool call."""
-        return self.text is not None
-
 
 @attrs.frozen
 class Turn:

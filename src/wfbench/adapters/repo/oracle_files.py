@@ -10,11 +10,9 @@ stage before the patch is captured.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from wfbench.adapters.sandbox.common import force_remove
 from wfbench.domain.errors import InputError, SandboxError
@@ -158,17 +156,3 @@ def erase_oracle(bundle: OracleBundle, stage: str) -> bool:
     if failure:
         raise SandboxError(f"cannot erase the oracle stage: {failure}")
     return intact
-
-
-@contextlib.contextmanager
-def staged_oracle(bundle: OracleBundle, parent: str) -> Iterator[str]:
-    """Stage the bundle in a fresh ``oracle-<random>`` directory under ``parent``; erase it on exit.
-
-    Raises:
-        SandboxError: the stage could not be written or erased.
-    """
-    stage = stage_oracle(bundle, os.path.join(parent, f"oracle-{secrets.token_hex(16)}"))
-    try:
-        yield stage
-    finally:
-        erase_oracle(bundle, stage)

@@ -140,6 +140,23 @@ def bwrap_argv(
       read-only, so nothing can fill it.
     * ``--chdir /workspace[/<cwd>]`` then ``--`` and the command.
     """
+    size = str(tmpfs_bytes)
+    runtimes = (*python_runtime_paths(), *runtime_paths)
+    args = [
+        *_namespace_args(bwrap, policy),
+        *_system_args(),
+        *_host_args(policy, private, runtimes, size),
+        *_workspace_args(policy, runtimes, launch_mounts),
+    ]
+    tmpdir = private_tmpdir(mount_targets(args))
+    if tmpdir != SANDBOX_TMP:
+        args += ["--size", size, "--tmpfs", tmpdir]
+    chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
+    return [*args, "--remount-ro", "/", "--chdir", chdir, "--", *argv], tmpdir
+
+
+def _namespace_args(bwrap: str, policy: SandboxPolicy) -> list[str]:
+    """bwrap, then its namespaces and process flags (:func:`bwrap_argv`'s first five items)."""
     args = [bwrap, "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
     args += [
         "--unshare-pid",
@@ -152,14 +169,15 @@ def bwrap_argv(
     ]
     if not policy.network:
         args.append("--unshare-net")
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    args += _system_args()
-    etc = ETC_ENTRIES + (NETWORK_ETC_ENTRIES if policy.network else ())
-    for entry in etc:
+    return [*args, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+
+
+def _host_args(policy: SandboxPolicy, private: PrivateRoot, runtimes: Sequence[str], size: str) -> list[str]:
+    """``/etc`` entries, the private tmpfs homes, the runtimes, passwd and group, ``/proc`` and ``/dev``."""
+    args: list[str] = []
+    for entry in ETC_ENTRIES + (NETWORK_ETC_ENTRIES if policy.network else ()):
         args += ["--ro-bind-try", entry, entry]
-    size = str(tmpfs_bytes)
     args += ["--size", size, "--tmpfs", SANDBOX_HOME, "--size", size, "--tmpfs", SANDBOX_TMP]
-    runtimes = (*python_runtime_paths(), *runtime_paths)
     for path in runtimes:
         args += ["--ro-bind", path, path]
     args += ["--ro-bind", private.passwd, "/etc/passwd", "--ro-bind", private.group, "/etc/group"]
@@ -175,7 +193,14 @@ def bwrap_argv(
         "--remount-ro",
         "/dev",
     ]
-    args += ["--bind" if policy.workspace_writable else "--ro-bind", policy.workspace, SANDBOX_WORKSPACE]
+    return args
+
+
+def _workspace_args(
+    policy: SandboxPolicy, runtimes: Sequence[str], launch_mounts: Sequence[Mount]
+) -> list[str]:
+    """The workspace and its read-only paths, the declared mounts, hidden site-packages, launch mounts."""
+    args = ["--bind" if policy.workspace_writable else "--ro-bind", policy.workspace, SANDBOX_WORKSPACE]
     for rel in policy.read_only_paths:
         args += ["--ro-bind", os.path.join(policy.workspace, rel), f"{SANDBOX_WORKSPACE}/{rel}"]
     for mount in sorted(policy.mounts, key=lambda m: m.target.count("/")):
@@ -185,11 +210,7 @@ def bwrap_argv(
         args += ["--tmpfs", path, "--remount-ro", path]
     for mount in launch_mounts:
         args += ["--ro-bind", mount.host, mount.target]
-    tmpdir = private_tmpdir(mount_targets(args))
-    if tmpdir != SANDBOX_TMP:
-        args += ["--size", size, "--tmpfs", tmpdir]
-    chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
-    return [*args, "--remount-ro", "/", "--chdir", chdir, "--", *argv], tmpdir
+    return args
 
 
 class BwrapSandbox:

@@ -24,7 +24,7 @@ row. The *logical* side file is ``P`` when ``P`` exists and ``R`` holds no cance
 else ``C``. ``R`` holds residue before step 2 (``P`` is written only when something moves) and
 none after it (the rule removes every residue row), and nothing else writes ``R`` meanwhile: the
 caller holds the output directory's lock, and a fresh run into a directory with ``P`` or ``C``
-is refused (:mod:`wfbench.adapters.store.stale`). So:
+is refused (:mod:`wfbench.adapters.store.claim`). So:
 
 * killed during step 1, before its rename: a ``*.tmp`` is left (the resume's start removes
   ``*.tmp`` files); ``R``, ``C`` are the old state;

@@ -19,12 +19,12 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from wfbench.app.cell.checks import (
+from wfbench.app.cell.context import (
     AgentFault,
     CellContext,
     CellServices,
@@ -45,7 +45,7 @@ from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.results.rows import ErrorKind, Row
-from wfbench.domain.session.outcome import classify_outcome, sum_sessions
+from wfbench.domain.session.outcome import SessionSum, classify_outcome, sum_sessions
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep import layout
 from wfbench.domain.workspace.oracle import OracleVerdict
@@ -133,26 +133,8 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
 
 
 def _measure(plan: CellPlan, ctx: CellContext) -> Row:
-    spec = plan.task.spec
-    if spec.setup:
-        _setup(ctx, spec.setup)
-    incumbent = ctx.settings.incumbent_overlay
-    if incumbent is not None and set(incumbent.skills) & set(plan.arm.evaluated_skills):
-        _apply_overlay(ctx, incumbent, message="incumbent skills")
-    if plan.overlay is not None:
-        _apply_overlay(ctx, plan.overlay)
-    ctx.dependency_mounts = _dependency_mounts(ctx)
-    head = checked_run(
-        ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
-    ).strip()
-    if not COMMIT_RE.match(head):
-        raise SandboxError(f"HEAD after setup is not a commit id: {head[:80]!r}")
-    skills = plan.arm.evaluated_skills
-    expected_digest = skill_digest(ctx.workspace, skills, _instructions(plan))
-    review_dir = os.path.join(ctx.scratch, "review-output")
-    os.mkdir(review_dir, 0o700)
-    if ctx.settings.disk_budget_bytes is not None:
-        ctx.start_usage = ctx.services.workspaces.disk_usage(ctx.workspace)
+    """Prepare the workspace, run the sessions, check their work and build the row."""
+    head, expected_digest, review_dir = _prepare(plan, ctx)
     records = _sessions(plan, ctx, review_dir, expected_digest)
     total = sum_sessions(records)
     wire_fields: dict[str, Any] = {}
@@ -172,6 +154,52 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
             ctx.last_state.entries,
             _pytest_configs(ctx.first_state.entries, ctx.last_state.entries, ctx.workspace),
         )
+    checks = _check(plan, ctx, total, review_dir, fields)
+    if plan.task.spec.kind is TaskKind.IMPLEMENTATION:
+        checks = _capture_evidence(plan, ctx, head, diagnostics=diagnostics, fields=fields, checks=checks)
+    fields["evidence_diagnostics"] = [redact_text(d, ctx.redacted()) for d in diagnostics]
+    return _measured_row(plan, ctx, total, records=records, checks=checks, fields=fields)
+
+
+def _prepare(plan: CellPlan, ctx: CellContext) -> tuple[str, str, str]:
+    """Set the workspace up for the sessions: its HEAD commit, the skills' digest, the review directory."""
+    spec = plan.task.spec
+    if spec.setup:
+        _setup(ctx, spec.setup)
+    incumbent = ctx.settings.incumbent_overlay
+    if incumbent is not None and set(incumbent.skills) & set(plan.arm.evaluated_skills):
+        _apply_overlay(ctx, incumbent, message="incumbent skills")
+    if plan.overlay is not None:
+        _apply_overlay(ctx, plan.overlay)
+    ctx.dependency_mounts = _dependency_mounts(ctx)
+    head = checked_run(
+        ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
+    ).strip()
+    if not COMMIT_RE.match(head):
+        raise SandboxError(f"HEAD after setup is not a commit id: {head[:80]!r}")
+    expected_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills, _instructions(plan))
+    review_dir = os.path.join(ctx.scratch, "review-output")
+    os.mkdir(review_dir, 0o700)
+    if ctx.settings.disk_budget_bytes is not None:
+        ctx.start_usage = ctx.services.workspaces.disk_usage(ctx.workspace)
+    return head, expected_digest, review_dir
+
+
+@attrs.frozen
+class _Checks:
+    """What checking a cell's work found (``None``: that check did not run) and the agent's fault."""
+
+    verify_ok: bool | None = None
+    oracle_ok: bool | None = None
+    review_valid: bool | None = None
+    fault: AgentFault | None = None
+
+
+def _check(
+    plan: CellPlan, ctx: CellContext, total: SessionSum, review_dir: str, fields: dict[str, Any]
+) -> _Checks:
+    """The authored tests (when the sessions ended ok), then the review's grade or the hidden oracle."""
+    spec = plan.task.spec
     verify_ok: bool | None = None
     oracle_ok: bool | None = None
     review_valid: bool | None = None
@@ -205,30 +233,56 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
                 fault = AgentFault(ErrorKind.ORACLE_FAILED, f"hidden oracle failed: {verdict.detail}")
     except AgentFault as exc:
         fault = exc
-    if spec.kind is TaskKind.IMPLEMENTATION:
-        try:
-            fields.update(_churn_and_patch(ctx, plan, head, diagnostics))
-        except EvidenceCaptureError as exc:
-            fault = fault or AgentFault(
-                ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, f"capturing the workspace failed: {exc}"
-            )
-    fields["evidence_diagnostics"] = [redact_text(d, ctx.redacted()) for d in diagnostics]
+    return _Checks(verify_ok, oracle_ok, review_valid, fault)
+
+
+def _capture_evidence(
+    plan: CellPlan,
+    ctx: CellContext,
+    head: str,
+    *,
+    diagnostics: list[str],
+    fields: dict[str, Any],
+    checks: _Checks,
+) -> _Checks:
+    """An implementation's churn and patch into ``fields``; a failed capture is the arm's fault."""
+    try:
+        fields.update(_churn_and_patch(ctx, plan, head, diagnostics))
+    except EvidenceCaptureError as exc:
+        fault = checks.fault or AgentFault(
+            ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, f"capturing the workspace failed: {exc}"
+        )
+        return attrs.evolve(checks, fault=fault)
+    return checks
+
+
+def _measured_row(
+    plan: CellPlan,
+    ctx: CellContext,
+    total: SessionSum,
+    *,
+    records: Sequence[SessionRecord],
+    checks: _Checks,
+    fields: dict[str, Any],
+) -> Row:
+    """Classify the outcome from the sessions and the checks, and build the row."""
+    fault = checks.fault
     evidence_kind = (
         fault.kind if fault is not None and fault.kind is ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID else None
     )
     outcome = classify_outcome(
         ok=total.ok,
         error_kind=total.error_kind or evidence_kind,
-        authored_tests_passed=verify_ok,
-        oracle_passed=oracle_ok,
-        review_evidence_valid=review_valid,
+        authored_tests_passed=checks.verify_ok,
+        oracle_passed=checks.oracle_ok,
+        review_evidence_valid=checks.review_valid,
     )
     if total.error_kind is None and fault is not None:
         fields["error_detail"] = redact_text(fault.detail, ctx.redacted())[:DETAIL_LIMIT]
     fields.update(
-        authored_tests_passed=verify_ok,
-        oracle_passed=oracle_ok,
-        review_evidence_valid=review_valid,
+        authored_tests_passed=checks.verify_ok,
+        oracle_passed=checks.oracle_ok,
+        review_evidence_valid=checks.review_valid,
         plan_produced=any(r.ok for r in records) if plan.arm.phases[0].role is PhaseRole.PLAN else True,
     )
     return _row(
@@ -238,7 +292,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
         resolved=outcome.resolved,
         kind=outcome.error_kind,
         fields=fields,
-        ok=total.ok and review_valid is not False,
+        ok=total.ok and checks.review_valid is not False,
     )
 
 
@@ -565,7 +619,7 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str, diagnostics: l
 def _row(
     plan: CellPlan,
     settings: RunSettings,
-    total: Any,
+    total: SessionSum,
     *,
     resolved: bool,
     kind: ErrorKind | None,

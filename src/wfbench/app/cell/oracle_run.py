@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from wfbench.app.cell.checks import AgentFault, CellContext
+from wfbench.app.cell.context import AgentFault, CellContext
 from wfbench.app.cell.junit_report import REPORT_NAME, read_report
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.domain.errors import SandboxError

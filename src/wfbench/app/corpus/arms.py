@@ -148,61 +148,65 @@ class SkillNames:
     review: str = "review"
 
 
-def _plan_phase(skills: SkillNames) -> Phase:
-    return Phase(
-        name="plan",
-        role=PhaseRole.PLAN,
-        skill=skills.plan,
-        prompt=(
-            f"Use the {skills.plan} skill for: {{task}}\n\nYou are running headless: make choices"
-            " without asking. Write exactly one plan document under docs/plans/ and change nothing"
-            " else; the plan document is the deliverable."
-        ),
-    )
+#: The skill-driven phase shapes of the preset arms: shape → (phase name, role, which skill,
+#: prompt). ``{skill}`` in the prompt is the skill's name; ``{task}``, ``{plan}`` and
+#: ``{review_output}`` are filled per cell.
+_SKILL_PHASES: dict[str, tuple[str, PhaseRole, str, str]] = {
+    "plan": (
+        "plan",
+        PhaseRole.PLAN,
+        "plan",
+        "Use the {skill} skill for: {task}\n\nYou are running headless: make choices"
+        " without asking. Write exactly one plan document under docs/plans/ and change nothing"
+        " else; the plan document is the deliverable.",
+    ),
+    "work": (
+        "work",
+        PhaseRole.WORK,
+        "work",
+        "Use the {skill} skill to execute the plan at {plan} for: {task}\n\nYou are"
+        " running headless; report the Definition of Done." + VERIFY_CLAUSE,
+    ),
+    "direct": (
+        "work",
+        PhaseRole.WORK,
+        "work",
+        "Use the {skill} skill for: {task}\n\nDo not run a separate planning pass;"
+        " implement directly." + VERIFY_CLAUSE,
+    ),
+    "review": (
+        "review",
+        PhaseRole.REVIEW,
+        "review",
+        "{task}\n\nUse the {skill} skill to review the local uncommitted changes."
+        " You are running headless: do not post anything anywhere.\n\nReview output file:"
+        " {review_output}\n\nWrite that file (and nothing else) as UTF-8 JSON of exactly this"
+        ' shape: {"schema_version": 1, "verdict":'
+        ' "approve|comment|request_changes", "findings": [{"id", "severity":'
+        ' "critical|high|medium|low", "path", "line", "end_line", "category", "scenario",'
+        ' "evidence", "recommendation", "blocking"}]}. Use an empty findings list with verdict'
+        " approve when there are no actionable defects. Emit no Markdown and edit no other file.",
+    ),
+}
+#: The preset arms' phase shapes, by workflow: ``workflow`` plans then works, ``direct`` works.
+_WORKFLOWS: dict[str, tuple[str, ...]] = {
+    "workflow": ("plan", "work"),
+    "direct": ("direct",),
+    "review": ("review",),
+}
 
 
-def _work_phase(skills: SkillNames) -> Phase:
-    return Phase(
-        name="work",
-        role=PhaseRole.WORK,
-        skill=skills.work,
-        prompt=(
-            f"Use the {skills.work} skill to execute the plan at {{plan}} for: {{task}}\n\nYou are"
-            " running headless; report the Definition of Done." + VERIFY_CLAUSE
-        ),
-    )
-
-
-def _direct_phase(skills: SkillNames) -> Phase:
-    return Phase(
-        name="work",
-        role=PhaseRole.WORK,
-        skill=skills.work,
-        prompt=(
-            f"Use the {skills.work} skill for: {{task}}\n\nDo not run a separate planning pass;"
-            " implement directly." + VERIFY_CLAUSE
-        ),
-    )
-
-
-def _review_phase(skills: SkillNames) -> Phase:
-    return Phase(
-        name="review",
-        role=PhaseRole.REVIEW,
-        skill=skills.review,
-        tools=REVIEW_TOOLS,
-        workspace=WorkspaceMode.READ_ONLY,
-        prompt=(
-            f"{{task}}\n\nUse the {skills.review} skill to review the local uncommitted changes."
-            " You are running headless: do not post anything anywhere.\n\nReview output file:"
-            " {review_output}\n\nWrite that file (and nothing else) as UTF-8 JSON of exactly this"
-            ' shape: {"schema_version": 1, "verdict":'
-            ' "approve|comment|request_changes", "findings": [{"id", "severity":'
-            ' "critical|high|medium|low", "path", "line", "end_line", "category", "scenario",'
-            ' "evidence", "recommendation", "blocking"}]}. Use an empty findings list with verdict'
-            " approve when there are no actionable defects. Emit no Markdown and edit no other file."
-        ),
-    )
+def _skill_phases(workflow: str, skills: SkillNames) -> tuple[Phase, ...]:
+    """The phases of ``workflow`` (a :data:`_WORKFLOWS` key) with the skill names given."""
+    phases: list[Phase] = []
+    for shape in _WORKFLOWS[workflow]:
+        name, role, which, prompt = _SKILL_PHASES[shape]
+        skill: str = getattr(skills, which)
+        phase = Phase(name=name, role=role, skill=skill, prompt=prompt.replace("{skill}", skill))
+        if role is PhaseRole.REVIEW:  # a review reads the workspace and writes only its output file
+            phase = attrs.evolve(phase, tools=REVIEW_TOOLS, workspace=WorkspaceMode.READ_ONLY)
+        phases.append(phase)
+    return tuple(phases)
 
 
 _BASELINE_PROMPT = "{task}\n\nImplement the change and verify it by running the relevant tests yourself."
@@ -213,8 +217,7 @@ def preset_arms(skills: SkillNames | None = None) -> dict[str, Arm]:
     """The reference harness's arms, with the skill names given (defaults: plan, work, review)."""
     s = skills or SkillNames()
     impl, review = TaskKind.IMPLEMENTATION, TaskKind.REVIEW
-    workflow = (_plan_phase(s), _work_phase(s))
-    direct = (_direct_phase(s),)
+    workflow, direct, review_phases = (_skill_phases(w, s) for w in ("workflow", "direct", "review"))
     base = Phase(
         name="work", role=PhaseRole.WORK, prompt=_BASELINE_PROMPT + VERIFY_CLAUSE, disallowed_tools=("Skill",)
     )
@@ -227,12 +230,12 @@ def preset_arms(skills: SkillNames | None = None) -> dict[str, Arm]:
     arms = [
         Arm("workflow", impl, workflow),
         Arm("workflow_direct", impl, direct),
-        Arm("review", review, (_review_phase(s),)),
+        Arm("review", review, review_phases),
         Arm("baseline", impl, (base,)),
         Arm("baseline_nomcp", impl, (nomcp,)),
         Arm("candidate_workflow", impl, workflow, incumbent="workflow"),
         Arm("candidate_workflow_direct", impl, direct, incumbent="workflow_direct"),
-        Arm("candidate_review", review, (_review_phase(s),), incumbent="review"),
+        Arm("candidate_review", review, review_phases, incumbent="review"),
     ]
     return {arm.name: arm for arm in arms}
 
@@ -251,9 +254,9 @@ def ce_preset_arms(plugin: PluginIdentity) -> dict[str, Arm]:
         return tuple(attrs.evolve(phase, plugin_dirs=plugin.dirs) for phase in phases)
 
     arms = [
-        Arm("ce_workflow", impl, loading(_plan_phase(s), _work_phase(s)), plugin=plugin),
-        Arm("ce_workflow_direct", impl, loading(_direct_phase(s)), plugin=plugin),
-        Arm("ce_review", review, loading(_review_phase(s)), plugin=plugin),
+        Arm("ce_workflow", impl, loading(*_skill_phases("workflow", s)), plugin=plugin),
+        Arm("ce_workflow_direct", impl, loading(*_skill_phases("direct", s)), plugin=plugin),
+        Arm("ce_review", review, loading(*_skill_phases("review", s)), plugin=plugin),
     ]
     return {arm.name: arm for arm in arms}
 

@@ -51,7 +51,6 @@ REQUIRED = (
     "FAIL_TO_PASS",
     "PASS_TO_PASS",
 )
-OPTIONAL = ("environment_setup_commit", "version", "hints_text", "created_at")
 INSTANCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")

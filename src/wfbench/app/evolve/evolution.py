@@ -25,7 +25,6 @@ either redoes its generation (undecided) or finishes it (:mod:`wfbench.app.evolv
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -303,29 +302,7 @@ class _Loop:
         started = _stamp(clock)
         _clear_interrupted(out)
         os.makedirs(out)
-        rows = (
-            []
-            if last_sweep is None
-            else list(self.services.read_rows(os.path.join(last_sweep, "results.jsonl")))
-        )
-        prompts = {task.id: task.prompt for task in self.corpus.tasks}
-        digest = evidence_digest(
-            rows,
-            prompts=prompts,
-            decisions=(last_sweep and _decisions(last_sweep)) or (),
-            title=f"Evidence from the last sweep (before generation {number})",
-        )
-        self.services.note(f"[evolve] generation {number}: proposing ({self.config.proposer_model})")
-        proposal = self.services.propose(
-            ProposalOrder(
-                workspace=os.path.join(out, "proposer", "workspace"),
-                incumbent=self.incumbent(),
-                evidence=digest,
-                prompt=proposer_prompt(number, self.allowed),
-                label=f"proposer-gen{number}",
-            )
-        )
-        self._check_cancelled()
+        proposal = self._propose(number, last_sweep, out)
         record = GenerationRecord(
             generation=number,
             outcome=GenerationOutcome.NO_PROPOSAL,
@@ -378,6 +355,33 @@ class _Loop:
             promotion=os.path.join(sweep, "promotion.json") if decisions is not None else None,
             finished_at=_stamp(clock),
         )
+
+    def _propose(self, number: int, last_sweep: str | None, out: str) -> Proposal:
+        """The proposer's session over a redacted digest of the last sweep's evidence."""
+        rows = (
+            []
+            if last_sweep is None
+            else list(self.services.read_rows(os.path.join(last_sweep, "results.jsonl")))
+        )
+        prompts = {task.id: task.prompt for task in self.corpus.tasks}
+        digest = evidence_digest(
+            rows,
+            prompts=prompts,
+            decisions=(last_sweep and _decisions(last_sweep)) or (),
+            title=f"Evidence from the last sweep (before generation {number})",
+        )
+        self.services.note(f"[evolve] generation {number}: proposing ({self.config.proposer_model})")
+        proposal = self.services.propose(
+            ProposalOrder(
+                workspace=os.path.join(out, "proposer", "workspace"),
+                incumbent=self.incumbent(),
+                evidence=digest,
+                prompt=proposer_prompt(number, self.allowed),
+                label=f"proposer-gen{number}",
+            )
+        )
+        self._check_cancelled()
+        return proposal
 
     def _validate(self, proposal: Proposal, out: str) -> tuple[str | None, str | None, tuple[str, ...]]:
         record = proposal.record
@@ -547,8 +551,3 @@ def _run(
         )
     end_run(config.out_dir)
     return EvolveResult(tuple(history), stopped)
-
-
-def now_utc() -> dt.datetime:
-    """UTC now (the CLI's default clock for the loop's timestamps)."""
-    return dt.datetime.now(dt.UTC)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.cell.context import CellServices, RunSettings
 from wfbench.app.cell.wire import CellWire
 from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken

@@ -1,7 +1,7 @@
 """Use case: apply promoted evidence to a repository (``wfbench promote apply``).
 
 Nothing is written unless the evidence is complete, current and exact
-(:func:`wfbench.domain.promotion.apply.validate_for_apply`) against what this function
+(:func:`wfbench.domain.promotion.validation.validate_for_apply`) against what this function
 recomputes itself, never against what the evidence claims:
 
 * the **task bindings** (commits, prompt, oracle and dependency digests) by binding the corpus
@@ -42,10 +42,10 @@ from wfbench.domain import strict_json
 from wfbench.domain.environment.spec import BuiltEnvironment
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import SkillTarget, Workspaces
-from wfbench.domain.promotion.apply import ApplyExpectation, validate_for_apply
 from wfbench.domain.promotion.evidence import EvidenceBindings
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, GateKind, PromotionPolicy
 from wfbench.domain.promotion.skill_swap import CommitSpec, SwapEntry, base_digests, sha256_bytes, skill_roots
+from wfbench.domain.promotion.validation import ApplyExpectation, validate_for_apply
 
 __all__ = ["ApplyOutcome", "ApplyRefused", "ApplyRequest", "apply_promotion", "expectation_for"]
 

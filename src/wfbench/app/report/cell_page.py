@@ -155,32 +155,24 @@ def _score_value(value: Any) -> str:
     return fmt.na(value, ".3f") if isinstance(value, float) else _yes_no(value)
 
 
+_SCORE_KEYS = (
+    "true_positives",
+    "false_positives",
+    "false_negatives",
+    "precision",
+    "recall",
+    "weighted_f1",
+    "blocker_recall",
+    "verdict_correct",
+)
+
+
 def _review(row: Mapping[str, Any], source: ArtifactSource, links: Links) -> str:
+    """The review section: the score, then the artifact's findings against the labels they matched."""
     if row.get("kind") != "review" and not row.get("review_artifact") and "review_score" not in row:
         return ""
-    out = ["<h2>Review</h2>"]
+    out = ["<h2>Review</h2>", _review_score(row)]
     name = row.get("review_artifact")
-    matching = row.get("label_matching") if isinstance(row.get("label_matching"), Mapping) else None
-    score = row.get("review_score") if isinstance(row.get("review_score"), Mapping) else {}
-    out.append(
-        "<p>"
-        + " · ".join(
-            f"{esc(k.replace('_', ' '))} {esc(_score_value(score.get(k)))}"
-            for k in (
-                "true_positives",
-                "false_positives",
-                "false_negatives",
-                "precision",
-                "recall",
-                "weighted_f1",
-                "blocker_recall",
-                "verdict_correct",
-            )
-        )
-        + "</p>"
-        if score
-        else '<p class="muted">no review score (the artifact was not usable evidence).</p>'
-    )
     if not isinstance(name, str) or not name:
         return "".join(out) + '<p class="muted">No review artifact was kept for this cell.</p>'
     artifact = source.artifact(name, limit=ARTIFACT_LIMIT)
@@ -194,6 +186,24 @@ def _review(row: Mapping[str, Any], source: ArtifactSource, links: Links) -> str
             "".join(out) + '<p class="problem">The review artifact is not '
             f"JSON.</p><pre>{esc(artifact.text()[:_FIELD_LIMIT])}</pre>"
         )
+    matching = row.get("label_matching") if isinstance(row.get("label_matching"), Mapping) else None
+    out.append(_review_findings(document, matching, links.raw(name)))
+    return "".join(out)
+
+
+def _review_score(row: Mapping[str, Any]) -> str:
+    score = row.get("review_score") if isinstance(row.get("review_score"), Mapping) else {}
+    if not score:
+        return '<p class="muted">no review score (the artifact was not usable evidence).</p>'
+    return (
+        "<p>"
+        + " · ".join(f"{esc(k.replace('_', ' '))} {esc(_score_value(score.get(k)))}" for k in _SCORE_KEYS)
+        + "</p>"
+    )
+
+
+def _review_findings(document: Any, matching: Mapping[str, Any] | None, raw_href: str) -> str:
+    """The verdict, the findings with the label each matched, and the labels no finding matched."""
     findings = (
         [f for f in (document.get("findings") or []) if isinstance(f, Mapping)]
         if isinstance(document, Mapping)
@@ -207,10 +217,10 @@ def _review(row: Mapping[str, Any], source: ArtifactSource, links: Links) -> str
     pairs = [p for p in (matching or {}).get("pairs") or [] if isinstance(p, Mapping)]
     matched = {str(p.get("finding")): labels.get(str(p.get("label")), {"id": p.get("label")}) for p in pairs}
     verdict = document.get("verdict") if isinstance(document, Mapping) else None
-    out.append(
+    out = [
         f"<p>verdict: <b>{esc(verdict)}</b> · {len(findings)} finding(s) · <a "
-        f'href="{esc(links.raw(name))}">raw artifact</a></p>'
-    )
+        f'href="{esc(raw_href)}">raw artifact</a></p>'
+    ]
     if findings:
         out.append(
             "<table><thead><tr><th>finding</th><th>severity</th><th>where</th><th>category</th><th>scenario "
@@ -224,21 +234,24 @@ def _review(row: Mapping[str, Any], source: ArtifactSource, links: Links) -> str
         )
     else:
         hit = {str(p.get("label")) for p in pairs}
-        missed = [label for lid, label in labels.items() if lid not in hit]
-        out.append(
-            "<p><b>Missed labels (false negatives):</b> "
-            + (
-                ", ".join(
-                    f"{esc(lab.get('id'))} {esc(lab.get('severity'))} "
-                    f"{esc(lab.get('path'))}:{esc(lab.get('line_start'))}–{esc(lab.get('line_end'))} "
-                    f"{esc(lab.get('category'))}"
-                    for lab in missed
-                )
-                or "none"
-            )
-            + "</p>"
-        )
+        out.append(_missed_labels([label for lid, label in labels.items() if lid not in hit]))
     return "".join(out)
+
+
+def _missed_labels(missed: Sequence[Mapping[str, Any]]) -> str:
+    return (
+        "<p><b>Missed labels (false negatives):</b> "
+        + (
+            ", ".join(
+                f"{esc(lab.get('id'))} {esc(lab.get('severity'))} "
+                f"{esc(lab.get('path'))}:{esc(lab.get('line_start'))}–{esc(lab.get('line_end'))} "
+                f"{esc(lab.get('category'))}"
+                for lab in missed
+            )
+            or "none"
+        )
+        + "</p>"
+    )
 
 
 def _patch(row: Mapping[str, Any], source: ArtifactSource, links: Links, key: tuple[str, str, int]) -> str:

@@ -19,7 +19,13 @@ import statistics
 from collections.abc import Iterable, Iterator, Sequence
 
 from wfbench.app.report import fmt
-from wfbench.app.report.model import ArmTotals, CellRef, SweepModel
+from wfbench.app.report.model import (
+    IMPLEMENTATION_ARM_COLUMNS,
+    REVIEW_ARM_COLUMNS,
+    ArmTotals,
+    CellRef,
+    SweepModel,
+)
 from wfbench.app.report.verdicts import Effect, PairedTask, Verdict
 from wfbench.domain.redaction import escape_controls
 from wfbench.domain.results.aggregation import Aggregate
@@ -210,34 +216,10 @@ def _arms_section(model: SweepModel) -> list[str]:
     review = [model.arm_totals[a] for a in model.arms if model.arm_totals[a].kind == "review"]
     if impl:
         lines += ["### Implementation arms", ""]
-        header = [
-            "arm",
-            "tasks",
-            "resolved / valid",
-            "resolve rate [90% Wilson]",
-            "median cost per run",
-            "spend",
-            "median cell wall s",
-            "total cell wall s",
-            "errors",
-        ]
-        lines += _table(header, [_impl_arm(t) for t in impl])
+        lines += _table([h for h, _ in IMPLEMENTATION_ARM_COLUMNS], [_impl_arm(t) for t in impl])
     if review:
         lines += ["### Review arms", ""]
-        header = [
-            "arm",
-            "cases",
-            "runs",
-            "mean weighted F1",
-            "mean precision",
-            "mean recall",
-            "mean blocker recall",
-            "clean controls passed",
-            "spend",
-            "median cell wall s",
-            "errors",
-        ]
-        lines += _table(header, [_review_arm(t) for t in review])
+        lines += _table(REVIEW_ARM_COLUMNS, [_review_arm(t) for t in review])
     return lines
 
 

@@ -45,6 +45,34 @@ REPORT_DIAGNOSTICS = 10
 _REVIEW_MEANS = ("review_weighted_f1", "review_precision", "review_recall", "review_blocker_recall")
 
 
+#: The implementation arms' table, in Markdown and HTML alike: (header, numeric column).
+IMPLEMENTATION_ARM_COLUMNS: tuple[tuple[str, bool], ...] = (
+    ("arm", False),
+    ("tasks", True),
+    ("resolved / valid", True),
+    ("resolve rate [90% Wilson]", True),
+    ("median cost per run", True),
+    ("spend", True),
+    ("median cell wall s", True),
+    ("total cell wall s", True),
+    ("errors", False),
+)
+#: The review arms' table, in Markdown and HTML alike (every column but the first and last numeric).
+REVIEW_ARM_COLUMNS: tuple[str, ...] = (
+    "arm",
+    "cases",
+    "runs",
+    "mean weighted F1",
+    "mean precision",
+    "mean recall",
+    "mean blocker recall",
+    "clean controls passed",
+    "spend",
+    "median cell wall s",
+    "errors",
+)
+
+
 @attrs.frozen
 class ReportInputs:
     """What the rows alone do not say. Every field is optional."""
@@ -144,10 +172,6 @@ class SweepModel:
                 f"usage metered at the wire for {self.wire_metered} of {self.rows} row(s), else self-reported"
             )
         return "the rows' self-reported cost_usd (wire metering is not recorded in this sweep)"
-
-    def arms_of_kind(self, kind: str) -> tuple[str, ...]:
-        """Arms whose rows are of ``kind`` (``implementation`` or ``review``), in sweep order."""
-        return tuple(arm for arm in self.arms if self.arm_totals[arm].kind == kind)
 
     def cells_of(self, task: str, arm: str) -> tuple[CellRef, ...]:
         """The cells of one (task, arm), by run."""

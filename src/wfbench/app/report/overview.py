@@ -16,9 +16,15 @@ from typing import Any
 from wfbench.app.report import fmt, plots
 from wfbench.app.report.links import Links
 from wfbench.app.report.markdown import effect_text, spend_text, wall_median
-from wfbench.app.report.model import ArmTotals, CellRef, SweepModel
+from wfbench.app.report.model import (
+    IMPLEMENTATION_ARM_COLUMNS,
+    REVIEW_ARM_COLUMNS,
+    ArmTotals,
+    CellRef,
+    SweepModel,
+)
 from wfbench.app.report.page import data_table_parts, esc, page_parts
-from wfbench.app.report.verdicts import PairedTask, Verdict
+from wfbench.app.report.verdicts import Verdict
 from wfbench.domain.sweep import layout
 
 __all__ = [
@@ -80,10 +86,6 @@ def _facts(model: SweepModel) -> str:
         + "".join(f"<div><b>{esc(v)}</b><span>{esc(k)}</span></div>" for v, k in items)
         + "</div>"
     )
-
-
-def _group_link(links: Links, task: str, arm: str, text: str) -> str:
-    return f'<a href="{esc(links.group(task, arm))}">{esc(text)}</a>'
 
 
 def _verdict_block(model: SweepModel, verdict: Verdict, links: Links) -> str:
@@ -212,20 +214,7 @@ def _paired(model: SweepModel, links: Links) -> Iterator[str]:
 
 
 def _impl_arms_table(arms: Sequence[ArmTotals], links: Links) -> str:
-    head = "".join(
-        f"<th{' class=num' if n else ''}>{esc(h)}</th>"
-        for h, n in (
-            ("arm", 0),
-            ("tasks", 1),
-            ("resolved / valid", 1),
-            ("resolve rate [90% Wilson]", 1),
-            ("median cost per run", 1),
-            ("spend", 1),
-            ("median cell wall s", 1),
-            ("total cell wall s", 1),
-            ("errors", 0),
-        )
-    )
+    head = "".join(f"<th{' class=num' if n else ''}>{esc(h)}</th>" for h, n in IMPLEMENTATION_ARM_COLUMNS)
     body = []
     for t in arms:
         rate = (
@@ -251,22 +240,7 @@ def _impl_arms_table(arms: Sequence[ArmTotals], links: Links) -> str:
 
 def _review_arms_table(arms: Sequence[ArmTotals], links: Links) -> str:
     names = ("review_weighted_f1", "review_precision", "review_recall", "review_blocker_recall")
-    head = "".join(
-        f"<th>{esc(h)}</th>"
-        for h in (
-            "arm",
-            "cases",
-            "runs",
-            "mean weighted F1",
-            "mean precision",
-            "mean recall",
-            "mean blocker recall",
-            "clean controls passed",
-            "spend",
-            "median cell wall s",
-            "errors",
-        )
-    )
+    head = "".join(f"<th>{esc(h)}</th>" for h in REVIEW_ARM_COLUMNS)
     body = []
     for t in arms:
         metrics = "".join(f'<td class="num">{esc(fmt.na(t.review_means.get(n), ".3f"))}</td>' for n in names)
@@ -469,8 +443,3 @@ def _body(model: SweepModel, links: Links) -> Iterator[str]:
     yield (
         _health(model) + _diagnostics(model, links) + _concurrency(model) + _notes(model) + _provenance(model)
     )
-
-
-def paired_lookup(verdict: Verdict) -> dict[str, PairedTask]:
-    """The paired tasks of ``verdict`` by task id."""
-    return {t.task: t for t in verdict.tasks}

@@ -82,11 +82,23 @@ def paired_deltas(verdict: Verdict, links: Links) -> str:
     _axis(canvas, ticks, x_of, (top - 6, top + row_h * n), "%")
     bottom = top + row_h * n
     canvas.add("line", x1=x_of(0), y1=top - 6, x2=x_of(0), y2=bottom, class_="zero")
+    _delta_rules(canvas, verdict, x_of, (top - 22, bottom), low=low)
+    for index, task in enumerate(tasks):
+        _delta_bar(canvas, verdict, task, links, x_of, y=top + index * row_h, row_h=row_h, labelled=labelled)
+    if not labelled:
+        _sparse_delta_labels(canvas, tasks, top=top, row_h=row_h)
+    return canvas.render()
+
+
+def _delta_rules(
+    canvas: Canvas, verdict: Verdict, x_of: Callable[[float], float], span: tuple[float, float], *, low: float
+) -> None:
+    """The promotion threshold, and the regression limit when the axis reaches it."""
     if verdict.min_improvement_pct is not None:
         _rule(
             canvas,
             x_of(verdict.min_improvement_pct),
-            (top - 22, bottom),
+            span,
             f"promote at median ≥ {verdict.min_improvement_pct:g}%",
             "threshold",
         )
@@ -94,67 +106,83 @@ def paired_deltas(verdict: Verdict, links: Links) -> str:
         _rule(
             canvas,
             x_of(-verdict.max_task_regression_pct),
-            (top - 22, bottom),
+            span,
             f"max task regression −{verdict.max_task_regression_pct:g}%",
             "limit",
         )
-    for index, task in enumerate(tasks):
-        y = top + index * row_h
-        value = task.improvement_pct or 0.0
-        x0, x1 = sorted((x_of(0), x_of(value)))
-        colour = _FLAG if task.regressed else _GOOD if value >= 0 else _BAD
-        tip = (
-            f"{task.task}: {fmt.pct(task.improvement_pct)} "
-            f"({fmt.metric_delta(verdict.metric or '', task.delta)})"
-            + (f" — {'; '.join(task.flags)}" if task.flags else "")
-        )
-        canvas.link(links.task(task.task), tip)
+
+
+def _delta_bar(
+    canvas: Canvas,
+    verdict: Verdict,
+    task: PairedTask,
+    links: Links,
+    x_of: Callable[[float], float],
+    *,
+    y: float,
+    row_h: float,
+    labelled: bool,
+) -> None:
+    """One task's bar (linked to its page, a flag when it regressed), labelled when the rows are few."""
+    value = task.improvement_pct or 0.0
+    x0, x1 = sorted((x_of(0), x_of(value)))
+    colour = _FLAG if task.regressed else _GOOD if value >= 0 else _BAD
+    tip = (
+        f"{task.task}: {fmt.pct(task.improvement_pct)} "
+        f"({fmt.metric_delta(verdict.metric or '', task.delta)})"
+        + (f" — {'; '.join(task.flags)}" if task.flags else "")
+    )
+    canvas.link(links.task(task.task), tip)
+    canvas.add(
+        "rect",
+        x=x0,
+        y=y + row_h * 0.15,
+        width=max(1.0, x1 - x0),
+        height=max(1.0, row_h * 0.7),
+        fill=colour,
+    )
+    if task.regressed:
         canvas.add(
-            "rect",
-            x=x0,
-            y=y + row_h * 0.15,
-            width=max(1.0, x1 - x0),
-            height=max(1.0, row_h * 0.7),
-            fill=colour,
+            "circle",
+            cx=x_of(value) + (6 if value >= 0 else -6),
+            cy=y + row_h / 2,
+            r=min(4.0, row_h / 2 + 1),
+            class_="flag",
         )
-        if task.regressed:
-            canvas.add(
-                "circle",
-                cx=x_of(value) + (6 if value >= 0 else -6),
-                cy=y + row_h / 2,
-                r=min(4.0, row_h / 2 + 1),
-                class_="flag",
-            )
-        canvas.end_link()
-        if labelled:
-            canvas.text(_LABEL_W, y + row_h * 0.72, shorten(task.task, 30), anchor="end", tip=task.task)
-            canvas.text(
-                x1 + 8 if value >= 0 else x0 - 8,
-                y + row_h * 0.72,
-                fmt.pct(value),
-                anchor="start" if value >= 0 else "end",
-                cls="value",
-            )
-    if not labelled:
-        wanted = [(i, top + i * row_h) for i, t in enumerate(tasks) if t.regressed]
-        wanted += [(i, top + i * row_h) for i in (*range(5), *range(n - 5, n)) if 0 <= i < n]
-        for index in place_labels(wanted, _ROW_H - 4):
-            task = tasks[index]
-            canvas.text(
-                _LABEL_W,
-                top + index * row_h + row_h / 2 + 4,
-                shorten(task.task, 30) + f" {fmt.pct(task.improvement_pct)}",
-                anchor="end",
-                tip=task.task,
-            )
+    canvas.end_link()
+    if labelled:
+        canvas.text(_LABEL_W, y + row_h * 0.72, shorten(task.task, 30), anchor="end", tip=task.task)
+        canvas.text(
+            x1 + 8 if value >= 0 else x0 - 8,
+            y + row_h * 0.72,
+            fmt.pct(value),
+            anchor="start" if value >= 0 else "end",
+            cls="value",
+        )
+
+
+def _sparse_delta_labels(canvas: Canvas, tasks: Sequence[PairedTask], *, top: float, row_h: float) -> None:
+    """Too many rows to label each: label the flagged and the extreme ones, and say so."""
+    n = len(tasks)
+    bottom = top + row_h * n
+    wanted = [(i, top + i * row_h) for i, t in enumerate(tasks) if t.regressed]
+    wanted += [(i, top + i * row_h) for i in (*range(5), *range(n - 5, n)) if 0 <= i < n]
+    for index in place_labels(wanted, _ROW_H - 4):
+        task = tasks[index]
         canvas.text(
             _LABEL_W,
-            bottom + 28,
-            f"{n} tasks; labelled: flagged and extreme ones (hover a bar for its task)",
+            top + index * row_h + row_h / 2 + 4,
+            shorten(task.task, 30) + f" {fmt.pct(task.improvement_pct)}",
             anchor="end",
-            cls="tick",
+            tip=task.task,
         )
-    return canvas.render()
+    canvas.text(
+        _LABEL_W,
+        bottom + 28,
+        f"{n} tasks; labelled: flagged and extreme ones (hover a bar for its task)",
+        anchor="end",
+        cls="tick",
+    )
 
 
 def _rate_colour(rate: float | None) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from wfbench.app.sweep.scheduler import SweepOutcome
+from wfbench.app.sweep.scheduler import FoldShell, SweepOutcome
 from wfbench.domain.ports import CancelToken, CellExecutor
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.scheduling import (
@@ -26,12 +26,8 @@ from wfbench.domain.sweep.scheduling import (
     Action,
     Breaker,
     CancelRequested,
-    CancelRunning,
     Cell,
     FoldState,
-    PersistRow,
-    SubmitCell,
-    SweepDone,
     fold,
     packed_window,
     start_fold,
@@ -68,46 +64,16 @@ def run_on_executor(
     slots = executor.slots
     size = packed_window(slots, EXECUTOR_WINDOW_MULTIPLIER * slots if window is None else window)
     state, actions = start_fold(len(cell_list), window=size, breaker=Breaker(limit=outage_streak))
-    rows: list[Row] = []
+    shell = FoldShell(cells=cell_list, on_row=on_row, executor=executor, grace_s=grace_s)
     try:
-        while _perform(actions, cell_list, executor, on_row, rows, grace_s):
+        while shell.perform(actions):
             state, actions = _next(state, executor, cancel, grace_s)
     except BaseException:
         executor.cancel(0.0)
         raise
     finally:
         executor.close()
-    return SweepOutcome(
-        rows=tuple(rows),
-        tripped=state.tripped_at is not None,
-        cancelled=cancel.is_set(),
-        overrun=state.overrun,
-        not_run=state.total - len(rows),
-        tripped_at=state.tripped_at,
-        breaker=state.breaker,
-    )
-
-
-def _perform(  # noqa: PLR0917 - one private step of run_on_executor()
-    actions: tuple[Action, ...],
-    cells: tuple[Cell, ...],
-    executor: CellExecutor,
-    on_row: Callable[[Row], None],
-    rows: list[Row],
-    grace_s: float,
-) -> bool:
-    """Perform ``actions`` in order; False once the sweep is done."""
-    for action in actions:
-        if isinstance(action, SubmitCell):
-            executor.submit(action.index, cells[action.index])
-        elif isinstance(action, PersistRow):
-            on_row(action.row)
-            rows.append(action.row)
-        elif isinstance(action, CancelRunning):
-            executor.cancel(grace_s)
-        elif isinstance(action, SweepDone):
-            return False
-    return True
+    return shell.outcome(state, cancelled=cancel.is_set())
 
 
 def _next(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
-from wfbench.app.cell.checks import RunSettings, overlaid_skill_digest
+from wfbench.app.cell.context import RunSettings, overlaid_skill_digest
 from wfbench.app.corpus.arms import Arm, TaskKind
 from wfbench.app.corpus.binding import BoundTask, sha256_text
 from wfbench.domain.errors import WfbenchError

@@ -86,7 +86,7 @@ from wfbench.domain.sweep.scheduling import (
 #: How often the waiting thread looks at the cancel event when no cell finishes.
 _POLL_S = 0.05
 
-__all__ = ["LimitEvent", "RunCell", "SweepOutcome", "run_packed"]
+__all__ = ["FoldShell", "LimitEvent", "RunCell", "SweepOutcome", "run_packed"]
 
 
 @attrs.frozen
@@ -161,7 +161,7 @@ def run_packed(
     executor = ThreadCellExecutor(
         workers, run_cell=run_cell, cancel=outer, on_start=on_start, may_start=may_start
     )
-    shell = _Shell(cells=cell_list, on_row=on_row, executor=executor, on_limit=on_limit)
+    shell = FoldShell(cells=cell_list, on_row=on_row, executor=executor, on_limit=on_limit)
     try:
         while shell.perform(actions):
             state, actions = fold(state, shell.next_event(state, outer))
@@ -170,11 +170,11 @@ def run_packed(
         executor.close()
         raise
     executor.close()
-    return _outcome(state, shell, cancelled=outer.is_set())
+    return shell.outcome(state, cancelled=outer.is_set())
 
 
 @attrs.define
-class _Shell:
+class FoldShell:
     """Performs the fold's actions on a :class:`~wfbench.domain.ports.CellExecutor` and turns what it
     reports into fold events, one at a time."""
 
@@ -182,6 +182,8 @@ class _Shell:
     on_row: Callable[[Row], None]
     executor: CellExecutor
     on_limit: Callable[[LimitEvent], None] | None = None
+    #: Seconds running cells get to stop cooperatively when the fold cancels them.
+    grace_s: float = 0.0
     pending: collections.deque[CellFinished] = attrs.field(factory=collections.deque)
     rows: list[Row] = attrs.field(factory=list)
     limits: list[LimitEvent] = attrs.field(factory=list)
@@ -193,7 +195,11 @@ class _Shell:
         for action in actions:
             if isinstance(action, SubmitCell):
                 self.retries += action.attempt > 0
-                self.executor.submit(action.index, self.cells[action.index], action.delay_s)
+                cell = self.cells[action.index]
+                if action.delay_s > 0:  # paced: only an executor that can delay gets a delay
+                    self.executor.submit(action.index, cell, action.delay_s)
+                else:
+                    self.executor.submit(action.index, cell)
             elif isinstance(action, LimitChanged):
                 event = LimitEvent(time.monotonic() - self.began, action, self.cells[action.index])
                 self.limits.append(event)
@@ -203,7 +209,7 @@ class _Shell:
                 self.on_row(action.row)
                 self.rows.append(action.row)
             elif isinstance(action, CancelRunning):
-                self.executor.cancel(0.0)
+                self.executor.cancel(self.grace_s)
             elif isinstance(action, SweepDone):
                 return False
         return True
@@ -216,16 +222,16 @@ class _Shell:
             self.pending.extend(self.executor.wait(_POLL_S))
         return CancelRequested()
 
-
-def _outcome(state: FoldState, shell: _Shell, *, cancelled: bool) -> SweepOutcome:
-    return SweepOutcome(
-        rows=tuple(shell.rows),
-        tripped=state.tripped_at is not None,
-        cancelled=cancelled,
-        overrun=state.overrun,
-        not_run=state.total - len(shell.rows),
-        tripped_at=state.tripped_at,
-        breaker=state.breaker,
-        limit_history=tuple(shell.limits),
-        retries=shell.retries,
-    )
+    def outcome(self, state: FoldState, *, cancelled: bool) -> SweepOutcome:
+        """What the sweep did, once the fold has stopped."""
+        return SweepOutcome(
+            rows=tuple(self.rows),
+            tripped=state.tripped_at is not None,
+            cancelled=cancelled,
+            overrun=state.overrun,
+            not_run=state.total - len(self.rows),
+            tripped_at=state.tripped_at,
+            breaker=state.breaker,
+            limit_history=tuple(self.limits),
+            retries=self.retries,
+        )

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from wfbench.app.cell.cell import CellPlan, run_cell
-from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.cell.context import CellServices, RunSettings
 from wfbench.app.cell.events import (
     CellFinished,
     CellStarted,
@@ -28,13 +28,12 @@ from wfbench.app.cell.events import (
 from wfbench.app.corpus.arms import Arm, Overlay
 from wfbench.app.corpus.binding import BoundTask, bind_tasks, prepare_snapshots
 from wfbench.app.corpus.corpus import Corpus, TaskSpec
-from wfbench.app.corpus.selection import select_ids
 from wfbench.app.corpus.skill_bindings import sweep_base_digests
 from wfbench.app.sweep import concurrency
 from wfbench.app.sweep.budget import BudgetStop, metered_spend, spend_fields
 from wfbench.app.sweep.environments import prepare_environments
 from wfbench.app.sweep.executor_sweep import DEFAULT_GRACE_S, run_on_executor
-from wfbench.app.sweep.finish import FinishInput, finish_sweep
+from wfbench.app.sweep.finish import FinishInput, FinishOutcome, finish_sweep
 from wfbench.app.sweep.reuse_plan import ReusePlan, plan_reuse
 from wfbench.app.sweep.scheduler import LimitEvent, SweepOutcome, run_packed
 from wfbench.app.sweep.spend import spend_of
@@ -45,6 +44,7 @@ from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.pacing import RetryPolicy
 from wfbench.domain.sweep.resume import is_cancellation_residue
 from wfbench.domain.sweep.scheduling import Cell, canonical_order, longest_first
+from wfbench.domain.sweep.task_selection import select_ids
 
 
 @attrs.frozen
@@ -169,8 +169,34 @@ def plan_cells(tasks: Sequence[BoundTask], arms: Sequence[Arm], runs: int) -> tu
 
 def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelToken) -> SweepResult:
     """Run the whole sweep and write its outputs; see the module docstring for the exit code."""
-    corpus = config.corpus
     note = _noter(services)
+    prepared = _prepared_tasks(config, services, cancel, note)
+    cells = plan_cells(prepared, config.arms, config.runs)
+    earlier = services.store.rows() if config.resume else ()
+    reuse, reused, todo = _cells_to_run(config, services, cells, prepared, earlier, note)
+    started = SweepStarted(
+        planned=len(cells),
+        to_run=len(todo),
+        already=len(cells) - len(todo) - reused,
+        reused=reused,
+        workers=config.workers,
+        arms=tuple(a.name for a in config.arms),
+        out_dir=config.settings.out_dir,
+        spent_before_usd=spend_of(earlier).usd,
+        expected_cell_s=_expected_cell_s(earlier, reuse),
+    )
+    outcome = _run_cells(config, services, prepared, todo, cancel, started=started)
+    rows = services.store.rows()
+    finished = _finish(config, services, prepared, outcome, rows, note)
+    planned = {cell.key for cell in cells}
+    return _result(services, finished, outcome, rows, planned=planned, fail_on=config.settings.fail_on)
+
+
+def _prepared_tasks(
+    config: SweepConfig, services: SweepServices, cancel: CancelToken, note: Callable[..., None]
+) -> tuple[BoundTask, ...]:
+    """Select the tasks, bind them, prepare their snapshots and environments (failures noted)."""
+    corpus = config.corpus
     tasks = selected_tasks(corpus, include_expensive=config.include_expensive, only=config.tasks)
     note(
         f"selected {len(tasks)} task(s): {', '.join(t.id for t in tasks)}; arms: "
@@ -186,8 +212,18 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         if task.failure:
             note(f"[{task.spec.id}] {task.failure}", "warning")
     services.on_bound(prepared)
-    cells = plan_cells(prepared, config.arms, config.runs)
-    earlier = services.store.rows() if config.resume else ()
+    return prepared
+
+
+def _cells_to_run(  # noqa: PLR0917 - the sweep's phases hand these on
+    config: SweepConfig,
+    services: SweepServices,
+    cells: Sequence[Cell],
+    prepared: Sequence[BoundTask],
+    earlier: Sequence[Row],
+    note: Callable[..., None],
+) -> tuple[ReusePlan, int, tuple[Cell, ...]]:
+    """Store the prior sweep's reusable rows; the reuse plan, how many rows it gave, the cells left to run."""
     done = {row.cell for row in earlier}
     reuse = ReusePlan()
     if config.prior is not None:
@@ -208,19 +244,19 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
     todo = longest_first((c for c in cells if c.key not in done), reuse.durations or None)
     if done:
         note(f"{len(cells) - len(todo)} cell(s) already have a row; running {len(todo)}")
-    started = SweepStarted(
-        planned=len(cells),
-        to_run=len(todo),
-        already=len(cells) - len(todo) - reused,
-        reused=reused,
-        workers=config.workers,
-        arms=tuple(a.name for a in config.arms),
-        out_dir=config.settings.out_dir,
-        spent_before_usd=spend_of(earlier).usd,
-        expected_cell_s=_expected_cell_s(earlier, reuse),
-    )
-    outcome = _run_cells(config, services, prepared, todo, cancel, started=started)
-    rows = services.store.rows()
+    return reuse, reused, todo
+
+
+def _finish(  # noqa: PLR0917 - the sweep's phases hand these on
+    config: SweepConfig,
+    services: SweepServices,
+    prepared: Sequence[BoundTask],
+    outcome: _Outcome,
+    rows: Sequence[Row],
+    note: Callable[..., None],
+) -> FinishOutcome:
+    """Write the sweep's reports and promotion evidence from its rows."""
+    corpus = config.corpus
     base_digests, unbound = sweep_base_digests(
         prepared, config.arms, config.overlay, corpus.skill_mirrors, config.settings.incumbent_overlay
     )
@@ -249,12 +285,24 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         proposer_model=config.proposer_model,
         provider_replies=replies,
     )
-    finished = finish_sweep(finish, note=note)
+    return finish_sweep(finish, note=note)
+
+
+def _result(
+    services: SweepServices,
+    finished: FinishOutcome,
+    outcome: _Outcome,
+    rows: tuple[Row, ...],
+    *,
+    planned: set[tuple[str, str, int]],
+    fail_on: frozenset[str],
+) -> SweepResult:
+    """The exit code (see the module docstring), logged and reported to progress, and the result."""
     unusable = finished.unusable
     code = (
         1 if unusable or outcome.tripped else 130 if outcome.cancelled else 1 if outcome.budget_stopped else 0
     )
-    if code == 0 and _fails_on(finished.decisions, config.settings.fail_on):
+    if code == 0 and _fails_on(finished.decisions, fail_on):
         code = DECISION_EXIT
     services.log(
         "sweep_finished",
@@ -264,7 +312,6 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         tripped=outcome.tripped,
         **spend_fields(metered_spend(services.cell.gateway)),
     )
-    planned = {cell.key for cell in cells}
     completed = sum(1 for row in rows if row.cell in planned and not is_cancellation_residue(row))
     services.progress.notify(
         SweepFinished(code, outcome.cancelled, outcome.tripped, finished.decisions, len(planned), completed)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from wfbench.app.cell.checks import CellContext, CellServices, RunSettings
+from wfbench.app.cell.context import CellContext, CellServices, RunSettings
 from wfbench.app.cell.oracle_run import run_oracle
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import TaskSpec

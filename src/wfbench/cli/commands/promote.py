@@ -12,11 +12,14 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from wfbench.cli.exit_codes import EXIT_CODES_HELP, OK, USAGE
+
+if TYPE_CHECKING:
+    from wfbench.app.promotion.apply import ApplyOutcome, ApplyRequest
 
 Policy = Literal["reference", "statistical"]
 
@@ -42,186 +45,205 @@ _Target = Annotated[
 ]
 
 
+_Evidence = Annotated[Path, typer.Argument(metavar="PROMOTION_JSON", help="The sweep's promotion.json.")]
+_Corpus = Annotated[
+    Path, typer.Option("--corpus", metavar="CORPUS", help="The corpus the evidence was measured on.")
+]
+_Mirror = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mirror",
+        metavar="PATH",
+        help="A directory of the target shipping a copy of the skills (<PATH>/<skill>/…);"
+        " repeatable. Default: the corpus's skill_mirrors.",
+        show_default=False,
+    ),
+]
+_Overlay = Annotated[
+    Path | None,
+    typer.Option(
+        "--overlay",
+        metavar="DIR",
+        help="The candidate overlay (default: the evidence's candidate_overlay).",
+        show_default=False,
+    ),
+]
+_Model = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        help="The pinned benchmark model (default: the corpus's).",
+        show_default=False,
+    ),
+]
+_ProposerModel = Annotated[
+    str | None,
+    typer.Option(
+        "--proposer-model",
+        metavar="MODEL",
+        help="The model that proposed the overlay (wfbench evolve); omit for a manual overlay.",
+        show_default=False,
+    ),
+]
+_Effort = Annotated[
+    str | None,
+    typer.Option("--effort", metavar="EFFORT", help="The sweep's reasoning effort.", show_default=False),
+]
+_IncludeExpensive = Annotated[
+    bool, typer.Option("--include-expensive", help="The sweep also ran tasks marked expensive.")
+]
+_Tasks = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tasks",
+        metavar="ID[,ID...]",
+        help="The tasks the sweep selected (ids or globs, as given to run; default: all).",
+        show_default=False,
+    ),
+]
+_DecisionPolicy = Annotated[
+    Policy | None,
+    typer.Option(
+        "--policy", help="The rule that decided (default: the corpus's, else reference).", show_default=False
+    ),
+]
+_Branch = Annotated[
+    str | None,
+    typer.Option(
+        "--branch",
+        metavar="NAME",
+        help="Also commit the files on this new branch (checked out; the evidence digest in the message).",
+        show_default=False,
+    ),
+]
+_Commit = Annotated[bool, typer.Option("--commit", help="Also commit the files on the current branch.")]
+_DryRun = Annotated[bool, typer.Option("--dry-run", help="Validate and list the files; write nothing.")]
+_Sandbox = Annotated[
+    str,
+    typer.Option(
+        "--sandbox", help="The sandbox backend the sweep ran under (task environment digests depend on it)."
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
-    """Add the ``promote`` command group to ``app``."""
+    """Add the ``promote`` command group (``apply``, ``recover``) to ``app``."""
     promote = typer.Typer(
         name="promote",
         help="Apply promoted skill evidence to a repository, transactionally.",
         no_args_is_help=True,
     )
-
-    @promote.command(
+    promote.command(
         "apply", epilog=APPLY_EPILOG, short_help="Write a promoted overlay to a repository (all or nothing)."
-    )
-    def apply(  # noqa: PLR0917 - Typer maps each parameter to one option
-        evidence: Annotated[
-            Path, typer.Argument(metavar="PROMOTION_JSON", help="The sweep's promotion.json.")
-        ],
-        target: _Target,
-        corpus: Annotated[
-            Path,
-            typer.Option("--corpus", metavar="CORPUS", help="The corpus the evidence was measured on."),
-        ],
-        mirror: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--mirror",
-                metavar="PATH",
-                help="A directory of the target shipping a copy of the skills (<PATH>/<skill>/…);"
-                " repeatable. Default: the corpus's skill_mirrors.",
-                show_default=False,
-            ),
-        ] = None,
-        overlay: Annotated[
-            Path | None,
-            typer.Option(
-                "--overlay",
-                metavar="DIR",
-                help="The candidate overlay (default: the evidence's candidate_overlay).",
-                show_default=False,
-            ),
-        ] = None,
-        model: Annotated[
-            str | None,
-            typer.Option(
-                "--model",
-                metavar="MODEL",
-                help="The pinned benchmark model (default: the corpus's).",
-                show_default=False,
-            ),
-        ] = None,
-        proposer_model: Annotated[
-            str | None,
-            typer.Option(
-                "--proposer-model",
-                metavar="MODEL",
-                help="The model that proposed the overlay (wfbench evolve); omit for a manual overlay.",
-                show_default=False,
-            ),
-        ] = None,
-        effort: Annotated[
-            str | None,
-            typer.Option(
-                "--effort", metavar="EFFORT", help="The sweep's reasoning effort.", show_default=False
-            ),
-        ] = None,
-        include_expensive: Annotated[
-            bool, typer.Option("--include-expensive", help="The sweep also ran tasks marked expensive.")
-        ] = False,
-        tasks: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--tasks",
-                metavar="ID[,ID...]",
-                help="The tasks the sweep selected (ids or globs, as given to run; default: all).",
-                show_default=False,
-            ),
-        ] = None,
-        decision_policy: Annotated[
-            Policy | None,
-            typer.Option(
-                "--policy",
-                help="The rule that decided (default: the corpus's, else reference).",
-                show_default=False,
-            ),
-        ] = None,
-        branch: Annotated[
-            str | None,
-            typer.Option(
-                "--branch",
-                metavar="NAME",
-                help="Also commit the files on this new branch (checked out; the evidence digest in the"
-                " message).",
-                show_default=False,
-            ),
-        ] = None,
-        commit: Annotated[
-            bool, typer.Option("--commit", help="Also commit the files on the current branch.")
-        ] = False,
-        dry_run: Annotated[
-            bool, typer.Option("--dry-run", help="Validate and list the files; write nothing.")
-        ] = False,
-        sandbox: Annotated[
-            str,
-            typer.Option(
-                "--sandbox",
-                help="The sandbox backend the sweep ran under (task environment digests depend on it).",
-            ),
-        ] = "bwrap",
-    ) -> None:
-        """Validate PROMOTION_JSON and write its overlay to REPO's skills and mirrors in one transaction."""
-        import attrs
-
-        from wfbench.adapters.repo.skill_target import GitSkillTarget
-        from wfbench.adapters.repo.workspace import GitWorkspaces
-        from wfbench.adapters.store.clock import SystemClock
-        from wfbench.app.corpus.selection import parse_patterns
-        from wfbench.app.promotion.apply import ApplyRefused, ApplyRequest, apply_promotion
-        from wfbench.domain.errors import InputError
-        from wfbench.domain.promotion.policy import DEFAULT_POLICY
-
-        if branch is not None and commit:
-            raise InputError("give --branch NAME or --commit, not both", field="--branch")
-        policy = (
-            None if decision_policy is None else attrs.evolve(DEFAULT_POLICY, decision_policy=decision_policy)
-        )
-        request = ApplyRequest(
-            evidence_path=str(evidence),
-            corpus_path=str(corpus),
-            mirrors=None if mirror is None else tuple(mirror),
-            overlay_dir=None if overlay is None else str(overlay),
-            model=model,
-            proposer_model=proposer_model,
-            effort=effort,
-            include_expensive=include_expensive,
-            tasks=parse_patterns(tasks or []),
-            policy=policy,
-            branch=branch,
-            commit=commit,
-            dry_run=dry_run,
-        )
-        skill_target = GitSkillTarget(str(target))
-        recovered = skill_target.recover()
-        if recovered is not None:
-            typer.echo(_recovered_line(recovered), err=True)
-        with tempfile.TemporaryDirectory(prefix="wfbench-apply-") as work_dir:
-            try:
-                outcome = apply_promotion(
-                    request,
-                    target=skill_target,
-                    workspaces=GitWorkspaces(),
-                    now=SystemClock().now(),
-                    work_dir=work_dir,
-                    environment_digest=environment_digester(sandbox),
-                )
-            except ApplyRefused as exc:
-                for problem in exc.problems:
-                    print(f"wfbench: error: promote apply: {evidence}: {problem}", file=sys.stderr)
-                raise typer.Exit(USAGE) from None
-        if outcome.already_applied:
-            typer.echo(f"already applied: every destination holds the overlay {outcome.overlay_digest[:12]}")
-            if outcome.commit is not None:
-                typer.echo(f"committed {outcome.commit[:12]}" + (f" on branch {branch}" if branch else ""))
-        elif outcome.dry_run:
-            typer.echo(f"dry run: the evidence is valid; would write {len(outcome.writes)} file(s):")
-            typer.echo("\n".join(f"  {path}" for path in outcome.writes))
-        else:
-            typer.echo(f"applied overlay {outcome.overlay_digest[:12]} to {skill_target.root}:")
-            typer.echo("\n".join(f"  {entry.path}" for entry in outcome.entries))
-            typer.echo(f"evidence sha256:{outcome.evidence_sha256}")
-            if outcome.commit is not None:
-                typer.echo(f"committed {outcome.commit[:12]}" + (f" on branch {branch}" if branch else ""))
-        raise typer.Exit(OK)
-
-    @promote.command("recover", short_help="Finish an apply a crash interrupted.")
-    def recover(target: _Target) -> None:
-        """Finish (forward or back) an interrupted apply transaction in REPO; say what was done."""
-        from wfbench.adapters.repo.skill_target import GitSkillTarget
-
-        recovered = GitSkillTarget(str(target)).recover()
-        typer.echo("no interrupted apply" if recovered is None else _recovered_line(recovered))
-
+    )(apply)
+    promote.command("recover", short_help="Finish an apply a crash interrupted.")(recover)
     app.add_typer(promote)
+
+
+def apply(  # noqa: PLR0917 - Typer maps each parameter to one option
+    evidence: _Evidence,
+    target: _Target,
+    corpus: _Corpus,
+    mirror: _Mirror = None,
+    overlay: _Overlay = None,
+    model: _Model = None,
+    proposer_model: _ProposerModel = None,
+    effort: _Effort = None,
+    include_expensive: _IncludeExpensive = False,
+    tasks: _Tasks = None,
+    decision_policy: _DecisionPolicy = None,
+    branch: _Branch = None,
+    commit: _Commit = False,
+    dry_run: _DryRun = False,
+    sandbox: _Sandbox = "bwrap",
+) -> None:
+    """Validate PROMOTION_JSON and write its overlay to REPO's skills and mirrors in one transaction."""
+    import attrs
+
+    from wfbench.app.promotion.apply import ApplyRequest
+    from wfbench.domain.errors import InputError
+    from wfbench.domain.promotion.policy import DEFAULT_POLICY
+    from wfbench.domain.sweep.task_selection import parse_patterns
+
+    if branch is not None and commit:
+        raise InputError("give --branch NAME or --commit, not both", field="--branch")
+    policy = (
+        None if decision_policy is None else attrs.evolve(DEFAULT_POLICY, decision_policy=decision_policy)
+    )
+    request = ApplyRequest(
+        evidence_path=str(evidence),
+        corpus_path=str(corpus),
+        mirrors=None if mirror is None else tuple(mirror),
+        overlay_dir=None if overlay is None else str(overlay),
+        model=model,
+        proposer_model=proposer_model,
+        effort=effort,
+        include_expensive=include_expensive,
+        tasks=parse_patterns(tasks or []),
+        policy=policy,
+        branch=branch,
+        commit=commit,
+        dry_run=dry_run,
+    )
+    outcome, root = _apply(request, evidence, target, sandbox)
+    _echo_outcome(outcome, root=root, branch=branch)
+    raise typer.Exit(OK)
+
+
+def _apply(request: ApplyRequest, evidence: Path, target: Path, sandbox: str) -> tuple[ApplyOutcome, str]:
+    """Recover an interrupted transaction, then run the use case (its outcome, the target's root).
+
+    A refusal prints each reason on its own line and exits 2.
+    """
+    from wfbench.adapters.repo.skill_target import GitSkillTarget
+    from wfbench.adapters.repo.workspace import GitWorkspaces
+    from wfbench.adapters.store.clock import SystemClock
+    from wfbench.app.promotion.apply import ApplyRefused, apply_promotion
+
+    skill_target = GitSkillTarget(str(target))
+    recovered = skill_target.recover()
+    if recovered is not None:
+        typer.echo(_recovered_line(recovered), err=True)
+    with tempfile.TemporaryDirectory(prefix="wfbench-apply-") as work_dir:
+        try:
+            outcome = apply_promotion(
+                request,
+                target=skill_target,
+                workspaces=GitWorkspaces(),
+                now=SystemClock().now(),
+                work_dir=work_dir,
+                environment_digest=environment_digester(sandbox),
+            )
+        except ApplyRefused as exc:
+            for problem in exc.problems:
+                print(f"wfbench: error: promote apply: {evidence}: {problem}", file=sys.stderr)
+            raise typer.Exit(USAGE) from None
+    return outcome, skill_target.root
+
+
+def _echo_outcome(outcome: ApplyOutcome, *, root: str, branch: str | None) -> None:
+    """Say what the apply did: already applied, a dry run's file list, or the files written."""
+    if outcome.already_applied:
+        typer.echo(f"already applied: every destination holds the overlay {outcome.overlay_digest[:12]}")
+    elif outcome.dry_run:
+        typer.echo(f"dry run: the evidence is valid; would write {len(outcome.writes)} file(s):")
+        typer.echo("\n".join(f"  {path}" for path in outcome.writes))
+        return
+    else:
+        typer.echo(f"applied overlay {outcome.overlay_digest[:12]} to {root}:")
+        typer.echo("\n".join(f"  {entry.path}" for entry in outcome.entries))
+        typer.echo(f"evidence sha256:{outcome.evidence_sha256}")
+    if outcome.commit is not None:
+        typer.echo(f"committed {outcome.commit[:12]}" + (f" on branch {branch}" if branch else ""))
+
+
+def recover(target: _Target) -> None:
+    """Finish (forward or back) an interrupted apply transaction in REPO; say what was done."""
+    from wfbench.adapters.repo.skill_target import GitSkillTarget
+
+    recovered = GitSkillTarget(str(target)).recover()
+    typer.echo("no interrupted apply" if recovered is None else _recovered_line(recovered))
 
 
 def _recovered_line(recovered: object) -> str:

@@ -48,8 +48,8 @@ def tasks_check(
     from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.binding import bind_tasks
     from wfbench.app.corpus.corpus import load_corpus
-    from wfbench.app.corpus.selection import parse_patterns
     from wfbench.app.sweep.sweep import selected_tasks
+    from wfbench.domain.sweep.task_selection import parse_patterns
 
     loaded = load_corpus(corpus)
     if loaded.provider_script is not None:  # `run` loads it before any session; so does the check

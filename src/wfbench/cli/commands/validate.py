@@ -8,14 +8,14 @@ import threading
 
 import typer
 
-from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.cell.context import CellServices, RunSettings
 from wfbench.app.corpus.binding import bind_tasks, prepare_snapshots
 from wfbench.app.corpus.corpus import load_corpus
-from wfbench.app.corpus.selection import parse_patterns
 from wfbench.app.sweep.environments import prepare_environments
 from wfbench.app.sweep.sweep import selected_tasks
 from wfbench.app.sweep.validation import TaskValidation, validate_tasks
 from wfbench.cli import bootstrap as boot
+from wfbench.domain.sweep.task_selection import parse_patterns
 
 
 def _mark(value: bool | None, good: bool = True) -> str:

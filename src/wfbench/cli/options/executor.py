@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NamedTuple, get_args
+from typing import Annotated, Literal, NamedTuple
 
 import typer
 
@@ -10,7 +10,6 @@ from wfbench.domain.errors import InputError
 
 #: ``--executor`` choices: this machine's thread pool, or the nodes of a Ray cluster.
 ExecutorName = Literal["local", "ray"]
-EXECUTOR_CHOICES: tuple[str, ...] = get_args(ExecutorName)
 
 Executor = Annotated[
     ExecutorName,

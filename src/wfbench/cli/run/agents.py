@@ -12,7 +12,7 @@ import hashlib
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from wfbench.app.cell.checks import ArmRuntime
+from wfbench.app.cell.context import ArmRuntime
 from wfbench.app.corpus.arms import AgentChoice, Arm
 from wfbench.cli import bootstrap as boot
 from wfbench.domain.errors import InputError

@@ -110,7 +110,7 @@ def _reuse(
     if request.reuse_results is None:
         return set(), ()
     from wfbench.adapters.store.prior_results import PriorResultsDir
-    from wfbench.app.cell.checks import RunSettings
+    from wfbench.app.cell.context import RunSettings
     from wfbench.app.sweep.reuse_plan import select_reuse
     from wfbench.cli import bootstrap as boot
 

@@ -28,6 +28,112 @@ EVOLVE_EPILOG = (
 )
 
 
+_Corpus = Annotated[str, typer.Argument(metavar="CORPUS", help="The corpus the skills are measured on.")]
+
+_Generations = Annotated[
+    int,
+    typer.Option(
+        "--generations",
+        min=1,
+        metavar="N",
+        help="Generations this run makes after the last one OUT holds (the baseline not counted). A run"
+        " killed or cancelled before its end is finished by the same command, which ends where the"
+        " uninterrupted run would have (N counts from where that run began); once a run has ended, the"
+        " same command makes N more.",
+    ),
+]
+
+_Out = Annotated[
+    str, typer.Option("--out", metavar="DIR", help="Where evolution.jsonl and each generation go.")
+]
+
+_Arms = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--arms",
+        metavar="ARM[,ARM...]",
+        help="Incumbent and comparator arms (candidates are derived from each proposal; default: the"
+        " corpus's non-candidate arms, else workflow).",
+        show_default=False,
+    ),
+]
+
+_Runs = Annotated[int, typer.Option(min=1, metavar="N", help="Runs per (task, arm).")]
+
+_ProposerModel = Annotated[
+    str | None,
+    typer.Option(
+        "--proposer-model",
+        metavar="MODEL",
+        help="The proposer's pinned model (default: --model).",
+        show_default=False,
+    ),
+]
+
+_Model = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        help="The benchmark model (default: the corpus's).",
+        show_default=False,
+    ),
+]
+
+_MaxGenerations = Annotated[
+    int | None,
+    typer.Option(
+        "--max-generations",
+        min=1,
+        metavar="N",
+        help="Stop once OUT holds this many proposing generations (across runs).",
+        show_default=False,
+    ),
+]
+
+_MaxCost = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0.0,
+        metavar="USD",
+        help="Budget over all generations' spend metered at the wire (proposer + paid cells): no"
+        " generation starts once it is reached, and each sweep gets what is left as its --max-cost.",
+        show_default=False,
+    ),
+]
+
+_ReuseResults = Annotated[
+    str | None,
+    typer.Option(
+        metavar="DIR",
+        help="A prior sweep standing in for generation 0 (its evidence, its rows reused).",
+        show_default=False,
+    ),
+]
+
+_Apply = Annotated[
+    str | None,
+    typer.Option(
+        "--apply",
+        metavar="REPO",
+        help="Apply each promoted generation to REPO (wfbench promote apply) and commit it on --branch.",
+        show_default=False,
+    ),
+]
+
+_Branch = Annotated[
+    str | None,
+    typer.Option(
+        "--branch",
+        metavar="NAME",
+        help="The new branch --apply commits on (default wfbench/evolve-<UTC the run began>, which a run"
+        " finishing a killed one keeps).",
+        show_default=False,
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     """Add ``evolve`` to ``app``."""
     app.command(
@@ -36,107 +142,26 @@ def register(app: typer.Typer) -> None:
 
 
 def evolve(  # noqa: PLR0917 - Typer maps each parameter to one option
-    corpus: Annotated[str, typer.Argument(metavar="CORPUS", help="The corpus the skills are measured on.")],
-    generations: Annotated[
-        int,
-        typer.Option(
-            "--generations",
-            min=1,
-            metavar="N",
-            help="Generations this run makes after the last one OUT holds (the baseline not counted). A run"
-            " killed or cancelled before its end is finished by the same command, which ends where the"
-            " uninterrupted run would have (N counts from where that run began); once a run has ended, the"
-            " same command makes N more.",
-        ),
-    ],
-    out: Annotated[
-        str, typer.Option("--out", metavar="DIR", help="Where evolution.jsonl and each generation go.")
-    ],
-    arms: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--arms",
-            metavar="ARM[,ARM...]",
-            help="Incumbent and comparator arms (candidates are derived from each proposal; default: the"
-            " corpus's non-candidate arms, else workflow).",
-            show_default=False,
-        ),
-    ] = None,
-    runs: Annotated[int, typer.Option(min=1, metavar="N", help="Runs per (task, arm).")] = 3,
+    corpus: _Corpus,
+    generations: _Generations,
+    out: _Out,
+    arms: _Arms = None,
+    runs: _Runs = 3,
     workers: opt.Workers = 2,
-    proposer_model: Annotated[
-        str | None,
-        typer.Option(
-            "--proposer-model",
-            metavar="MODEL",
-            help="The proposer's pinned model (default: --model).",
-            show_default=False,
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            metavar="MODEL",
-            help="The benchmark model (default: the corpus's).",
-            show_default=False,
-        ),
-    ] = None,
-    max_generations: Annotated[
-        int | None,
-        typer.Option(
-            "--max-generations",
-            min=1,
-            metavar="N",
-            help="Stop once OUT holds this many proposing generations (across runs).",
-            show_default=False,
-        ),
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            "--max-cost",
-            min=0.0,
-            metavar="USD",
-            help="Budget over all generations' spend metered at the wire (proposer + paid cells): no"
-            " generation starts once it is reached, and each sweep gets what is left as its --max-cost.",
-            show_default=False,
-        ),
-    ] = None,
+    proposer_model: _ProposerModel = None,
+    model: _Model = None,
+    max_generations: _MaxGenerations = None,
+    max_cost: _MaxCost = None,
     sandbox: opt.SandboxOption = "bwrap",
     agent: opt.AgentOption = "standin",
     provider_script: opt.ProviderScript = None,
     base_url: opt.BaseUrl = None,
     no_provider_script: opt.NoProviderScript = False,
-    reuse_results: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR",
-            help="A prior sweep standing in for generation 0 (its evidence, its rows reused).",
-            show_default=False,
-        ),
-    ] = None,
+    reuse_results: _ReuseResults = None,
     timeout: opt.SessionTimeout = 5400.0,
     verify_timeout: opt.VerifyTimeout = 600.0,
-    apply: Annotated[
-        str | None,
-        typer.Option(
-            "--apply",
-            metavar="REPO",
-            help="Apply each promoted generation to REPO (wfbench promote apply) and commit it on --branch.",
-            show_default=False,
-        ),
-    ] = None,
-    branch: Annotated[
-        str | None,
-        typer.Option(
-            "--branch",
-            metavar="NAME",
-            help="The new branch --apply commits on (default wfbench/evolve-<UTC the run began>, which a run"
-            " finishing a killed one keeps).",
-            show_default=False,
-        ),
-    ] = None,
+    apply: _Apply = None,
+    branch: _Branch = None,
 ) -> None:
     """Evolve the corpus's skills for N generations: propose, sweep, gate; record evolution.jsonl."""
     from wfbench.cli.run.evolve_flow import EvolveOptions, run_evolve

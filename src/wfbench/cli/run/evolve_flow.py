@@ -98,7 +98,7 @@ def _script(options: EvolveOptions, corpus: Any) -> str | None:
 @contextlib.contextmanager
 def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading.Event) -> Iterator[Any]:
     """A ``propose(order)`` callable that runs the proposer session in the sandbox."""
-    from wfbench.app.cell.checks import CellServices, RunSettings
+    from wfbench.app.cell.context import CellServices, RunSettings
     from wfbench.app.evolve.proposer import run_proposer
     from wfbench.cli.bootstrap import harness_command_env
 

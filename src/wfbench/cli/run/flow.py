@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from wfbench.app.cell.checks import DEFAULT_DISK_BUDGET
+from wfbench.app.cell.context import DEFAULT_DISK_BUDGET
 from wfbench.cli import bootstrap as boot
 from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
 from wfbench.domain.errors import InputError
@@ -255,7 +255,7 @@ def _suppress_os_error() -> Iterator[None]:
 def _claimed_sweep(
     request: RunRequest, out_dir: str, recorded: Any, litter: Litter, cancel: threading.Event
 ) -> Any:
-    from wfbench.adapters.store import stale
+    from wfbench.adapters.store import claim as stale
     from wfbench.cli.run.setup import resolve_setup
 
     prior = None
@@ -333,7 +333,7 @@ class _SweepContext:
 
 def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
-    from wfbench.app.cell.checks import CellServices, RunSettings
+    from wfbench.app.cell.context import CellServices, RunSettings
     from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
 
     out_dir = context.out_dir

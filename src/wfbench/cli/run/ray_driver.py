@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from wfbench.app.cell.cell import CellPlan
-from wfbench.app.cell.checks import RunSettings
+from wfbench.app.cell.context import RunSettings
 from wfbench.cli.run.ray_node import (
     NodeOrder,
     NodeResult,

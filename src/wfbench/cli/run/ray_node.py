@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 
 from wfbench.app.cell.cell import CellPlan, run_cell
-from wfbench.app.cell.checks import CellServices, RunSettings
+from wfbench.app.cell.context import CellServices, RunSettings
 from wfbench.app.corpus.arms import AgentChoice, Arm, Overlay
 from wfbench.domain.errors import WfbenchError
 from wfbench.domain.results.rows import Row

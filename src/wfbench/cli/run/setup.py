@@ -42,11 +42,6 @@ class Setup:
     provider_script: str | None
     warnings: tuple[str, ...]
 
-    @property
-    def has_candidates(self) -> bool:
-        """True when a candidate arm runs (the sweep ends in a promotion decision)."""
-        return any(arm.is_candidate for arm in self.arms)
-
 
 def resolve_setup(
     corpus_path: str,

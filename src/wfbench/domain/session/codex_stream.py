@@ -41,14 +41,15 @@ from typing import Any
 
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.event_stream import (
-    DETAIL_TAIL_CHARS,
     ProcessOutcome,
     SessionVerdict,
     SkillEvidenceError,
     normalize_skill_id,
+    process_reasons,
+    tail_detail,
+    verdict_kind,
 )
 from wfbench.domain.session.records import Usage
-from wfbench.domain.workspace.sandbox import ProcessState
 
 __all__ = [
     "CODEX_USAGE_NAMES",
@@ -216,12 +217,7 @@ def codex_tool_counts(window: Sequence[Event]) -> dict[str, int]:
 def _error_reasons(
     process: ProcessOutcome, stream_error: str | None, window: Sequence[Event] | None
 ) -> list[str]:
-    reasons: list[str] = []
-    if not process.ok:
-        detail = f": {process.detail}" if process.detail else ""
-        reasons.append(f"agent process {process.state.value} (returncode {process.returncode}){detail}")
-    if stream_error is not None:
-        reasons.append(f"event stream: {stream_error}")
+    reasons = process_reasons(process, stream_error)
     for event in window or ():
         if event.get("type") == "turn.failed":
             reasons.append(f"turn.failed: {_message(event.get('error'))}".rstrip(": "))
@@ -231,32 +227,7 @@ def _error_reasons(
 
 
 def _detail(reasons: Sequence[str], process: ProcessOutcome, window: Sequence[Event] | None) -> str:
-    parts = list(dict.fromkeys(reasons))
-    if process.stderr_tail.strip():
-        parts.append(f"stderr tail: {process.stderr_tail[-DETAIL_TAIL_CHARS:]}")
-    if process.stdout_tail.strip() and window is None:
-        parts.append(f"stdout tail: {process.stdout_tail[-DETAIL_TAIL_CHARS:]}")
-    return "; ".join(parts)
-
-
-def _kind(
-    process: ProcessOutcome,
-    reasons: Sequence[str],
-    *,
-    diagnostics: Sequence[str],
-    invoked: bool | None,
-    skill: str | None,
-    window: Sequence[Event] | None,
-) -> tuple[ErrorKind | None, str | None]:
-    if process.state is ProcessState.CANCELLED:
-        return ErrorKind.CANCELLED, _detail(["the session was cancelled", *reasons], process, window)
-    if reasons:
-        return ErrorKind.SESSION_ERROR, _detail(reasons, process, window)
-    if diagnostics:
-        return ErrorKind.EVIDENCE_UNVERIFIED, "; ".join(diagnostics)
-    if invoked is False:
-        return ErrorKind.SKILL_NOT_INVOKED, f"parent event stream shows no command reading {skill}'s SKILL.md"
-    return None, None
+    return tail_detail(list(dict.fromkeys(reasons)), process, with_stdout=window is None)
 
 
 def classify_codex_session(
@@ -291,8 +262,13 @@ def classify_codex_session(
             invoked = codex_skill_invoked(window, expected_skill)
         except SkillEvidenceError as exc:
             diagnostics += (f"unverifiable skill evidence: {exc}",)
-    kind, detail = _kind(
-        process, reasons, diagnostics=diagnostics, invoked=invoked, skill=expected_skill, window=window
+    kind, detail = verdict_kind(
+        process,
+        reasons=reasons,
+        diagnostics=diagnostics,
+        invoked=invoked,
+        not_invoked=f"parent event stream shows no command reading {expected_skill}'s SKILL.md",
+        detail=lambda parts: _detail(parts, process, window),
     )
     measured = kind in (None, ErrorKind.SKILL_NOT_INVOKED, ErrorKind.EVIDENCE_UNVERIFIED)
     started = events[0] if events and events[0].get("type") == "thread.started" else {}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -230,13 +230,55 @@ def _duration(result: Event, process: ProcessOutcome) -> float | None:
     return None if process.wall_s is None else round(process.wall_s, 3)
 
 
-def _error_reasons(process: ProcessOutcome, stream_error: str | None, result: Event | None) -> list[str]:
+def process_reasons(process: ProcessOutcome, stream_error: str | None) -> list[str]:
+    """Why any agent's session failed before its events say anything: its process, its event stream."""
     reasons: list[str] = []
     if not process.ok:
         detail = f": {process.detail}" if process.detail else ""
         reasons.append(f"agent process {process.state.value} (returncode {process.returncode}){detail}")
     if stream_error is not None:
         reasons.append(f"event stream: {stream_error}")
+    return reasons
+
+
+def tail_detail(parts: Sequence[str], process: ProcessOutcome, *, with_stdout: bool) -> str:
+    """``parts``, the stderr tail and (``with_stdout``: no events were read) the stdout tail, joined."""
+    out = list(parts)
+    if process.stderr_tail.strip():
+        out.append(f"stderr tail: {process.stderr_tail[-DETAIL_TAIL_CHARS:]}")
+    if process.stdout_tail.strip() and with_stdout:
+        out.append(f"stdout tail: {process.stdout_tail[-DETAIL_TAIL_CHARS:]}")
+    return "; ".join(out)
+
+
+def verdict_kind(
+    process: ProcessOutcome,
+    *,
+    reasons: Sequence[str],
+    diagnostics: Sequence[str],
+    invoked: bool | None,
+    not_invoked: str,
+    detail: Callable[[Sequence[str]], str],
+) -> tuple[ErrorKind | None, str | None]:
+    """A session's error kind and detail, the same rule for every agent (``None, None``: it is ok).
+
+    Cancelled first, then any failure reason, then unverifiable evidence, then a skill that was
+    expected but not invoked (``not_invoked`` says so in the agent's terms); ``detail`` words the
+    reasons with what the agent's stream adds.
+    """
+    if process.state is ProcessState.CANCELLED:
+        return ErrorKind.CANCELLED, detail(["the session was cancelled", *reasons])
+    if reasons:
+        return ErrorKind.SESSION_ERROR, detail(reasons)
+    if diagnostics:
+        return ErrorKind.EVIDENCE_UNVERIFIED, "; ".join(diagnostics)
+    if invoked is False:
+        return ErrorKind.SKILL_NOT_INVOKED, not_invoked
+    return None, None
+
+
+def _error_reasons(process: ProcessOutcome, stream_error: str | None, result: Event | None) -> list[str]:
+    reasons = process_reasons(process, stream_error)
     if result is not None:
         subtype = str(result.get("subtype"))
         if result.get("is_error"):
@@ -253,11 +295,7 @@ def _detail(reasons: Sequence[str], process: ProcessOutcome, result: Event | Non
     parts = list(reasons)
     if result is not None and isinstance(result.get("result"), str) and result.get("is_error"):
         parts.append(f"result: {result['result'][:500]}")
-    if process.stderr_tail.strip():
-        parts.append(f"stderr tail: {process.stderr_tail[-DETAIL_TAIL_CHARS:]}")
-    if process.stdout_tail.strip() and result is None:
-        parts.append(f"stdout tail: {process.stdout_tail[-DETAIL_TAIL_CHARS:]}")
-    return "; ".join(parts)
+    return tail_detail(parts, process, with_stdout=result is None)
 
 
 def _skill_evidence(
@@ -300,13 +338,13 @@ def classify_session(
     )
     invoked, skill_diagnostics = _skill_evidence(window, expected_skill)
     diagnostics += skill_diagnostics
-    kind, detail = _kind(
+    kind, detail = verdict_kind(
         process,
         reasons=reasons,
-        invoked=invoked,
         diagnostics=diagnostics,
-        expected_skill=expected_skill,
-        result=result,
+        invoked=invoked,
+        not_invoked=f"parent event stream shows no successful {expected_skill} invocation",
+        detail=lambda parts: _detail(parts, process, result),
     )
     measured = kind in (None, ErrorKind.SKILL_NOT_INVOKED, ErrorKind.EVIDENCE_UNVERIFIED)
     return SessionVerdict(
@@ -323,29 +361,6 @@ def classify_session(
         diagnostics=diagnostics,
         tool_use_counts=tool_use_counts(window) if window is not None else {},
     )
-
-
-def _kind(
-    process: ProcessOutcome,
-    *,
-    reasons: Sequence[str],
-    invoked: bool | None,
-    diagnostics: Sequence[str],
-    expected_skill: str | None,
-    result: Event | None,
-) -> tuple[ErrorKind | None, str | None]:
-    if process.state is ProcessState.CANCELLED:
-        return ErrorKind.CANCELLED, _detail(["the session was cancelled", *reasons], process, result)
-    if reasons:
-        return ErrorKind.SESSION_ERROR, _detail(reasons, process, result)
-    if diagnostics:
-        return ErrorKind.EVIDENCE_UNVERIFIED, "; ".join(diagnostics)
-    if invoked is False:
-        return (
-            ErrorKind.SKILL_NOT_INVOKED,
-            f"parent event stream shows no successful {expected_skill} invocation",
-        )
-    return None, None
 
 
 def _text(raw: object) -> str | None:

@@ -1,4 +1,4 @@
-"""What a cell runs with: its ports, the run-wide settings, and small sandboxed helpers."""
+"""The cell's context: what a cell runs with (its ports, run-wide settings) and sandboxed helpers."""
 
 from __future__ import annotations
 
@@ -22,8 +22,6 @@ from wfbench.domain.session.records import SessionRecord
 from wfbench.domain.workspace.rules import WorkspaceState
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
-#: Harness commands (git, setup, verify, oracle) get this long unless the settings say otherwise.
-COMMAND_TIMEOUT_S = 600.0
 #: Bytes a workspace may grow on disk over its sessions (``wfbench run --disk-budget``).
 DEFAULT_DISK_BUDGET = 4 * 1024**3
 MAX_SKILL_BYTES = 4 * 1024 * 1024
@@ -240,13 +238,7 @@ def _file_entries(workspace: str, files: Sequence[str]) -> list[tuple[str, str, 
         except FileNotFoundError:
             entries.append((rel, "missing", b""))
             continue
-        if stat.S_ISREG(mode):
-            with open(path, "rb") as handle:
-                entries.append((rel, "f", handle.read(MAX_SKILL_BYTES + 1)))
-        elif stat.S_ISLNK(mode):
-            entries.append((rel, "l", os.readlink(path).encode()))
-        else:
-            entries.append((rel, "s", b""))
+        entries.append(_entry(rel, path, mode))
     return entries
 
 
@@ -258,16 +250,18 @@ def _skill_entries(workspace: str, skills: Sequence[str]) -> list[tuple[str, str
             dirnames.sort()
             for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 path = os.path.join(dirpath, name)
-                rel = os.path.relpath(path, workspace)
-                mode = os.lstat(path).st_mode
-                if stat.S_ISREG(mode):
-                    with open(path, "rb") as handle:
-                        entries.append((rel, "f", handle.read(MAX_SKILL_BYTES + 1)))
-                elif stat.S_ISLNK(mode):
-                    entries.append((rel, "l", os.readlink(path).encode()))
-                else:
-                    entries.append((rel, "s", b""))
+                entries.append(_entry(os.path.relpath(path, workspace), path, os.lstat(path).st_mode))
     return sorted(entries)
+
+
+def _entry(rel: str, path: str, mode: int) -> tuple[str, str, bytes]:
+    """What the digest hashes of one path: a file's bytes (bounded), a link's target, else nothing."""
+    if stat.S_ISREG(mode):
+        with open(path, "rb") as handle:
+            return rel, "f", handle.read(MAX_SKILL_BYTES + 1)
+    if stat.S_ISLNK(mode):
+        return rel, "l", os.readlink(path).encode()
+    return rel, "s", b""
 
 
 def overlaid_skill_digest(root: str, skills: Sequence[str], overlay: Overlay | None) -> str:

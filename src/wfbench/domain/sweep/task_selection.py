@@ -1,4 +1,7 @@
-"""``--tasks``: which tasks of a corpus a command works on, by id or glob."""
+"""Task selection: which tasks of a corpus a sweep, gate or release works on, by id or glob pattern.
+
+Pure: the patterns come from the caller (the CLI's ``--tasks`` option), the ids from the corpus.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ GLOB_CHARS = frozenset("*?[")
 
 
 def parse_patterns(values: Sequence[str]) -> tuple[str, ...]:
-    """``--tasks a,b --tasks 'fix-*'`` as ``("a", "b", "fix-*")`` (commas and repeats both work)."""
+    """Split pattern values on commas and spaces: ``["a,b", "fix-*"]`` is ``("a", "b", "fix-*")``."""
     return tuple(part for value in values for part in value.replace(",", " ").split())
 
 
@@ -19,7 +22,8 @@ def select_ids(ids: Sequence[str], patterns: Sequence[str]) -> frozenset[str]:
     """The ids ``patterns`` select (all when there are none); ids are matched exactly, globs with fnmatch.
 
     Raises:
-        InputError: a pattern matches no id (field ``--tasks``, naming it and the ids there are).
+        InputError: a pattern matches no id (naming it and the ids there are; its field is
+            ``--tasks``, the option every command takes the patterns from).
     """
     if not patterns:
         return frozenset(ids)
