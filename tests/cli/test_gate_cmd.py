@@ -482,11 +482,15 @@ def test_a_candidate_cell_that_edited_test_infrastructure_is_refused_by_name(tmp
     """Issue 25 §3: the row's shadowing diagnostic (as a cell writes it) blocks the promotion."""
     rows = promoting_rows()
     planted = "shadowing file: tests/conftest.py (added): pytest configuration or plugin (conftest/ini)"
+    write_results(tmp_path, rows)
+    clean = wfbench("gate", tmp_path, "--policy", "reference")
     rows[4]["evidence_diagnostics"] = [planted]  # candidate_workflow, run 1
     write_results(tmp_path, rows)
 
-    text = wfbench("gate", tmp_path)
+    # The reference rule promotes these rows on one task (the control); the edit turns that into a refusal.
+    text = wfbench("gate", tmp_path, "--policy", "reference")
 
+    assert "PROMOTE" in clean.stdout, clean.stdout
     assert text.returncode == 0, text.stderr
     decision = "decision: candidate_workflow vs workflow (implementation, cost_usd): KEEP_INCUMBENT"
     assert decision in text.stdout
