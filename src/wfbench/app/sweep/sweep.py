@@ -226,6 +226,7 @@ def run_sweep(config: SweepConfig, *, services: SweepServices, cancel: CancelTok
         arms=config.arms,
         rows=rows,
         out_dir=config.settings.out_dir,
+        directory=config.settings.directory,
         model=config.settings.model,
         tripped=outcome.tripped,
         cancelled=outcome.cancelled,
@@ -360,7 +361,7 @@ def _run_cells(
     finally:
         services.progress.close()
     concurrency.write_history(
-        config.settings.out_dir, history, workers=config.workers, retries=result.retries
+        config.settings.directory, history, workers=config.workers, retries=result.retries
     )
     return _noted(services, result, cancel, budget)
 

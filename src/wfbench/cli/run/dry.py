@@ -125,6 +125,7 @@ def _reuse(
         command_env={},
         agent_env={},
         runtime_digest=runtime,
+        directory=boot.sweep_directory(out_dir),
     )
     kept, _canaries = select_reuse(
         rows, tasks=bound, arms=setup.arms, planned=[c.key for c in planned], settings=settings

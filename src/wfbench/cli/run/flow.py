@@ -376,6 +376,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             disk_budget_bytes=request.disk_budget,
             arm_runtimes=runtimes,
             incumbent_overlay=_incumbent_overlay(request, setup),
+            directory=services.directory_at(out_dir),
         )
         store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
         start_manifest = _manifest_starter(

@@ -54,6 +54,16 @@ class RayOptions:
     min_free_disk_bytes: int = MIN_FREE_DISK
 
 
+class _NodeSetsItsOwn:
+    """The shipped settings' sweep directory: a node writes into its own (``ray_node._run``)."""
+
+    def write(self, rel: str, data: bytes) -> None:  # noqa: ARG002 -- the port's signature
+        raise OSError(f"the driver's sweep directory is not shipped to nodes: {rel}")
+
+    def read(self, rel: str) -> bytes | None:
+        raise OSError(f"the driver's sweep directory is not shipped to nodes: {rel}")
+
+
 def node_runtime(
     settings: RunSettings,
     *,
@@ -70,7 +80,15 @@ def node_runtime(
         with open(script_path, "rb") as handle:
             script = handle.read()
     shipped = attrs.evolve(
-        settings, out_dir="", work_dir="", agent_env={}, secrets={}, withheld=(), clock=None, command_env={}
+        settings,
+        out_dir="",
+        work_dir="",
+        agent_env={},
+        secrets={},
+        withheld=(),
+        clock=None,
+        command_env={},
+        directory=_NodeSetsItsOwn(),
     )
     return NodeRuntime(shipped, sandbox, agent, tuple(arms), script=script, base_url=base_url, limits=limits)
 
@@ -99,6 +117,9 @@ class RaySweep:
         self.cluster = RayCluster(options.address)
         self.runtime = runtime
         self.out_dir = os.path.abspath(out_dir)
+        from wfbench.cli.bootstrap import sweep_directory
+
+        self.directory = sweep_directory(self.out_dir)
         self.note = note
         self.nodes: tuple[Any, ...] = ()
         self._runtime_ref: Any = None
@@ -199,12 +220,7 @@ class RaySweep:
         parts = rel.split("/")
         if os.path.isabs(rel) or parts[0] != "cells" or any(p in ("", ".", "..") for p in parts):
             raise ValueError(f"refusing an artifact path outside cells/: {rel!r}")
-        path = os.path.join(self.out_dir, *parts)
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        tmp = f"{path}.tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
+        self.directory.write(rel, data)
 
     def close(self) -> None:
         """Detach from the cluster."""
