@@ -17,8 +17,6 @@ report model reads rows) and gates them from the same one-pass input.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -236,16 +234,16 @@ def _stream(target: Path) -> tuple[Path, GateInput]:
     return source, gate_input(JsonlResultStore(source).iter_rows())
 
 
-def _regate(
-    read: GateInput, policy: PromotionPolicy, pairs: dict[str, str] | None, *, now: dt.datetime
-) -> GateResult:
-    from wfbench.app.gating.gating import regate
-    from wfbench.domain.promotion.policy import CANDIDATE_ARMS
+def _gate(read: GateInput, source: Path, policy: PromotionPolicy, given: dict[str, str] | None) -> GateResult:
+    """The gate use case over ``read``, with the facts of the sweep beside ``source``."""
+    from wfbench.app.gating.sweep_facts import gate_sweep
+    from wfbench.cli import bootstrap as boot
 
-    return regate(read, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
+    directory = boot.sweep_directory(str(source.parent))
+    return gate_sweep(read, policy=policy, pairs=given, directory=directory, clock=boot.system_clock())
 
 
-def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] | None) -> SweepModel:
+def _report_model(source: Path, policy: PromotionPolicy, given: dict[str, str] | None) -> SweepModel:
     """The report's model of ``source``: one pass over its rows, the gate, then the model.
 
     What only the gate needs is dropped as soon as it has judged (the per-row samples of every
@@ -260,7 +258,7 @@ def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] |
     from wfbench.app.sweep import concurrency
 
     read, builder = read_for_report(JsonlResultStore(source).iter_rows())
-    result = _regate(read, policy, pairs, now=evidence_time(source, read))
+    result = _gate(read, source, policy, given)
     summary, evidence, decisions = aggregates_only(read.summary), result.evidence, result.decisions
     del read, result  # the per-row samples the statistics read (a third of the pass at 1M rows)
     promotion = None if evidence is None else evidence.to_mapping()
@@ -275,89 +273,6 @@ def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] |
     )
     del decisions
     return builder.build(summary, inputs)
-
-
-def default_pairs(source: Path, pairs: dict[str, str] | None) -> dict[str, str] | None:
-    """``--pair`` when given; else the pairs the sweep beside ``source`` judged, then the presets'.
-
-    A sweep of arms with their own names (``cand`` against ``inc``) is re-gated as it was judged,
-    not as "no candidate arm has rows". Its promotion.json names each pair in ``decisions``.
-    """
-    if pairs is not None:
-        return pairs
-    from wfbench.domain.promotion.policy import CANDIDATE_ARMS
-
-    judged = _sweep_pairs(source.parent / EVIDENCE_NAME)
-    if not judged:
-        return None
-    return {**judged, **{c: i for c, i in CANDIDATE_ARMS.items() if c not in judged}}
-
-
-#: What the last promotion.json read said, by (path, inode, size, mtime): its pairs and its time.
-_SWEEP_FACTS: dict[tuple[str, int, int, int], tuple[dict[str, str], dt.datetime | None]] = {}
-
-
-def _sweep_facts(path: Path) -> tuple[dict[str, str], dt.datetime | None]:
-    """The pairs a sweep's promotion.json judged and its ``generated_at``, from one read of it.
-
-    ``gate`` and ``report`` need both; at 40,000 tasks the file is hundreds of MB, so it is
-    decoded once per command (a changed file is read again) and only these facts are kept.
-    """
-    try:
-        status = path.stat()
-        key = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
-        if key not in _SWEEP_FACTS:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            _SWEEP_FACTS.clear()
-            _SWEEP_FACTS[key] = (
-                _judged_pairs(raw),
-                _aware(raw.get("generated_at")) if isinstance(raw, dict) else None,
-            )
-    except (OSError, ValueError):
-        return {}, None
-    pairs, generated_at = _SWEEP_FACTS[key]
-    return dict(pairs), generated_at
-
-
-def _sweep_pairs(path: Path) -> dict[str, str]:
-    return _sweep_facts(path)[0]
-
-
-def _judged_pairs(raw: object) -> dict[str, str]:
-    decisions = raw.get("decisions") if isinstance(raw, dict) else None
-    pairs: dict[str, str] = {}
-    for decision in decisions if isinstance(decisions, list) else ():
-        if isinstance(decision, dict):
-            candidate, incumbent = decision.get("candidate_arm"), decision.get("incumbent_arm")
-            if isinstance(candidate, str) and isinstance(incumbent, str):
-                pairs[candidate] = incumbent
-    return pairs
-
-
-def evidence_time(source: Path, read: GateInput) -> dt.datetime:
-    """When the evidence was made: the sweep's promotion.json's ``generated_at``, else the newest row.
-
-    A re-gate judges old rows; stamping it "now" would renew their 90-day expiry. Only rows that
-    carry no time at all (and no promotion.json beside them) fall back to the clock.
-    """
-    stamped = _sweep_generated_at(source.parent / EVIDENCE_NAME)
-    if stamped is not None:
-        return stamped
-    if read.attested.recorded_at is not None:
-        return read.attested.recorded_at
-    from wfbench.adapters.store.clock import SystemClock
-
-    return SystemClock().now()
-
-
-def _sweep_generated_at(path: Path) -> dt.datetime | None:
-    return _sweep_facts(path)[1]
-
-
-def _aware(value: object) -> dt.datetime | None:
-    from wfbench.app.gating.gating import aware_time
-
-    return aware_time(value)
 
 
 def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
@@ -408,14 +323,12 @@ def register(app: typer.Typer) -> None:
         """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
         from wfbench.adapters.store.jsonl_store import write_json_atomic
 
-        _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         given = parse_pairs(pair)
         failing_on = parse_fail_on(fail_on)
         source, read = _stream(results)
-        pairs = default_pairs(source, given)
         target = _target(out, force=force, source=source)
-        result = _regate(read, policy, pairs, now=evidence_time(source, read))
+        result = _gate(read, source, policy, given)
         evidence: dict[str, Any] | None = None
         if result.evidence is not None and (as_json or target is not None):
             evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
@@ -454,11 +367,10 @@ def register(app: typer.Typer) -> None:
         from wfbench.adapters.store.streamed_files import write_texts_atomic
         from wfbench.app.report.render import report_parts
 
-        _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
         policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
         given = parse_pairs(pair)
         source = results_path(results)
-        model = _report_model(source, policy, default_pairs(source, given))
+        model = _report_model(source, policy, given)
         target, html = source.parent / "report.md", source.parent / "report.html"
         markdown, page = report_parts(model)
         write_texts_atomic([(target, markdown), (html, page)])
