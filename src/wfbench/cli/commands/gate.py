@@ -18,11 +18,12 @@ report model reads rows) and gates them from the same one-pass input.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from wfbench.cli.exit_codes import DECISION, EXIT_CODES_HELP, OK
+from wfbench.cli.options import gate as opt
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
@@ -33,13 +34,6 @@ if TYPE_CHECKING:
 
 RESULTS_NAME = "results.jsonl"
 EVIDENCE_NAME = "promotion.json"
-#: The promotion metrics (``wfbench.domain.promotion.policy.PROMOTION_METRICS``; pinned equal by a test).
-Metric = Literal["cost_usd", "output_tokens", "duration_s", "num_turns"]
-#: The decision policies (``wfbench.domain.promotion.policy.DecisionPolicy``; pinned equal by a test).
-Policy = Literal["reference", "statistical"]
-#: The decisions ``--fail-on`` may name (``DecisionKind``; pinned equal by a test).
-DECISIONS = ("promote", "keep_incumbent", "insufficient_evidence")
-
 GATE_EPILOG = (
     "\b\nExamples:\n"
     "  wfbench gate results/wfbench-20260101-120000            # print aggregates and decisions\n"
@@ -56,78 +50,6 @@ REPORT_EPILOG = (
     "\n" + EXIT_CODES_HELP
 )
 
-_Results = Annotated[
-    Path, typer.Argument(metavar="RESULTS", help="A results.jsonl, or a directory holding one.")
-]
-_Metric = Annotated[
-    Metric,
-    typer.Option("--metric", help="Implementation metric the spend gate compares."),
-]
-_MinRuns = Annotated[
-    int, typer.Option("--min-runs", metavar="N", help="Valid (and scored) runs required per arm and task.")
-]
-_MinImprovement = Annotated[
-    float,
-    typer.Option(
-        "--min-improvement", metavar="PCT", help="Median improvement (%) needed to promote on spend."
-    ),
-]
-_MaxRegression = Annotated[
-    float,
-    typer.Option(
-        "--max-task-regression", metavar="PCT", help="Largest tolerated per-task spend regression (%)."
-    ),
-]
-_DecisionPolicy = Annotated[
-    Policy,
-    typer.Option(
-        "--policy",
-        help="Which rule decides: the reference's thresholds, or statistical (paired per-task"
-        " intervals, non-inferiority, Holm across candidates). Both decisions are recorded.",
-    ),
-]
-_Pairs = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--pair",
-        metavar="CANDIDATE=INCUMBENT",
-        help="Repeatable; replaces the default pairing (the pairs the sweep's promotion.json"
-        " judged, then the presets' candidate_workflow=workflow, candidate_review=review).",
-        show_default=False,
-    ),
-]
-_FailOn = Annotated[
-    str | None,
-    typer.Option(
-        "--fail-on",
-        metavar="DECISION[,DECISION]",
-        help="Exit 3 when a decision is one of these (" + ", ".join(DECISIONS) + "); no candidate at all"
-        " counts as insufficient_evidence.",
-        show_default=False,
-    ),
-]
-
-
-def parse_fail_on(value: str | None) -> frozenset[str]:
-    """``--fail-on keep_incumbent,insufficient_evidence`` as a set of decision names.
-
-    Raises:
-        InputError: an unknown decision name (naming the option and the choices).
-    """
-    names = frozenset(part for part in (value or "").replace(",", " ").split())
-    unknown = sorted(names - set(DECISIONS))
-    if unknown:
-        raise InputError(
-            f"unknown decision {unknown[0]!r} (choose from {', '.join(DECISIONS)})", field="--fail-on"
-        )
-    return names
-
-
-def failing_decisions(decisions: list[str], fail_on: frozenset[str]) -> list[str]:
-    """The decisions ``--fail-on`` names; with no decision at all, ``insufficient_evidence`` stands in."""
-    judged = decisions or ["insufficient_evidence"]
-    return [kind for kind in judged if kind in fail_on]
-
 
 def results_path(target: Path) -> Path:
     """The results file named by ``target`` (the file itself, or ``DIR/results.jsonl``).
@@ -143,19 +65,6 @@ def results_path(target: Path) -> Path:
     if not target.is_file():
         raise InputError("no such results file or directory", source=str(target))
     return target
-
-
-def parse_pairs(specs: list[str] | None) -> dict[str, str] | None:
-    """``["cand=inc", ...]`` as a pairing map; ``None`` when no ``--pair`` was given."""
-    if not specs:
-        return None
-    pairs: dict[str, str] = {}
-    for spec in specs:
-        candidate, sep, incumbent = spec.partition("=")
-        if not sep or not candidate or not incumbent or candidate == incumbent:
-            raise InputError(f"expected CANDIDATE=INCUMBENT, got {spec!r}", field="--pair")
-        pairs[candidate] = incumbent
-    return pairs
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -290,89 +199,108 @@ def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
     return out
 
 
+AsJson = Annotated[bool, typer.Option("--json", help="Print the promotion evidence as JSON.")]
+OutFile = Annotated[
+    Path | None,
+    typer.Option("--out", metavar="FILE", help="Also write the evidence to FILE.", show_default=False),
+]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="Let --out overwrite an existing file (the sweep's promotion.json too)."),
+]
+
+
+def gate(
+    results: opt.Results,
+    *,
+    as_json: AsJson = False,
+    out: OutFile = None,
+    force: Force = False,
+    fail_on: opt.FailOn = None,
+    metric: opt.MetricOption = "cost_usd",
+    min_runs: opt.MinRuns = 3,
+    min_improvement: opt.MinImprovement = 5.0,
+    max_task_regression: opt.MaxRegression = 20.0,
+    pair: opt.Pairs = None,
+    decision_policy: opt.DecisionPolicy = "reference",
+) -> None:
+    """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
+    policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
+    given = opt.parse_pairs(pair)
+    failing_on = opt.parse_fail_on(fail_on)
+    source, read = _stream(results)
+    target = _target(out, force=force, source=source)
+    result = _gate(read, source, policy, given)
+    evidence: dict[str, Any] | None = None
+    if result.evidence is not None and (as_json or target is not None):
+        evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
+    written = _write_evidence(evidence, target)
+    _show(result, evidence, as_json=as_json, source=source, target=target, written=written)
+    failing = opt.failing_decisions([d.kind.value for d in result.decisions], failing_on)
+    if failing:
+        typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
+    raise typer.Exit(DECISION if failing else OK)
+
+
+def _write_evidence(evidence: dict[str, Any] | None, target: Path | None) -> Path | None:
+    """``--out``: the evidence written there atomically; ``None`` when nothing was written."""
+    if evidence is None or target is None:
+        return None
+    from wfbench.adapters.store.jsonl_store import write_json_atomic
+
+    write_json_atomic(target, evidence)
+    return target
+
+
+def _show(
+    result: GateResult,
+    evidence: dict[str, Any] | None,
+    *,
+    as_json: bool,
+    source: Path,
+    target: Path | None,
+    written: Path | None,
+) -> None:
+    """Print the evidence as JSON (``--json``), else the human summary."""
+    if as_json:
+        from wfbench.adapters.store.json_indent import dumps_indented
+
+        empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
+        typer.echo(dumps_indented(evidence if evidence is not None else empty))
+        return
+    typer.echo(render_gate_text(result, source=source, written=written))
+    if target is not None and written is None:
+        typer.echo(f"\nnothing written to {target}: no decision")
+
+
+def report(
+    results: opt.Results,
+    *,
+    metric: opt.MetricOption = "cost_usd",
+    min_runs: opt.MinRuns = 3,
+    min_improvement: opt.MinImprovement = 5.0,
+    max_task_regression: opt.MaxRegression = 20.0,
+    pair: opt.Pairs = None,
+    decision_policy: opt.DecisionPolicy = "reference",
+) -> None:
+    """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
+    from wfbench.adapters.store.streamed_files import write_texts_atomic
+    from wfbench.app.report.render import report_parts
+
+    policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
+    given = opt.parse_pairs(pair)
+    source = results_path(results)
+    model = _report_model(source, policy, given)
+    target, html = source.parent / "report.md", source.parent / "report.html"
+    markdown, page = report_parts(model)
+    write_texts_atomic([(target, markdown), (html, page)])
+    typer.echo(f"wrote {target}")
+    typer.echo(f"wrote {html}")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``gate`` and ``report`` to ``app``."""
-
-    @app.command("gate", epilog=GATE_EPILOG, short_help="Re-gate a results.jsonl: aggregates and decisions.")
-    def gate(
-        results: _Results,
-        *,
-        as_json: Annotated[
-            bool, typer.Option("--json", help="Print the promotion evidence as JSON.")
-        ] = False,
-        out: Annotated[
-            Path | None,
-            typer.Option(
-                "--out", metavar="FILE", help="Also write the evidence to FILE.", show_default=False
-            ),
-        ] = None,
-        force: Annotated[
-            bool,
-            typer.Option(
-                "--force", help="Let --out overwrite an existing file (the sweep's promotion.json too)."
-            ),
-        ] = False,
-        fail_on: _FailOn = None,
-        metric: _Metric = "cost_usd",
-        min_runs: _MinRuns = 3,
-        min_improvement: _MinImprovement = 5.0,
-        max_task_regression: _MaxRegression = 20.0,
-        pair: _Pairs = None,
-        decision_policy: _DecisionPolicy = "reference",
-    ) -> None:
-        """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
-        from wfbench.adapters.store.jsonl_store import write_json_atomic
-
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
-        given = parse_pairs(pair)
-        failing_on = parse_fail_on(fail_on)
-        source, read = _stream(results)
-        target = _target(out, force=force, source=source)
-        result = _gate(read, source, policy, given)
-        evidence: dict[str, Any] | None = None
-        if result.evidence is not None and (as_json or target is not None):
-            evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
-        written = None
-        if evidence is not None and target is not None:
-            write_json_atomic(target, evidence)
-            written = target
-        if as_json:
-            empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
-            from wfbench.adapters.store.json_indent import dumps_indented
-
-            typer.echo(dumps_indented(evidence if evidence is not None else empty))
-        else:
-            typer.echo(render_gate_text(result, source=source, written=written))
-            if target is not None and written is None:
-                typer.echo(f"\nnothing written to {target}: no decision")
-        failing = failing_decisions([d.kind.value for d in result.decisions], failing_on)
-        if failing:
-            typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
-        raise typer.Exit(DECISION if failing else OK)
-
-    @app.command(
-        "report", epilog=REPORT_EPILOG, short_help="Write report.md and report.html beside a results.jsonl."
-    )
-    def report(
-        results: _Results,
-        *,
-        metric: _Metric = "cost_usd",
-        min_runs: _MinRuns = 3,
-        min_improvement: _MinImprovement = 5.0,
-        max_task_regression: _MaxRegression = 20.0,
-        pair: _Pairs = None,
-        decision_policy: _DecisionPolicy = "reference",
-    ) -> None:
-        """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
-        from wfbench.adapters.store.streamed_files import write_texts_atomic
-        from wfbench.app.report.render import report_parts
-
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression, decision_policy)
-        given = parse_pairs(pair)
-        source = results_path(results)
-        model = _report_model(source, policy, given)
-        target, html = source.parent / "report.md", source.parent / "report.html"
-        markdown, page = report_parts(model)
-        write_texts_atomic([(target, markdown), (html, page)])
-        typer.echo(f"wrote {target}")
-        typer.echo(f"wrote {html}")
+    short = "Re-gate a results.jsonl: aggregates and decisions."
+    app.command("gate", epilog=GATE_EPILOG, short_help=short)(gate)
+    short = "Write report.md and report.html beside a results.jsonl."
+    app.command("report", epilog=REPORT_EPILOG, short_help=short)(report)

@@ -99,7 +99,7 @@ def explicit_options(ctx: Any) -> frozenset[str]:
 
 def execute(request: RunRequest) -> int:
     """Run the sweep ``request`` describes; its exit code (:mod:`wfbench.cli.exit_codes`)."""
-    from wfbench.cli.commands.gate import failing_decisions, parse_fail_on
+    from wfbench.cli.options.gate import failing_decisions, parse_fail_on
     from wfbench.cli.run.manifest import read_manifest, resumed_request
 
     fail_on = parse_fail_on(request.fail_on)
