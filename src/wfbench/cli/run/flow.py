@@ -26,7 +26,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -34,6 +34,11 @@ from wfbench.app.cell.checks import DEFAULT_DISK_BUDGET
 from wfbench.cli import bootstrap as boot
 from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
 from wfbench.domain.errors import InputError
+
+if TYPE_CHECKING:
+    from wfbench.adapters.sandbox.command_limits import ResourceLimits
+    from wfbench.cli.options.executor import ExecutorChoice
+    from wfbench.cli.run.setup import Setup
 
 DEMO_CORPUS_DIR = "demo-corpus"
 
@@ -73,7 +78,7 @@ class RunRequest:
     #: Parameter names given on the command line (the rest are defaults).
     explicit: frozenset[str] = frozenset()
     #: Per-command sandbox limits (``ResourceLimits``; None: the defaults).
-    limits: Any = None
+    limits: ResourceLimits | None = None
     #: Bytes a workspace may grow during its sessions (None: unchecked).
     disk_budget: int | None = DEFAULT_DISK_BUDGET
     #: ``wfbench evolve``: skill files every arm evaluating them runs with (the promoted incumbent).
@@ -81,7 +86,7 @@ class RunRequest:
     #: ``wfbench evolve``: the model that proposed the candidate overlay.
     proposer_model: str | None = None
     #: ``--executor`` and its Ray options (an ``ExecutorChoice``; None: local threads).
-    executor: Any = None
+    executor: ExecutorChoice | None = None
     #: ``--max-cost USD``: the budget of spend metered at the wire (None: none).
     max_cost: float | None = None
     #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
@@ -325,7 +330,7 @@ class _SweepContext:
     agents: Any = None
 
 
-def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
+def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: _SweepContext) -> Any:
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.app.cell.checks import CellServices, RunSettings
     from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
@@ -420,7 +425,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             return run_sweep(config, services=sweep_services, cancel=cancel)
 
 
-def _incumbent_overlay(request: RunRequest, setup: Any) -> Any:
+def _incumbent_overlay(request: RunRequest, setup: Setup) -> Any:
     """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
     if request.incumbent_overlay is None:
         return None
@@ -431,7 +436,7 @@ def _incumbent_overlay(request: RunRequest, setup: Any) -> Any:
 
 def _manifest_starter(
     request: RunRequest,
-    setup: Any,
+    setup: Setup,
     runtime: str,
     context: _SweepContext,
     *,
@@ -493,7 +498,7 @@ def _manifest_starter(
     return on_bound
 
 
-def _evolve_fields(request: RunRequest, setup: Any) -> dict[str, Any]:
+def _evolve_fields(request: RunRequest, setup: Setup) -> dict[str, Any]:
     """What ``wfbench evolve`` adds to a generation's manifest: the incumbent overlay, the proposer."""
     from wfbench.app.corpus.arms import overlay_digest
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -37,6 +37,10 @@ from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.nodes import NodeExpectation, NodeProbe, judge_node, refusal_message
 from wfbench.domain.sweep.scheduling import Cell, failed_cell_row
 from wfbench.domain.workspace.oracle import OracleBundle
+
+if TYPE_CHECKING:
+    from wfbench.cli.run.flow import RunRequest
+    from wfbench.cli.run.setup import Setup
 
 #: A node needs at least this much free disk for its workspaces (``--min-node-disk`` is not offered).
 MIN_FREE_DISK = 2 * 1024**3
@@ -254,7 +258,7 @@ def wfbench_version() -> str:
 
 @contextmanager
 def executor_for(
-    request: Any, setup: Any, settings: RunSettings, *, out_dir: str, note: Callable[[str], None]
+    request: RunRequest, setup: Setup, settings: RunSettings, *, out_dir: str, note: Callable[[str], None]
 ) -> Iterator[Callable[[Any], Any] | None]:
     """The executor factory ``wfbench run`` hands the sweep: ``None`` (local threads) or the cluster's.
 
@@ -268,6 +272,8 @@ def executor_for(
     if choice is None or choice.name != "ray":
         yield None
         return
+    if choice.ray_address is None:  # ExecutorChoice.of refuses it; a hand-built request may not
+        raise InputError("--executor ray needs --ray-address HOST:PORT", field="--ray-address")
     runtime = node_runtime(
         settings,
         sandbox=request.sandbox,
