@@ -45,22 +45,24 @@ def main() -> int:
     parser.add_argument("results", type=Path)
     args = parser.parse_args()
 
+    from wfbench.adapters.store.clock import SystemClock
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.adapters.store.streamed_files import write_texts_atomic
+    from wfbench.adapters.store.sweep_files import FileSweepDirectory
+    from wfbench.app.gating.sweep_facts import gate_sweep
     from wfbench.app.report.model import ReportInputs, aggregates_only
     from wfbench.app.report.render import read_for_report, report_parts
     from wfbench.app.report.verdicts import detectability_of
     from wfbench.app.sweep import concurrency
-    from wfbench.cli.commands.gate import _policy, _regate, default_pairs, evidence_time, results_path
+    from wfbench.domain.promotion.policy import DEFAULT_POLICY
 
     checkpoint("imports")
-    source = results_path(args.results)
-    policy = _policy("cost_usd", 3, 5.0, 20.0, "reference")
-    pairs = default_pairs(source, None)
+    source = args.results / "results.jsonl" if args.results.is_dir() else args.results
+    directory = FileSweepDirectory(str(source.parent))
     read, builder = read_for_report(JsonlResultStore(source).iter_rows())
     gc.collect()
     checkpoint("one pass")
-    result = _regate(read, policy, pairs, now=evidence_time(source, read))
+    result = gate_sweep(read, policy=DEFAULT_POLICY, pairs=None, directory=directory, clock=SystemClock())
     summary, evidence, decisions = aggregates_only(read.summary), result.evidence, result.decisions
     del read, result
     gc.collect()

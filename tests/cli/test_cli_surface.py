@@ -121,7 +121,7 @@ def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
     """The literal lists of the CLI modules (kept import-light) equal their sources."""
     from wfbench.app.corpus.arms import preset_arms
     from wfbench.cli import bootstrap
-    from wfbench.cli.commands import gate as gate_cmd
+    from wfbench.cli.options import gate as gate_options
     from wfbench.cli.options import sweep as sweep_options
     from wfbench.cli.run import command as run_cmd
     from wfbench.domain.promotion.decision import DecisionKind
@@ -130,8 +130,8 @@ def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
     assert sweep_options.SANDBOX_CHOICES == bootstrap.SANDBOXES
     assert sweep_options.AGENT_CHOICES == bootstrap.AGENTS
     assert run_cmd.PRESET_ARMS == tuple(preset_arms())
-    assert set(get_args(gate_cmd.Metric)) == set(PROMOTION_METRICS)
-    assert gate_cmd.DECISIONS == run_cmd.DECISIONS == tuple(kind.value for kind in DecisionKind)
+    assert set(get_args(gate_options.Metric)) == set(PROMOTION_METRICS)
+    assert gate_options.DECISIONS == run_cmd.DECISIONS == tuple(kind.value for kind in DecisionKind)
 
 
 def test_importing_the_cli_loads_no_sweep_machinery() -> None:

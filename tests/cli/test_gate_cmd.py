@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 DIGEST = "0123456789abcdef" * 4
 
 
@@ -450,32 +448,6 @@ def test_fail_on_refuses_an_unknown_decision(tmp_path: Path) -> None:
         "wfbench: error: --fail-on: unknown decision 'keep-incumbent' (choose from promote,"
         " keep_incumbent, insufficient_evidence)"
     )
-
-
-def test_the_sweeps_promotion_json_is_read_once_per_command_and_afresh_by_the_next(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from wfbench.cli.commands import gate as gate_cmd
-
-    evidence = tmp_path / "promotion.json"
-    evidence.write_text(json.dumps({"generated_at": "2026-01-01T00:00:00+00:00", "decisions": []}))
-    reads: list[Path] = []
-    real = Path.read_text
-
-    def counting(self: Path, *args: Any, **kwargs: Any) -> str:
-        if self.name == "promotion.json":
-            reads.append(self)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "read_text", counting)
-    gate_cmd._SWEEP_FACTS.clear()
-    assert gate_cmd._sweep_generated_at(evidence) == dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    assert gate_cmd._sweep_pairs(evidence) == {}
-    assert len(reads) == 1
-    gate_cmd._SWEEP_FACTS.clear()  # what each command does first
-    evidence.write_text(json.dumps({"generated_at": "2026-02-01T00:00:00+00:00", "decisions": []}))
-    assert gate_cmd._sweep_generated_at(evidence) == dt.datetime(2026, 2, 1, tzinfo=dt.UTC)
-    assert len(reads) == 2
 
 
 def test_a_candidate_cell_that_edited_test_infrastructure_is_refused_by_name(tmp_path: Path) -> None:

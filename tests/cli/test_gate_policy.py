@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import get_args
 
 from tests.cli.test_gate_cmd import reference_row, wfbench, write_results
-from wfbench.cli.commands.gate import Policy
+from wfbench.cli.options.gate import Policy
 from wfbench.domain.promotion.policy import DecisionPolicy
 
 

@@ -15,7 +15,15 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
-from wfbench.domain.ports import Clock, Environments, ModelCLI, ModelGateway, Sandbox, Workspaces
+from wfbench.domain.ports import (
+    Clock,
+    Environments,
+    ModelCLI,
+    ModelGateway,
+    Sandbox,
+    SweepDirectory,
+    Workspaces,
+)
 
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OFFLINE_KEY = "offline-scripted-provider"
@@ -27,6 +35,20 @@ BWRAP_HINT = (
 )
 
 
+def sweep_directory(root: str) -> SweepDirectory:
+    """The sweep directory at ``root`` on disk (every write durable: ``adapters/store/atomic.py``)."""
+    from wfbench.adapters.store.sweep_files import FileSweepDirectory
+
+    return FileSweepDirectory(root)
+
+
+def system_clock() -> Clock:
+    """The system clock (commands that need only time, such as ``gate``, take it from here)."""
+    from wfbench.adapters.store.clock import SystemClock
+
+    return SystemClock()
+
+
 @attrs.frozen
 class Services:
     """The adapters of one run."""
@@ -36,6 +58,8 @@ class Services:
     workspaces: Workspaces
     clock: Clock
     environments: Environments | None = None
+    #: The ``SweepDirectory`` at a path (tests pass ``lambda _root: MemorySweepDirectory()``).
+    directory_at: Callable[[str], SweepDirectory] = sweep_directory
 
 
 @attrs.frozen
@@ -192,6 +216,7 @@ def bootstrap(
     clock: Clock | None = None,
     limits: Any = None,
     environments: Environments | None = None,
+    directory_at: Callable[[str], SweepDirectory] | None = None,
 ) -> Services:
     """Build every adapter (or take the override given for it); ``limits`` as in :func:`build_sandbox`."""
     from wfbench.adapters.repo.workspace import GitWorkspaces
@@ -204,6 +229,7 @@ def bootstrap(
         workspaces=workspaces or GitWorkspaces(),
         clock=clock or SystemClock(),
         environments=environments or build_environments(built_sandbox, os.environ),
+        directory_at=directory_at or sweep_directory,
     )
 
 

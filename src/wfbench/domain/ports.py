@@ -143,6 +143,39 @@ class Clock(Protocol):
         ...
 
 
+class SweepDirectory(Protocol):
+    """Every file of a sweep's directory besides its rows, by path relative to the directory.
+
+    What app code writes through it: the cells' artifacts (``cells/…``: transcripts, review
+    output, oracle evidence), the reports (``report.md``, ``report.html``), the evidence
+    (``promotion.json``), the rows' companion files (``concurrency.json``) and an evolution's
+    journal and run file. Every write is durable and whole (unique temporary, fsync, rename, fsync
+    of the directory): a reader sees the old bytes or the new ones. The claim and lock of the
+    directory and the move of cancelled rows stay with the CLI's composition root
+    (``adapters/store/stale.py``, ``adapters/store/cancelled_rows.py``): they happen before and
+    after a use case runs, never inside one.
+    """
+
+    def write(self, rel: str, data: bytes) -> None:
+        """Replace ``rel`` (``/``-separated, relative, no ``..``) with ``data``, durably.
+
+        Missing parent directories are made (mode 0700).
+
+        Raises:
+            ValueError: ``rel`` is absolute, empty or leaves the directory.
+            OSError: the file could not be written; its previous content is intact.
+        """
+        ...
+
+    def read(self, rel: str) -> bytes | None:
+        """The bytes of ``rel``, or ``None`` when there is no such file.
+
+        Raises:
+            ValueError: ``rel`` is absolute, empty or leaves the directory.
+        """
+        ...
+
+
 class ResultStore(Protocol):
     """Append-only storage of rows; a row is either wholly there or not at all."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from wfbench.adapters.store.sweep_files import FileSweepDirectory
 from wfbench.app.sweep import concurrency
 from wfbench.app.sweep.scheduler import LimitEvent
 from wfbench.domain.sweep.pacing import LimitChanged
@@ -14,12 +15,12 @@ EVENT = LimitEvent(at=1.5, change=LimitChanged(8, 4, "throttled", 3, 529), cell=
 
 
 def test_the_history_is_written_only_when_something_happened_and_reads_back(tmp_path: Path) -> None:
-    concurrency.write_history(str(tmp_path), [], workers=4, retries=0)
+    concurrency.write_history(FileSweepDirectory(str(tmp_path)), [], workers=4, retries=0)
     assert not (tmp_path / concurrency.CONCURRENCY_NAME).exists()
     assert concurrency.read_history(str(tmp_path)) is None
 
     record = concurrency.limit_record(EVENT)
-    concurrency.write_history(str(tmp_path), [record], workers=4, retries=1)
+    concurrency.write_history(FileSweepDirectory(str(tmp_path)), [record], workers=4, retries=1)
 
     assert concurrency.read_history(str(tmp_path)) == {"workers": 4, "retries": 1, "limit_history": [record]}
 

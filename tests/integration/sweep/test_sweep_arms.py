@@ -15,6 +15,7 @@ import yaml
 
 from tests.support.demo_run import bwrap_or_skip, rows, wfbench
 from tests.unit.promotion.promotion_fixtures import review_row
+from wfbench.adapters.store.memory_sweep import MemorySweepDirectory
 from wfbench.app.corpus.arms import preset_arms
 from wfbench.app.sweep.finish import FinishInput, promotion_evidence
 
@@ -171,6 +172,7 @@ def test_the_sweeps_promotion_step_does_not_promote_one_scored_run_plus_two_unin
         arms=arms,
         rows=[*incumbent, *candidate],
         out_dir="unused",
+        directory=MemorySweepDirectory(),
         model="claude-sonnet-4-5",
         tripped=False,
         cancelled=False,

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 
-from wfbench.adapters.store.jsonl_store import fsync_dir, write_bytes_atomic
+from wfbench.adapters.store.atomic import fsync_dir, write_bytes_atomic
 from wfbench.domain.errors import InputError, WfbenchError
 from wfbench.domain.promotion.skill_swap import (
     ABSENT,

@@ -47,7 +47,8 @@ import os
 
 import attrs
 
-from wfbench.adapters.store.jsonl_store import fsync_dir, read_rows, write_bytes_atomic
+from wfbench.adapters.store.atomic import fsync_dir, write_bytes_atomic
+from wfbench.adapters.store.jsonl_store import read_rows
 from wfbench.domain.errors import InputError
 from wfbench.domain.sweep.resume import is_cancellation_residue, split_for_resume
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from wfbench.adapters.store.atomic import write_bytes_atomic
 from wfbench.adapters.store.json_indent import dumps_indented
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.jsonl import parse_row_lines
@@ -149,26 +149,6 @@ def _lines_as_rows(handle: BinaryIO, path: Path) -> Iterator[Row]:
             raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file in the same directory, fsync, rename, fsync dir.
-
-    A crash at any moment leaves either the old file or the new one, never a mix.
-    """
-    target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o644)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    fsync_dir(target.parent)
-
-
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8, ``\\n`` line ends) atomically."""
     write_bytes_atomic(path, text.encode("utf-8"))
@@ -179,12 +159,3 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> str:
     text = dumps_indented(obj) + "\n"
     write_text_atomic(path, text)
     return text
-
-
-def fsync_dir(directory: str | os.PathLike[str]) -> None:
-    """Make a rename or creation in ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -10,12 +10,12 @@ left behind (the cell then runs as a paid cell).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import stat
 from collections.abc import Sequence
 
+from wfbench.adapters.store.atomic import write_bytes_atomic
 from wfbench.adapters.store.jsonl_store import JsonlResultStore
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.rows import Row
@@ -68,7 +68,10 @@ class PriorResultsDir:
     def copy_artifacts(
         self, artifacts: Sequence[tuple[str, str, str | None, int | None, bool]], dest_dir: str
     ) -> None:
-        """Copy ``(source, destination, sha256, size, required)`` entries, all or nothing.
+        """Copy ``(source, destination, sha256, size, required)`` entries, each one durably.
+
+        Every source is checked (size, sha256) before any destination is replaced, so a drifted
+        artifact changes nothing; each copy then lands whole (``adapters/store/atomic.py``).
 
         ``source`` is relative to this directory, ``destination`` to ``dest_dir`` (the two differ
         when a legacy flat layout is relocated into ``cells/``). An absent optional source is
@@ -78,31 +81,23 @@ class PriorResultsDir:
             ValueError: an unsafe path, a drifted size or sha256.
             OSError: a required file is missing or unreadable, or a copy failed.
         """
-        staged: list[tuple[str, str]] = []
+        staged: list[tuple[str, str, str, str | None, int | None]] = []
         done: set[str] = set()
-        try:
-            for rel, dest, sha256, size, required in artifacts:
-                _check_relative(dest)
-                if dest in done:
-                    continue
-                source = self._source(rel)
-                if source is None:
-                    if required:
-                        raise FileNotFoundError(f"{rel} is missing from {self.path}")
-                    continue
-                done.add(dest)
-                target = os.path.join(dest_dir, dest)
-                os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-                tmp = f"{target}.reuse-tmp"
-                staged.append((tmp, target))
-                _copy_checked(source, tmp, rel, sha256, size)
-            for tmp, target in staged:
-                os.replace(tmp, target)
-            staged.clear()
-        finally:
-            for tmp, _ in staged:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+        for rel, dest, sha256, size, required in artifacts:
+            _check_relative(dest)
+            if dest in done:
+                continue
+            source = self._source(rel)
+            if source is None:
+                if required:
+                    raise FileNotFoundError(f"{rel} is missing from {self.path}")
+                continue
+            done.add(dest)
+            _read_checked(source, rel, sha256, size)  # every file checked before any is replaced
+            staged.append((source, rel, os.path.join(dest_dir, dest), sha256, size))
+        for source, rel, target, sha256, size in staged:
+            os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+            write_bytes_atomic(target, _read_checked(source, rel, sha256, size))
 
     def _source(self, rel: str) -> str | None:
         """The file ``rel`` names inside the directory, or ``None`` when absent (ValueError when unsafe)."""
@@ -128,20 +123,21 @@ def _check_relative(rel: str) -> str:
     return norm
 
 
-def _copy_checked(source: str, target: str, rel: str, sha256: str | None, size: int | None) -> None:
+def _read_checked(source: str, rel: str, sha256: str | None, size: int | None) -> bytes:
+    """The bytes of ``source`` when they are the recorded ones (ValueError: too big or drifted)."""
     digest = hashlib.sha256()
-    copied = 0
+    chunks: list[bytes] = []
+    read = 0
     fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as reader, open(target, "wb") as writer:
+    with os.fdopen(fd, "rb") as reader:
         while chunk := reader.read(_CHUNK):
-            copied += len(chunk)
-            if copied > MAX_ARTIFACT_BYTES:
+            read += len(chunk)
+            if read > MAX_ARTIFACT_BYTES:
                 raise ValueError(f"artifact {rel} exceeds {MAX_ARTIFACT_BYTES} bytes")
             digest.update(chunk)
-            writer.write(chunk)
-        writer.flush()
-        os.fsync(writer.fileno())
-    if size is not None and copied != size:
-        raise ValueError(f"artifact {rel} drifted: {copied} bytes, {size} recorded")
+            chunks.append(chunk)
+    if size is not None and read != size:
+        raise ValueError(f"artifact {rel} drifted: {read} bytes, {size} recorded")
     if sha256 is not None and digest.hexdigest() != sha256:
         raise ValueError(f"artifact {rel} drifted: its sha256 differs from the recorded one")
+    return b"".join(chunks)

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from wfbench.adapters.store.jsonl_store import fsync_dir
+from wfbench.adapters.store.atomic import fsync_dir
 
 __all__ = ["write_texts_atomic"]
 

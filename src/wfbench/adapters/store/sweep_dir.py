@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from wfbench.adapters.store.atomic import write_bytes_atomic
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.jsonl import parse_row_line
 from wfbench.domain.results.rows import Row
@@ -203,8 +204,8 @@ def _read(rel: str, path: str, limit: int) -> Artifact:
 class StaticTree:
     """Writes the pages of ``wfbench view --static`` under one directory (each file replaced whole).
 
-    Pages are regenerable from the sweep, so they are not fsynced one by one; each lands by a
-    rename, so a reader never sees half a page.
+    Each page lands through :func:`~wfbench.adapters.store.atomic.write_bytes_atomic`, so a reader
+    never sees half a page and two exports never share a temporary.
     """
 
     def __init__(self, root: str) -> None:
@@ -220,7 +221,4 @@ class StaticTree:
         if parent not in self._made:
             os.makedirs(parent, exist_ok=True)
             self._made.add(parent)
-        tmp = f"{path}.tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
+        write_bytes_atomic(path, data)

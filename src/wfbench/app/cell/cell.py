@@ -551,12 +551,7 @@ def _save_transcript(ctx: CellContext, plan: CellPlan, phase: Phase, record: Ses
 
 def _write_artifact(ctx: CellContext, rel: str, data: bytes) -> None:
     """Write one of the cell's artifacts (``rel`` under the sweep directory), replacing it whole."""
-    path = os.path.join(ctx.settings.out_dir, rel)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    tmp = f"{path}.tmp"
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)
+    ctx.settings.directory.write(rel, data)
 
 
 def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, str, str | None]:

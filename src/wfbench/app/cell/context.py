@@ -16,7 +16,16 @@ from wfbench.app.corpus.arms import Overlay
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.domain.environment.spec import ENV_MOUNT
 from wfbench.domain.errors import SandboxError
-from wfbench.domain.ports import CancelToken, Clock, Environments, ModelCLI, ModelGateway, Sandbox, Workspaces
+from wfbench.domain.ports import (
+    CancelToken,
+    Clock,
+    Environments,
+    ModelCLI,
+    ModelGateway,
+    Sandbox,
+    SweepDirectory,
+    Workspaces,
+)
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.records import SessionRecord
 from wfbench.domain.workspace.rules import WorkspaceState
@@ -112,6 +121,8 @@ class RunSettings:
     arm_runtimes: Mapping[str, ArmRuntime] = attrs.field(factory=dict)
     #: ``--fail-on``: decisions that make a finished sweep exit 3 (and its events say so).
     fail_on: frozenset[str] = frozenset()
+    #: ``out_dir`` as a port: every file a cell or the sweep writes there goes through it.
+    directory: SweepDirectory = attrs.field(kw_only=True)
 
     def runtime_for(self, arm: str) -> ArmRuntime | None:
         """The runtime identity of ``arm`` when the composition root recorded one."""

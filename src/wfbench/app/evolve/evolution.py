@@ -65,7 +65,7 @@ from wfbench.domain.evolution.record import (
     generation_decision,
     stop_reason,
 )
-from wfbench.domain.ports import Clock
+from wfbench.domain.ports import Clock, SweepDirectory
 from wfbench.domain.results.rows import Row
 
 __all__ = [
@@ -148,6 +148,8 @@ class EvolveServices:
     cancelled: Callable[[], bool] = lambda: False
     #: Called after every durable change of the loop's state (see :mod:`wfbench.app.evolve.state`).
     on_step: Callable[[str], None] = lambda _step: None
+    #: ``OUT`` as a port: the journals and the run file are written through it.
+    directory: SweepDirectory = attrs.field(kw_only=True)
 
 
 @attrs.frozen
@@ -464,7 +466,7 @@ def _decided(
     record: GenerationRecord,
 ) -> GenerationRecord:
     """Journal the decided generation (its commit point), then make its effects and append its line."""
-    write_journal(config.out_dir, record)
+    write_journal(services.directory, record)
     services.on_step("journal")
     return _finish(config, services, loop, history, record)
 
@@ -485,7 +487,7 @@ def _finish(
         and record.applied is None
     ):
         record = attrs.evolve(record, applied=dict(services.apply(record.promotion)))
-        write_journal(config.out_dir, record)
+        write_journal(services.directory, record)
         services.on_step("journal-applied")
     if record.outcome is not GenerationOutcome.BASELINE:
         services.note(
@@ -519,6 +521,7 @@ def _run(
         loop.settle(history)
     plan = begin_run(
         config.out_dir,
+        directory=services.directory,
         last_recorded=history[-1].generation if history else 0,
         generations=config.generations,
         started_at=_stamp(services.clock),

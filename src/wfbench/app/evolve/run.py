@@ -25,6 +25,7 @@ import attrs
 
 from wfbench.app.evolve.state import fsync_dir
 from wfbench.domain.errors import InputError
+from wfbench.domain.ports import SweepDirectory
 
 __all__ = ["RUN_FILE", "RunPlan", "begin_run", "end_run", "run_started_at"]
 
@@ -52,20 +53,14 @@ def _path(out_dir: str) -> str:
     return os.path.join(out_dir, RUN_FILE)
 
 
-def _write(out_dir: str, plan: RunPlan, started_at: str) -> None:
-    path = _path(out_dir)
+def _write(directory: SweepDirectory, plan: RunPlan, started_at: str) -> None:
     data = {
         "schema": _SCHEMA,
         "after_generation": plan.after,
         "generations": plan.generations,
         "started_at": started_at,
     }
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=1) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(path + ".tmp", path)
-    fsync_dir(out_dir)
+    directory.write(RUN_FILE, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
 
 
 def _int_field(raw: dict[str, object], key: str, path: str, *, least: int) -> int:
@@ -96,12 +91,15 @@ def _read(out_dir: str) -> tuple[int, str] | None:
     return _int_field(raw, "after_generation", path, least=0), started if isinstance(started, str) else ""
 
 
-def begin_run(out_dir: str, *, last_recorded: int, generations: int, started_at: str) -> RunPlan:
+def begin_run(
+    out_dir: str, *, directory: SweepDirectory, last_recorded: int, generations: int, started_at: str
+) -> RunPlan:
     """The generations this run makes; an interrupted run's when ``OUT`` holds one (see the module).
 
     ``last_recorded`` is the last generation ``evolution.jsonl`` holds once any journaled one is
     finished (0: none). A new run's plan is written (durably) before it makes anything; a resumed
-    run's is written again with this ``generations`` (its start kept).
+    run's is written again with this ``generations`` (its start kept), through ``directory`` (``OUT``
+    as a port).
 
     Raises:
         InputError: the run file is not one this module wrote, or names a generation after the
@@ -110,7 +108,7 @@ def begin_run(out_dir: str, *, last_recorded: int, generations: int, started_at:
     found = _read(out_dir)
     if found is None:
         plan = RunPlan(after=last_recorded, generations=generations)
-        _write(out_dir, plan, started_at)
+        _write(directory, plan, started_at)
         return plan
     after, began = found
     if after > last_recorded:
@@ -121,7 +119,7 @@ def begin_run(out_dir: str, *, last_recorded: int, generations: int, started_at:
             source=_path(out_dir),
         )
     plan = RunPlan(after=after, generations=generations, resumed=True)
-    _write(out_dir, plan, began or started_at)
+    _write(directory, plan, began or started_at)
     return plan
 
 

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from wfbench.app.corpus.arms import Arm, load_overlay, overlay_digest
 from wfbench.domain.errors import InputError
 from wfbench.domain.evolution.record import GenerationOutcome, GenerationRecord
+from wfbench.domain.ports import SweepDirectory
 
 __all__ = [
     "EVOLUTION_FILE",
@@ -38,6 +39,7 @@ __all__ = [
     "append_record",
     "fsync_dir",
     "generation_dir",
+    "generation_name",
     "incumbent_files",
     "pending_record",
     "promoted_files",
@@ -54,9 +56,14 @@ JOURNAL_FILE = "generation.json"
 Step = Callable[[str], None]
 
 
+def generation_name(generation: int) -> str:
+    """``gen-NNN``: a generation's directory, relative to ``<out>``."""
+    return f"gen-{generation:03d}"
+
+
 def generation_dir(out_dir: str, generation: int) -> str:
     """``<out>/gen-NNN``."""
-    return os.path.join(out_dir, f"gen-{generation:03d}")
+    return os.path.join(out_dir, generation_name(generation))
 
 
 def fsync_dir(path: str) -> None:
@@ -145,14 +152,10 @@ def _journal_exists(out_dir: str, generation: int) -> bool:
     return os.path.isfile(_journal(out_dir, generation))
 
 
-def write_journal(out_dir: str, record: GenerationRecord) -> None:
-    """Write the decided generation's record as its journal (atomically: temporary file, rename)."""
-    path = _journal(out_dir, record.generation)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+def write_journal(directory: SweepDirectory, record: GenerationRecord) -> None:
+    """Write the decided generation's record as its journal, durably, through ``directory`` (``OUT``)."""
     data = (json.dumps(record.to_mapping(), sort_keys=False, indent=1) + "\n").encode("utf-8")
-    _write_durably(path + ".tmp", data)
-    os.replace(path + ".tmp", path)
-    fsync_dir(os.path.dirname(path))
+    directory.write(f"{generation_name(record.generation)}/{JOURNAL_FILE}", data)
 
 
 def pending_record(out_dir: str, generation: int) -> GenerationRecord | None:

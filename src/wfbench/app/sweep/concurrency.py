@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from wfbench.app.sweep.scheduler import LimitEvent
+from wfbench.domain.ports import SweepDirectory
 
 __all__ = ["CONCURRENCY_NAME", "limit_record", "read_history", "report_lines", "write_history"]
 
@@ -37,18 +38,14 @@ def limit_record(event: LimitEvent) -> dict[str, Any]:
     }
 
 
-def write_history(out_dir: str, records: Sequence[Mapping[str, Any]], *, workers: int, retries: int) -> None:
-    """``concurrency.json`` in ``out_dir`` when anything happened (nothing is written otherwise)."""
+def write_history(
+    directory: SweepDirectory, records: Sequence[Mapping[str, Any]], *, workers: int, retries: int
+) -> None:
+    """``concurrency.json`` in the sweep's directory when anything happened (else nothing is written)."""
     if not records and not retries:
         return
-    path = os.path.join(out_dir, CONCURRENCY_NAME)
     document = {"workers": workers, "retries": retries, "limit_history": [dict(r) for r in records]}
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(document, indent=2) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    directory.write(CONCURRENCY_NAME, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
 
 
 def read_history(out_dir: str) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from wfbench.app.report.model import ReportInputs
 from wfbench.app.report.render import render_reports
 from wfbench.app.sweep import concurrency
 from wfbench.domain.metering.evidence import Spend
+from wfbench.domain.ports import SweepDirectory
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.judging import PairSpec, judge_rows
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
@@ -55,6 +56,8 @@ class FinishInput:
     proposer_model: str | None = None
     #: The scripted provider's reply counts by source (``default``: no ``when:`` rule matched).
     provider_replies: Mapping[str, int] | None = None
+    #: ``out_dir`` as a port: the reports and ``promotion.json`` are written through it.
+    directory: SweepDirectory = attrs.field(kw_only=True)
 
 
 def candidate_pairs(arms: Sequence[Arm]) -> list[tuple[str, str]]:
@@ -117,9 +120,9 @@ def finish_sweep(data: FinishInput, *, note: Callable[[str], None]) -> FinishOut
     evidence (``promotion.json`` with ``run_status: aborted``, which never promotes).
     """
     promotion = promotion_evidence(data) if candidate_pairs(data.arms) else None
-    write_reports(data.rows, data.out_dir, promotion=promotion, context=report_context(data))
+    write_reports(data.rows, data.directory, promotion=promotion, context=report_context(data))
     if promotion is not None:
-        _write_json(os.path.join(data.out_dir, "promotion.json"), promotion)
+        _write_json(data.directory, "promotion.json", promotion)
     decisions = (
         ()
         if promotion is None
@@ -212,7 +215,7 @@ def _read_manifest(out_dir: str) -> Mapping[str, Any] | None:
 
 def write_reports(
     rows: Sequence[Row],
-    out_dir: str,
+    directory: SweepDirectory,
     *,
     promotion: Mapping[str, Any] | None,
     context: ReportInputs | None = None,
@@ -220,18 +223,10 @@ def write_reports(
     """report.md and report.html, both from rows alone (plus the provenance in ``context``)."""
     inputs = attrs.evolve(context or ReportInputs(), promotion=promotion)
     markdown, page = render_reports(rows, inputs)
-    _write_text(os.path.join(out_dir, "report.md"), markdown)
-    _write_text(os.path.join(out_dir, "report.html"), page)
+    directory.write("report.md", markdown.encode("utf-8"))
+    directory.write("report.html", page.encode("utf-8"))
 
 
-def _write_text(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-def _write_json(path: str, obj: Mapping[str, Any]) -> None:
-    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+def _write_json(directory: SweepDirectory, rel: str, obj: Mapping[str, Any]) -> None:
+    text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    directory.write(rel, text.encode("utf-8"))

@@ -272,6 +272,7 @@ def _finish(  # noqa: PLR0917 - the sweep's phases hand these on
         arms=config.arms,
         rows=rows,
         out_dir=config.settings.out_dir,
+        directory=config.settings.directory,
         model=config.settings.model,
         tripped=outcome.tripped,
         cancelled=outcome.cancelled,
@@ -419,7 +420,7 @@ def _run_cells(
     finally:
         services.progress.close()
     concurrency.write_history(
-        config.settings.out_dir, history, workers=config.workers, retries=result.retries
+        config.settings.directory, history, workers=config.workers, retries=result.retries
     )
     return _noted(services, result, cancel, budget)
 

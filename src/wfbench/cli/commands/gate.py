@@ -17,14 +17,13 @@ report model reads rows) and gates them from the same one-pass input.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from wfbench.cli.exit_codes import DECISION, EXIT_CODES_HELP, OK
+from wfbench.cli.options import gate as opt
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
@@ -35,13 +34,6 @@ if TYPE_CHECKING:
 
 RESULTS_NAME = "results.jsonl"
 EVIDENCE_NAME = "promotion.json"
-#: The promotion metrics (``wfbench.domain.promotion.policy.PROMOTION_METRICS``; pinned equal by a test).
-Metric = Literal["cost_usd", "output_tokens", "duration_s", "num_turns"]
-#: The decision policies (``wfbench.domain.promotion.policy.DecisionPolicy``; pinned equal by a test).
-Policy = Literal["reference", "statistical"]
-#: The decisions ``--fail-on`` may name (``DecisionKind``; pinned equal by a test).
-DECISIONS = ("promote", "keep_incumbent", "insufficient_evidence")
-
 GATE_EPILOG = (
     "\b\nExamples:\n"
     "  wfbench gate results/wfbench-20260101-120000            # print aggregates and decisions\n"
@@ -58,80 +50,6 @@ REPORT_EPILOG = (
     "\n" + EXIT_CODES_HELP
 )
 
-_Results = Annotated[
-    Path, typer.Argument(metavar="RESULTS", help="A results.jsonl, or a directory holding one.")
-]
-_Metric = Annotated[
-    Metric,
-    typer.Option("--metric", help="Implementation metric the spend gate compares."),
-]
-_MinRuns = Annotated[
-    int, typer.Option("--min-runs", metavar="N", help="Valid (and scored) runs required per arm and task.")
-]
-_MinImprovement = Annotated[
-    float,
-    typer.Option(
-        "--min-improvement", metavar="PCT", help="Median improvement (%) needed to promote on spend."
-    ),
-]
-_MaxRegression = Annotated[
-    float,
-    typer.Option(
-        "--max-task-regression", metavar="PCT", help="Largest tolerated per-task spend regression (%)."
-    ),
-]
-_DecisionPolicy = Annotated[
-    Policy | None,
-    typer.Option(
-        "--policy",
-        help="Which rule decides: statistical (paired per-task intervals, non-inferiority, Holm"
-        " across candidates) or the reference's thresholds. Default: the rule the sweep's"
-        " promotion.json was decided by, else statistical. Both decisions are recorded.",
-        show_default=False,
-    ),
-]
-_Pairs = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--pair",
-        metavar="CANDIDATE=INCUMBENT",
-        help="Repeatable; replaces the default pairing (the pairs the sweep's promotion.json"
-        " judged, then the presets' candidate_workflow=workflow, candidate_review=review).",
-        show_default=False,
-    ),
-]
-_FailOn = Annotated[
-    str | None,
-    typer.Option(
-        "--fail-on",
-        metavar="DECISION[,DECISION]",
-        help="Exit 3 when a decision is one of these (" + ", ".join(DECISIONS) + "); no candidate at all"
-        " counts as insufficient_evidence.",
-        show_default=False,
-    ),
-]
-
-
-def parse_fail_on(value: str | None) -> frozenset[str]:
-    """``--fail-on keep_incumbent,insufficient_evidence`` as a set of decision names.
-
-    Raises:
-        InputError: an unknown decision name (naming the option and the choices).
-    """
-    names = frozenset(part for part in (value or "").replace(",", " ").split())
-    unknown = sorted(names - set(DECISIONS))
-    if unknown:
-        raise InputError(
-            f"unknown decision {unknown[0]!r} (choose from {', '.join(DECISIONS)})", field="--fail-on"
-        )
-    return names
-
-
-def failing_decisions(decisions: list[str], fail_on: frozenset[str]) -> list[str]:
-    """The decisions ``--fail-on`` names; with no decision at all, ``insufficient_evidence`` stands in."""
-    judged = decisions or ["insufficient_evidence"]
-    return [kind for kind in judged if kind in fail_on]
-
 
 def results_path(target: Path) -> Path:
     """The results file named by ``target`` (the file itself, or ``DIR/results.jsonl``).
@@ -147,19 +65,6 @@ def results_path(target: Path) -> Path:
     if not target.is_file():
         raise InputError("no such results file or directory", source=str(target))
     return target
-
-
-def parse_pairs(specs: list[str] | None) -> dict[str, str] | None:
-    """``["cand=inc", ...]`` as a pairing map; ``None`` when no ``--pair`` was given."""
-    if not specs:
-        return None
-    pairs: dict[str, str] = {}
-    for spec in specs:
-        candidate, sep, incumbent = spec.partition("=")
-        if not sep or not candidate or not incumbent or candidate == incumbent:
-            raise InputError(f"expected CANDIDATE=INCUMBENT, got {spec!r}", field="--pair")
-        pairs[candidate] = incumbent
-    return pairs
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -238,16 +143,26 @@ def _stream(target: Path) -> tuple[Path, GateInput]:
     return source, gate_input(JsonlResultStore(source).iter_rows())
 
 
-def _regate(
-    read: GateInput, policy: PromotionPolicy, pairs: dict[str, str] | None, *, now: dt.datetime
-) -> GateResult:
-    from wfbench.app.gating.gating import regate
-    from wfbench.domain.promotion.policy import CANDIDATE_ARMS
+def _gate(read: GateInput, source: Path, policy: PromotionPolicy, given: dict[str, str] | None) -> GateResult:
+    """The gate use case over ``read``, with the facts of the sweep beside ``source``."""
+    from wfbench.app.gating.sweep_facts import gate_sweep
+    from wfbench.cli import bootstrap as boot
 
-    return regate(read, now=now, policy=policy, pairs=pairs or CANDIDATE_ARMS)
+    directory = boot.sweep_directory(str(source.parent))
+    return gate_sweep(read, policy=policy, pairs=given, directory=directory, clock=boot.system_clock())
 
 
-def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] | None) -> SweepModel:
+def _decision_policy(source: Path, given: str | None, *, command: str) -> str:
+    """The rule that decides: ``--policy``, else the one the sweep's promotion.json records, else
+    statistical (:func:`~wfbench.app.gating.sweep_facts.decision_policy_for`)."""
+    from wfbench.app.gating.sweep_facts import decision_policy_for, read_sweep_facts
+    from wfbench.cli import bootstrap as boot
+
+    facts = read_sweep_facts(boot.sweep_directory(str(source.parent)))
+    return decision_policy_for(facts, given, command=command, source=str(source))
+
+
+def _report_model(source: Path, policy: PromotionPolicy, given: dict[str, str] | None) -> SweepModel:
     """The report's model of ``source``: one pass over its rows, the gate, then the model.
 
     What only the gate needs is dropped as soon as it has judged (the per-row samples of every
@@ -262,7 +177,7 @@ def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] |
     from wfbench.app.sweep import concurrency
 
     read, builder = read_for_report(JsonlResultStore(source).iter_rows())
-    result = _regate(read, policy, pairs, now=evidence_time(source, read))
+    result = _gate(read, source, policy, given)
     summary, evidence, decisions = aggregates_only(read.summary), result.evidence, result.decisions
     del read, result  # the per-row samples the statistics read (a third of the pass at 1M rows)
     promotion = None if evidence is None else evidence.to_mapping()
@@ -277,122 +192,6 @@ def _report_model(source: Path, policy: PromotionPolicy, pairs: dict[str, str] |
     )
     del decisions
     return builder.build(summary, inputs)
-
-
-def default_pairs(source: Path, pairs: dict[str, str] | None) -> dict[str, str] | None:
-    """``--pair`` when given; else the pairs the sweep beside ``source`` judged, then the presets'.
-
-    A sweep of arms with their own names (``cand`` against ``inc``) is re-gated as it was judged,
-    not as "no candidate arm has rows". Its promotion.json names each pair in ``decisions``.
-    """
-    if pairs is not None:
-        return pairs
-    from wfbench.domain.promotion.policy import CANDIDATE_ARMS
-
-    judged = _sweep_pairs(source.parent / EVIDENCE_NAME)
-    if not judged:
-        return None
-    return {**judged, **{c: i for c, i in CANDIDATE_ARMS.items() if c not in judged}}
-
-
-#: What the last promotion.json read said, by (path, inode, size, mtime): its pairs and its time.
-_SWEEP_FACTS: dict[tuple[str, int, int, int], tuple[dict[str, str], dt.datetime | None, str | None]] = {}
-
-
-def _sweep_facts(path: Path) -> tuple[dict[str, str], dt.datetime | None, str | None]:
-    """The pairs a sweep's promotion.json judged and its ``generated_at``, from one read of it.
-
-    ``gate`` and ``report`` need both; at 40,000 tasks the file is hundreds of MB, so it is
-    decoded once per command (a changed file is read again) and only these facts are kept.
-    """
-    try:
-        status = path.stat()
-        key = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
-        if key not in _SWEEP_FACTS:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            _SWEEP_FACTS.clear()
-            _SWEEP_FACTS[key] = (
-                _judged_pairs(raw),
-                _aware(raw.get("generated_at")) if isinstance(raw, dict) else None,
-                _judged_policy(raw),
-            )
-    except (OSError, ValueError):
-        return {}, None, None
-    pairs, generated_at, policy = _SWEEP_FACTS[key]
-    return dict(pairs), generated_at, policy
-
-
-def _judged_policy(raw: object) -> str | None:
-    """The rule a sweep's promotion.json was decided by: an entry without ``decision_policy`` is
-    the reference's (its fields alone); ``None`` without entries."""
-    entries = raw.get("policy") if isinstance(raw, dict) else None
-    for entry in entries.values() if isinstance(entries, dict) else ():
-        if isinstance(entry, dict):
-            chosen = entry.get("decision_policy", "reference")
-            return chosen if chosen in ("reference", "statistical") else None
-    return None
-
-
-def decision_policy_for(source: Path, given: str | None, *, command: str) -> str:
-    """``--policy`` when given, else the rule the sweep's promotion.json was decided by, else
-    statistical. ``report`` refuses a rule other than the one promotion.json records: report.md
-    and promotion.json never disagree (``gate --policy X --out`` re-decides the sweep first).
-
-    Raises:
-        InputError: ``report --policy X`` beside a promotion.json decided by another rule.
-    """
-    recorded = _sweep_facts(source.parent / EVIDENCE_NAME)[2]
-    if given is None:
-        return recorded or "statistical"
-    if command == "report" and recorded is not None and recorded != given:
-        raise InputError(
-            f"the sweep's {EVIDENCE_NAME} was decided by the {recorded} policy; report.md would disagree"
-            f" with it. Re-decide it first: wfbench gate {source} --policy {given} --out"
-            f" {source.parent / EVIDENCE_NAME} --force",
-            field="--policy",
-        )
-    return given
-
-
-def _sweep_pairs(path: Path) -> dict[str, str]:
-    return _sweep_facts(path)[0]
-
-
-def _judged_pairs(raw: object) -> dict[str, str]:
-    decisions = raw.get("decisions") if isinstance(raw, dict) else None
-    pairs: dict[str, str] = {}
-    for decision in decisions if isinstance(decisions, list) else ():
-        if isinstance(decision, dict):
-            candidate, incumbent = decision.get("candidate_arm"), decision.get("incumbent_arm")
-            if isinstance(candidate, str) and isinstance(incumbent, str):
-                pairs[candidate] = incumbent
-    return pairs
-
-
-def evidence_time(source: Path, read: GateInput) -> dt.datetime:
-    """When the evidence was made: the sweep's promotion.json's ``generated_at``, else the newest row.
-
-    A re-gate judges old rows; stamping it "now" would renew their 90-day expiry. Only rows that
-    carry no time at all (and no promotion.json beside them) fall back to the clock.
-    """
-    stamped = _sweep_generated_at(source.parent / EVIDENCE_NAME)
-    if stamped is not None:
-        return stamped
-    if read.attested.recorded_at is not None:
-        return read.attested.recorded_at
-    from wfbench.adapters.store.clock import SystemClock
-
-    return SystemClock().now()
-
-
-def _sweep_generated_at(path: Path) -> dt.datetime | None:
-    return _sweep_facts(path)[1]
-
-
-def _aware(value: object) -> dt.datetime | None:
-    from wfbench.app.gating.gating import aware_time
-
-    return aware_time(value)
 
 
 def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
@@ -410,94 +209,110 @@ def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
     return out
 
 
+AsJson = Annotated[bool, typer.Option("--json", help="Print the promotion evidence as JSON.")]
+OutFile = Annotated[
+    Path | None,
+    typer.Option("--out", metavar="FILE", help="Also write the evidence to FILE.", show_default=False),
+]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="Let --out overwrite an existing file (the sweep's promotion.json too)."),
+]
+
+
+def gate(
+    results: opt.Results,
+    *,
+    as_json: AsJson = False,
+    out: OutFile = None,
+    force: Force = False,
+    fail_on: opt.FailOn = None,
+    metric: opt.MetricOption = "cost_usd",
+    min_runs: opt.MinRuns = 3,
+    min_improvement: opt.MinImprovement = 5.0,
+    max_task_regression: opt.MaxRegression = 20.0,
+    pair: opt.Pairs = None,
+    decision_policy: opt.DecisionPolicy = None,
+) -> None:
+    """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
+    given = opt.parse_pairs(pair)
+    failing_on = opt.parse_fail_on(fail_on)
+    source, read = _stream(results)
+    chosen = _decision_policy(source, decision_policy, command="gate")
+    policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
+    target = _target(out, force=force, source=source)
+    result = _gate(read, source, policy, given)
+    evidence: dict[str, Any] | None = None
+    if result.evidence is not None and (as_json or target is not None):
+        evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
+    written = _write_evidence(evidence, target)
+    _show(result, evidence, as_json=as_json, source=source, target=target, written=written)
+    failing = opt.failing_decisions([d.kind.value for d in result.decisions], failing_on)
+    if failing:
+        typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
+    raise typer.Exit(DECISION if failing else OK)
+
+
+def _write_evidence(evidence: dict[str, Any] | None, target: Path | None) -> Path | None:
+    """``--out``: the evidence written there atomically; ``None`` when nothing was written."""
+    if evidence is None or target is None:
+        return None
+    from wfbench.adapters.store.jsonl_store import write_json_atomic
+
+    write_json_atomic(target, evidence)
+    return target
+
+
+def _show(
+    result: GateResult,
+    evidence: dict[str, Any] | None,
+    *,
+    as_json: bool,
+    source: Path,
+    target: Path | None,
+    written: Path | None,
+) -> None:
+    """Print the evidence as JSON (``--json``), else the human summary."""
+    if as_json:
+        from wfbench.adapters.store.json_indent import dumps_indented
+
+        empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
+        typer.echo(dumps_indented(evidence if evidence is not None else empty))
+        return
+    typer.echo(render_gate_text(result, source=source, written=written))
+    if target is not None and written is None:
+        typer.echo(f"\nnothing written to {target}: no decision")
+
+
+def report(
+    results: opt.Results,
+    *,
+    metric: opt.MetricOption = "cost_usd",
+    min_runs: opt.MinRuns = 3,
+    min_improvement: opt.MinImprovement = 5.0,
+    max_task_regression: opt.MaxRegression = 20.0,
+    pair: opt.Pairs = None,
+    decision_policy: opt.DecisionPolicy = None,
+) -> None:
+    """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
+    from wfbench.adapters.store.streamed_files import write_texts_atomic
+    from wfbench.app.report.render import report_parts
+
+    given = opt.parse_pairs(pair)
+    source = results_path(results)
+    chosen = _decision_policy(source, decision_policy, command="report")
+    policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
+    model = _report_model(source, policy, given)
+    target, html = source.parent / "report.md", source.parent / "report.html"
+    markdown, page = report_parts(model)
+    write_texts_atomic([(target, markdown), (html, page)])
+    typer.echo(f"wrote {target}")
+    typer.echo(f"wrote {html}")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``gate`` and ``report`` to ``app``."""
-
-    @app.command("gate", epilog=GATE_EPILOG, short_help="Re-gate a results.jsonl: aggregates and decisions.")
-    def gate(
-        results: _Results,
-        *,
-        as_json: Annotated[
-            bool, typer.Option("--json", help="Print the promotion evidence as JSON.")
-        ] = False,
-        out: Annotated[
-            Path | None,
-            typer.Option(
-                "--out", metavar="FILE", help="Also write the evidence to FILE.", show_default=False
-            ),
-        ] = None,
-        force: Annotated[
-            bool,
-            typer.Option(
-                "--force", help="Let --out overwrite an existing file (the sweep's promotion.json too)."
-            ),
-        ] = False,
-        fail_on: _FailOn = None,
-        metric: _Metric = "cost_usd",
-        min_runs: _MinRuns = 3,
-        min_improvement: _MinImprovement = 5.0,
-        max_task_regression: _MaxRegression = 20.0,
-        pair: _Pairs = None,
-        decision_policy: _DecisionPolicy = None,
-    ) -> None:
-        """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
-        from wfbench.adapters.store.jsonl_store import write_json_atomic
-
-        _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
-        given = parse_pairs(pair)
-        failing_on = parse_fail_on(fail_on)
-        source, read = _stream(results)
-        chosen = decision_policy_for(source, decision_policy, command="gate")
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
-        pairs = default_pairs(source, given)
-        target = _target(out, force=force, source=source)
-        result = _regate(read, policy, pairs, now=evidence_time(source, read))
-        evidence: dict[str, Any] | None = None
-        if result.evidence is not None and (as_json or target is not None):
-            evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
-        written = None
-        if evidence is not None and target is not None:
-            write_json_atomic(target, evidence)
-            written = target
-        if as_json:
-            empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
-            from wfbench.adapters.store.json_indent import dumps_indented
-
-            typer.echo(dumps_indented(evidence if evidence is not None else empty))
-        else:
-            typer.echo(render_gate_text(result, source=source, written=written))
-            if target is not None and written is None:
-                typer.echo(f"\nnothing written to {target}: no decision")
-        failing = failing_decisions([d.kind.value for d in result.decisions], failing_on)
-        if failing:
-            typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
-        raise typer.Exit(DECISION if failing else OK)
-
-    @app.command(
-        "report", epilog=REPORT_EPILOG, short_help="Write report.md and report.html beside a results.jsonl."
-    )
-    def report(
-        results: _Results,
-        *,
-        metric: _Metric = "cost_usd",
-        min_runs: _MinRuns = 3,
-        min_improvement: _MinImprovement = 5.0,
-        max_task_regression: _MaxRegression = 20.0,
-        pair: _Pairs = None,
-        decision_policy: _DecisionPolicy = None,
-    ) -> None:
-        """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
-        from wfbench.adapters.store.streamed_files import write_texts_atomic
-        from wfbench.app.report.render import report_parts
-
-        _SWEEP_FACTS.clear()  # a command reads the sweep's promotion.json afresh, once
-        given = parse_pairs(pair)
-        source = results_path(results)
-        chosen = decision_policy_for(source, decision_policy, command="report")
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
-        model = _report_model(source, policy, default_pairs(source, given))
-        target, html = source.parent / "report.md", source.parent / "report.html"
-        markdown, page = report_parts(model)
-        write_texts_atomic([(target, markdown), (html, page)])
-        typer.echo(f"wrote {target}")
-        typer.echo(f"wrote {html}")
+    short = "Re-gate a results.jsonl: aggregates and decisions."
+    app.command("gate", epilog=GATE_EPILOG, short_help=short)(gate)
+    short = "Write report.md and report.html beside a results.jsonl."
+    app.command("report", epilog=REPORT_EPILOG, short_help=short)(report)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from wfbench.cli.commands.gate import Metric, parse_pairs, results_path
+from wfbench.cli.commands.gate import results_path
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
+from wfbench.cli.options.gate import Metric, parse_pairs
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:

@@ -58,6 +58,7 @@ def validate(corpus: str, *, patterns: list[str], as_json: bool, sandbox: str) -
             sandbox_backend=sandbox,
             command_env=boot.harness_command_env(),
             agent_env={},
+            directory=services.directory_at(work),
         )
         cell = CellServices(
             services.sandbox,

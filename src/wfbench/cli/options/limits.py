@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from wfbench.domain.errors import InputError
+
+if TYPE_CHECKING:
+    from wfbench.adapters.sandbox.command_limits import ResourceLimits
 
 MemoryLimit = Annotated[
     str, typer.Option(metavar="SIZE", help="Memory per sandboxed command (cgroup), e.g. 4G; off disables.")
@@ -40,7 +43,9 @@ def size_option(text: str, flag: str, *, count: bool = False) -> int | None:
     return value
 
 
-def resource_limits(*, memory: str, processes: str, open_files: str, file_size: str, tmpfs: str) -> Any:
+def resource_limits(
+    *, memory: str, processes: str, open_files: str, file_size: str, tmpfs: str
+) -> ResourceLimits:
     """The sandbox's per-command limits (:class:`wfbench.adapters.sandbox.command_limits.ResourceLimits`)."""
     from wfbench.adapters.sandbox.command_limits import ResourceLimits
 

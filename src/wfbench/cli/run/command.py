@@ -1,6 +1,6 @@
 """``wfbench run``: the options of a sweep (one per block, so additions merge cleanly).
 
-The command only collects its options into a :class:`~wfbench.cli.run.flow.RunRequest` (with the
+The command only collects its options into a :class:`~wfbench.cli.run.request.RunRequest` (with the
 names the user really typed, which ``--resume`` checks against the run manifest) and hands it to
 :func:`wfbench.cli.run.flow.execute`. Nothing heavy is imported here: ``wfbench run --help``
 must answer fast.
@@ -243,7 +243,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     ] = False,
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
-    from wfbench.cli.run.flow import RunRequest, execute, explicit_options
+    from wfbench.cli.run.flow import execute, explicit_options
+    from wfbench.cli.run.request import RunRequest
 
     request = RunRequest(
         corpus=corpus,

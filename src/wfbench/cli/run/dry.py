@@ -14,9 +14,13 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wfbench.cli.exit_codes import OK
+
+if TYPE_CHECKING:
+    from wfbench.cli.run.request import RunRequest
+    from wfbench.cli.run.setup import Setup
 
 
 def dry_run(request: Any, *, out_dir: str, resuming: bool) -> int:
@@ -105,7 +109,7 @@ def _cancelled_rows(out_dir: str, resuming: bool) -> tuple[Any, ...]:
 
 
 def _reuse(
-    request: Any, setup: Any, bound: Any, planned: Sequence[Any], out_dir: str
+    request: RunRequest, setup: Setup, bound: Any, planned: Sequence[Any], out_dir: str
 ) -> tuple[set[Any], Any]:
     if request.reuse_results is None:
         return set(), ()
@@ -125,6 +129,7 @@ def _reuse(
         command_env={},
         agent_env={},
         runtime_digest=runtime,
+        directory=boot.sweep_directory(out_dir),
     )
     kept, _canaries = select_reuse(
         rows, tasks=bound, arms=setup.arms, planned=[c.key for c in planned], settings=settings

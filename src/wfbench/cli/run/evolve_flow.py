@@ -56,7 +56,8 @@ class EvolveOptions:
 
 
 def _sweeper(options: EvolveOptions, model: str) -> Any:
-    from wfbench.cli.run.flow import RunRequest, execute
+    from wfbench.cli.run.flow import execute
+    from wfbench.cli.run.request import RunRequest
 
     def run_sweep(order: Any) -> int:
         request = RunRequest(
@@ -125,6 +126,7 @@ def _proposer(options: EvolveOptions, corpus: Any, model: str, cancel: threading
             session_timeout_s=options.timeout,
             clock=services.clock,
             withheld=ep.withheld,
+            directory=services.directory_at(options.out),
         )
         cell = CellServices(
             services.sandbox, services.agent, services.workspaces, services.clock, gateway=ep.gateway
@@ -307,6 +309,7 @@ def run_evolve(options: EvolveOptions) -> int:
             note=print,
             apply=_applier(options, model, proposer_model),
             cancelled=cancel.is_set,
+            directory=boot.sweep_directory(config.out_dir),
         )
         result = evolve(config, services)
     last = result.history[-1] if result.history else None

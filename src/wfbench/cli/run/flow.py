@@ -26,69 +26,19 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from wfbench.app.cell.context import DEFAULT_DISK_BUDGET
 from wfbench.cli import bootstrap as boot
 from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
+from wfbench.cli.run.request import RunRequest
 from wfbench.domain.errors import InputError
 
+if TYPE_CHECKING:
+    from wfbench.cli.run.setup import Setup
+
 DEMO_CORPUS_DIR = "demo-corpus"
-
-
-@attrs.frozen
-class RunRequest:
-    """The options of one ``wfbench run`` as typed (``None``: not given), and which were typed."""
-
-    corpus: str | None
-    arms: tuple[str, ...]
-    runs: int | None
-    workers: int
-    window: int | None
-    outage_streak: int
-    out: str | None
-    sandbox: str
-    agent: str
-    model: str | None
-    provider_script: str | None
-    base_url: str | None
-    reuse_results: str | None
-    resume: str | None
-    candidate_overlay: str | None
-    include_expensive: bool
-    timeout: float
-    verify_timeout: float
-    fail_on: str | None = None
-    dry_run: bool = False
-    #: ``--json``: JSON events on stdout instead of the human view.
-    json_events: bool = False
-    #: ``--provider-log FILE``: every scripted-provider request appended there.
-    provider_log: str | None = None
-    #: ``--no-provider-script``: run a scripted corpus against ``--base-url``.
-    no_provider_script: bool = False
-    #: ``--tasks``: ids or globs.
-    tasks: tuple[str, ...] = ()
-    #: Parameter names given on the command line (the rest are defaults).
-    explicit: frozenset[str] = frozenset()
-    #: Per-command sandbox limits (``ResourceLimits``; None: the defaults).
-    limits: Any = None
-    #: Bytes a workspace may grow during its sessions (None: unchecked).
-    disk_budget: int | None = DEFAULT_DISK_BUDGET
-    #: ``wfbench evolve``: skill files every arm evaluating them runs with (the promoted incumbent).
-    incumbent_overlay: str | None = None
-    #: ``wfbench evolve``: the model that proposed the candidate overlay.
-    proposer_model: str | None = None
-    #: ``--executor`` and its Ray options (an ``ExecutorChoice``; None: local threads).
-    executor: Any = None
-    #: ``--max-cost USD``: the budget of spend metered at the wire (None: none).
-    max_cost: float | None = None
-    #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
-    allow_host_network: bool = False
-    #: Retries of a throttled (429/529) cell, and the first back-off in seconds.
-    throttle_retries: int = 3
-    throttle_backoff: float = 30.0
 
 
 def explicit_options(ctx: Any) -> frozenset[str]:
@@ -99,7 +49,7 @@ def explicit_options(ctx: Any) -> frozenset[str]:
 
 def execute(request: RunRequest) -> int:
     """Run the sweep ``request`` describes; its exit code (:mod:`wfbench.cli.exit_codes`)."""
-    from wfbench.cli.commands.gate import failing_decisions, parse_fail_on
+    from wfbench.cli.options.gate import failing_decisions, parse_fail_on
     from wfbench.cli.run.manifest import read_manifest, resumed_request
 
     fail_on = parse_fail_on(request.fail_on)
@@ -144,7 +94,7 @@ def execute(request: RunRequest) -> int:
 
 
 def _fail_on(request: RunRequest) -> frozenset[str]:
-    from wfbench.cli.commands.gate import parse_fail_on
+    from wfbench.cli.options.gate import parse_fail_on
 
     return parse_fail_on(request.fail_on)
 
@@ -331,7 +281,7 @@ class _SweepContext:
     agents: Any = None
 
 
-def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _SweepContext) -> Any:
+def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: _SweepContext) -> Any:
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.app.cell.context import CellServices, RunSettings
     from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
@@ -383,6 +333,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             arm_runtimes=runtimes,
             incumbent_overlay=_incumbent_overlay(request, setup),
             fail_on=_fail_on(request),
+            directory=services.directory_at(out_dir),
         )
         store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
         start_manifest = _manifest_starter(
@@ -426,7 +377,7 @@ def _sweep(request: RunRequest, setup: Any, services: boot.Services, context: _S
             return run_sweep(config, services=sweep_services, cancel=cancel)
 
 
-def _incumbent_overlay(request: RunRequest, setup: Any) -> Any:
+def _incumbent_overlay(request: RunRequest, setup: Setup) -> Any:
     """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
     if request.incumbent_overlay is None:
         return None
@@ -437,7 +388,7 @@ def _incumbent_overlay(request: RunRequest, setup: Any) -> Any:
 
 def _manifest_starter(
     request: RunRequest,
-    setup: Any,
+    setup: Setup,
     runtime: str,
     context: _SweepContext,
     *,
@@ -499,7 +450,7 @@ def _manifest_starter(
     return on_bound
 
 
-def _evolve_fields(request: RunRequest, setup: Any) -> dict[str, Any]:
+def _evolve_fields(request: RunRequest, setup: Setup) -> dict[str, Any]:
     """What ``wfbench evolve`` adds to a generation's manifest: the incumbent overlay, the proposer."""
     from wfbench.app.corpus.arms import overlay_digest
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -38,6 +38,10 @@ from wfbench.domain.sweep.nodes import NodeExpectation, NodeProbe, judge_node, r
 from wfbench.domain.sweep.scheduling import Cell, failed_cell_row
 from wfbench.domain.workspace.oracle import OracleBundle
 
+if TYPE_CHECKING:
+    from wfbench.cli.run.request import RunRequest
+    from wfbench.cli.run.setup import Setup
+
 #: A node needs at least this much free disk for its workspaces (``--min-node-disk`` is not offered).
 MIN_FREE_DISK = 2 * 1024**3
 #: Seconds a cooperatively cancelled cell gets before its task is cancelled by force.
@@ -52,6 +56,16 @@ class RayOptions:
     node_loss_retries: int = 0
     cancel_grace_s: float = DEFAULT_CANCEL_GRACE_S
     min_free_disk_bytes: int = MIN_FREE_DISK
+
+
+class _NodeSetsItsOwn:
+    """The shipped settings' sweep directory: a node writes into its own (``ray_node._run``)."""
+
+    def write(self, rel: str, data: bytes) -> None:  # noqa: ARG002 -- the port's signature
+        raise OSError(f"the driver's sweep directory is not shipped to nodes: {rel}")
+
+    def read(self, rel: str) -> bytes | None:
+        raise OSError(f"the driver's sweep directory is not shipped to nodes: {rel}")
 
 
 def node_runtime(
@@ -70,7 +84,15 @@ def node_runtime(
         with open(script_path, "rb") as handle:
             script = handle.read()
     shipped = attrs.evolve(
-        settings, out_dir="", work_dir="", agent_env={}, secrets={}, withheld=(), clock=None, command_env={}
+        settings,
+        out_dir="",
+        work_dir="",
+        agent_env={},
+        secrets={},
+        withheld=(),
+        clock=None,
+        command_env={},
+        directory=_NodeSetsItsOwn(),
     )
     return NodeRuntime(shipped, sandbox, agent, tuple(arms), script=script, base_url=base_url, limits=limits)
 
@@ -99,6 +121,9 @@ class RaySweep:
         self.cluster = RayCluster(options.address)
         self.runtime = runtime
         self.out_dir = os.path.abspath(out_dir)
+        from wfbench.cli.bootstrap import sweep_directory
+
+        self.directory = sweep_directory(self.out_dir)
         self.note = note
         self.nodes: tuple[Any, ...] = ()
         self._runtime_ref: Any = None
@@ -199,12 +224,7 @@ class RaySweep:
         parts = rel.split("/")
         if os.path.isabs(rel) or parts[0] != "cells" or any(p in ("", ".", "..") for p in parts):
             raise ValueError(f"refusing an artifact path outside cells/: {rel!r}")
-        path = os.path.join(self.out_dir, *parts)
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        tmp = f"{path}.tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
+        self.directory.write(rel, data)
 
     def close(self) -> None:
         """Detach from the cluster."""
@@ -238,7 +258,7 @@ def wfbench_version() -> str:
 
 @contextmanager
 def executor_for(
-    request: Any, setup: Any, settings: RunSettings, *, out_dir: str, note: Callable[[str], None]
+    request: RunRequest, setup: Setup, settings: RunSettings, *, out_dir: str, note: Callable[[str], None]
 ) -> Iterator[Callable[[Any], Any] | None]:
     """The executor factory ``wfbench run`` hands the sweep: ``None`` (local threads) or the cluster's.
 
@@ -252,6 +272,8 @@ def executor_for(
     if choice is None or choice.name != "ray":
         yield None
         return
+    if choice.ray_address is None:  # ExecutorChoice.of refuses it; a hand-built request may not
+        raise InputError("--executor ray needs --ray-address HOST:PORT", field="--ray-address")
     runtime = node_runtime(
         settings,
         sandbox=request.sandbox,

@@ -167,6 +167,7 @@ def _run(runtime: NodeRuntime, order: NodeOrder, token: threading.Event) -> Node
                 secrets={"ANTHROPIC_API_KEY": endpoint.api_key},
                 withheld=endpoint.withheld,
                 clock=services.clock,
+                directory=_boot().sweep_directory(out_dir),
             )
             if problem is not None:
                 plan = attrs.evolve(plan, task=attrs.evolve(plan.task, snapshot=None, failure=problem))

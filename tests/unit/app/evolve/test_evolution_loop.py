@@ -20,6 +20,7 @@ import attrs
 import pytest
 
 from wfbench.adapters.store.clock import FakeClock
+from wfbench.adapters.store.sweep_files import FileSweepDirectory
 from wfbench.app.evolve.evolution import (
     EvolveConfig,
     EvolveResult,
@@ -127,7 +128,7 @@ class Fakes:
         if name == self.crash_at or f"{len(self.steps)}" == self.crash_at:
             raise Crash(name)
 
-    def services(self, *, apply: bool = False) -> EvolveServices:
+    def services(self, out: Path, *, apply: bool = False) -> EvolveServices:
         return EvolveServices(
             run_sweep=self.run_sweep,
             propose=self.propose,
@@ -137,6 +138,7 @@ class Fakes:
             note=self.notes.append,
             apply=self.apply if apply else None,
             on_step=self.step,
+            directory=FileSweepDirectory(str(out)),
         )
 
 
@@ -177,7 +179,7 @@ def _incumbent(out: Path) -> dict[str, bytes]:
 def test_a_promote_makes_the_candidate_the_next_generations_incumbent(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["promote", "keep_incumbent"])
 
-    result = evolve(_config(corpus, tmp_path), fakes.services())
+    result = evolve(_config(corpus, tmp_path), fakes.services(tmp_path))
 
     assert _outcomes(result) == ["baseline", "promote", "keep_incumbent"]
     assert [order.incumbent[SKILL] for order in fakes.asked] == [COMMITTED, _skill(1)]
@@ -191,7 +193,7 @@ def test_a_promote_makes_the_candidate_the_next_generations_incumbent(corpus: st
 def test_a_keep_incumbent_leaves_the_incumbent_as_it_was(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["keep_incumbent", "keep_incumbent"])
 
-    result = evolve(_config(corpus, tmp_path), fakes.services())
+    result = evolve(_config(corpus, tmp_path), fakes.services(tmp_path))
 
     assert _outcomes(result) == ["baseline", "keep_incumbent", "keep_incumbent"]
     assert [order.incumbent[SKILL] for order in fakes.asked] == [COMMITTED, COMMITTED]
@@ -204,7 +206,7 @@ def test_a_second_promote_joins_the_first_in_the_incumbent(corpus: str, tmp_path
     extra = ".claude/skills/plan/notes.md"
     fakes = Fakes(["promote", "promote"], proposals={1: {SKILL: _skill(1), extra: b"# notes\n"}})
 
-    evolve(_config(corpus, tmp_path), fakes.services())
+    evolve(_config(corpus, tmp_path), fakes.services(tmp_path))
 
     assert _incumbent(tmp_path) == {SKILL: _skill(2), extra: b"# notes\n"}
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("incumbent")) == ["incumbent"]
@@ -215,7 +217,7 @@ def test_a_promoted_generation_is_applied_when_asked_and_its_summary_recorded(
 ) -> None:
     fakes = Fakes(["promote", "keep_incumbent"])
 
-    result = evolve(_config(corpus, tmp_path), fakes.services(apply=True))
+    result = evolve(_config(corpus, tmp_path), fakes.services(tmp_path, apply=True))
 
     assert fakes.applied == [str(tmp_path / "gen-001" / "sweep" / "promotion.json")]
     assert result.history[1].applied == {"applied": True, "evidence": "gen-001"}
@@ -228,7 +230,7 @@ def test_a_promoted_generation_is_applied_when_asked_and_its_summary_recorded(
 def test_two_generations_in_a_row_without_enough_evidence_stop_the_loop(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["insufficient_evidence", None, "promote"])
 
-    result = evolve(_config(corpus, tmp_path, generations=3), fakes.services())
+    result = evolve(_config(corpus, tmp_path, generations=3), fakes.services(tmp_path))
 
     assert _outcomes(result) == ["baseline", "insufficient_evidence", "insufficient_evidence"]
     assert result.stopped == "2 generations in a row ended without enough evidence"
@@ -241,7 +243,7 @@ def test_generations_without_evidence_that_are_not_in_a_row_do_not_stop_it(
 ) -> None:
     fakes = Fakes(["insufficient_evidence", "keep_incumbent", "insufficient_evidence"])
 
-    result = evolve(_config(corpus, tmp_path, generations=3), fakes.services())
+    result = evolve(_config(corpus, tmp_path, generations=3), fakes.services(tmp_path))
 
     assert _outcomes(result) == [
         "baseline",
@@ -255,7 +257,7 @@ def test_generations_without_evidence_that_are_not_in_a_row_do_not_stop_it(
 def test_a_proposal_that_changes_nothing_counts_towards_the_stop(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["insufficient_evidence", "promote"], proposals={2: {}})
 
-    result = evolve(_config(corpus, tmp_path, generations=3), fakes.services())
+    result = evolve(_config(corpus, tmp_path, generations=3), fakes.services(tmp_path))
 
     assert _outcomes(result) == ["baseline", "insufficient_evidence", "no_proposal"]
     assert result.history[2].reasons == ("the proposer changed no skill file",)
@@ -265,8 +267,8 @@ def test_a_proposal_that_changes_nothing_counts_towards_the_stop(corpus: str, tm
 def test_max_generations_counts_proposing_generations_across_runs(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["keep_incumbent"] * 5)
 
-    first = evolve(_config(corpus, tmp_path, generations=5, max_generations=2), fakes.services())
-    second = evolve(_config(corpus, tmp_path, generations=5, max_generations=3), fakes.services())
+    first = evolve(_config(corpus, tmp_path, generations=5, max_generations=2), fakes.services(tmp_path))
+    second = evolve(_config(corpus, tmp_path, generations=5, max_generations=3), fakes.services(tmp_path))
 
     assert _outcomes(first) == ["baseline", "keep_incumbent", "keep_incumbent"]
     assert first.stopped == "reached --max-generations 2"
@@ -283,7 +285,7 @@ def test_the_budget_stops_the_loop_once_spent_and_each_sweep_gets_what_is_left(
     $0.71 spent, so gen 2 starts with $0.04 and its sweep gets $0.03; then the budget is spent."""
     fakes = Fakes(["keep_incumbent"] * 3)
 
-    result = evolve(_config(corpus, tmp_path, generations=3, max_cost_usd=0.75), fakes.services())
+    result = evolve(_config(corpus, tmp_path, generations=3, max_cost_usd=0.75), fakes.services(tmp_path))
 
     assert _outcomes(result) == ["baseline", "keep_incumbent", "keep_incumbent"]
     assert [order.max_cost_usd for order in fakes.orders] == [0.75, pytest.approx(0.44), pytest.approx(0.03)]
@@ -295,7 +297,7 @@ def test_a_proposer_of_unknown_cost_leaves_the_sweep_nothing_and_stops_the_loop(
 ) -> None:
     fakes = Fakes(["keep_incumbent"] * 3, proposer_cost=None)
 
-    result = evolve(_config(corpus, tmp_path, generations=3, max_cost_usd=10.0), fakes.services())
+    result = evolve(_config(corpus, tmp_path, generations=3, max_cost_usd=10.0), fakes.services(tmp_path))
 
     assert fakes.orders[1].max_cost_usd == 0.0
     assert result.history[1].spend.total_usd is None
@@ -306,7 +308,7 @@ def test_the_spend_recorded_is_the_sweeps_paid_cells_plus_the_proposer(corpus: s
     """Reused rows are not paid for: gen 1's sweep paid 4 cells of its 6 (the comparator's canary)."""
     fakes = Fakes(["promote"])
 
-    result = evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    result = evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
 
     for record in result.history:
         rows = fakes.rows[os.path.join(str(record.sweep_dir), "results.jsonl")]
@@ -335,9 +337,9 @@ def test_a_cancelled_generation_gets_no_record_and_the_next_run_redoes_it(
 ) -> None:
     fakes = Fakes(["promote", "keep_incumbent"], cancel_sweep_of=1)
 
-    cancelled = evolve(_config(corpus, tmp_path), fakes.services())
+    cancelled = evolve(_config(corpus, tmp_path), fakes.services(tmp_path))
     fakes.cancel_sweep_of = None
-    again = evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    again = evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
 
     assert cancelled.cancelled
     assert _outcomes(cancelled) == ["baseline"]
@@ -378,7 +380,7 @@ def _clean(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def uninterrupted(corpus: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Fakes]:
     out = tmp_path_factory.mktemp("uninterrupted")
     fakes = Fakes(["promote", "promote"])
-    evolve(_config(corpus, out), fakes.services(apply=True))
+    evolve(_config(corpus, out), fakes.services(out, apply=True))
     return out, fakes
 
 
@@ -396,9 +398,9 @@ def test_a_crash_after_any_step_then_a_new_run_ends_as_an_uninterrupted_one(
     reference, done = uninterrupted
     fakes = Fakes(["promote", "promote"], crash_at=str(crash_at))
     with pytest.raises(Crash):
-        evolve(_config(corpus, tmp_path), fakes.services(apply=True))
+        evolve(_config(corpus, tmp_path), fakes.services(tmp_path, apply=True))
     fakes.crash_at = None
-    again = evolve(_config(corpus, tmp_path), fakes.services(apply=True))  # the same command
+    again = evolve(_config(corpus, tmp_path), fakes.services(tmp_path, apply=True))  # the same command
 
     def cleaned(out: Path) -> list[dict[str, Any]]:
         return json.loads(json.dumps(_clean(_lines(out))).replace(str(out), "<OUT>"))
@@ -418,11 +420,11 @@ def test_a_crash_after_any_step_then_a_new_run_ends_as_an_uninterrupted_one(
 
 def test_a_torn_last_line_is_replaced_from_its_generations_journal(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["promote"])
-    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
     lines = (tmp_path / "evolution.jsonl").read_bytes().splitlines(keepends=True)
     (tmp_path / "evolution.jsonl").write_bytes(lines[0] + lines[1][:40])  # killed while appending gen 1
 
-    again = evolve(_config(corpus, tmp_path, generations=1, max_generations=1), fakes.services())
+    again = evolve(_config(corpus, tmp_path, generations=1, max_generations=1), fakes.services(tmp_path))
 
     assert _outcomes(again) == ["baseline", "promote"]
     assert (tmp_path / "evolution.jsonl").read_bytes() == b"".join(lines)
@@ -431,12 +433,12 @@ def test_a_torn_last_line_is_replaced_from_its_generations_journal(corpus: str, 
 
 def test_a_torn_line_without_a_journal_is_refused_naming_the_line(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["promote"])
-    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
     with (tmp_path / "evolution.jsonl").open("ab") as handle:
         handle.write(b'{"schema": 1, "gen')
 
     with pytest.raises(InputError) as caught:
-        evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+        evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
 
     assert "line 3" in str(caught.value)
     assert "evolution.jsonl" in str(caught.value)
@@ -444,11 +446,11 @@ def test_a_torn_line_without_a_journal_is_refused_naming_the_line(corpus: str, t
 
 def test_a_promoted_overlay_changed_after_its_record_is_refused(corpus: str, tmp_path: Path) -> None:
     fakes = Fakes(["promote"])
-    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
     (tmp_path / "gen-001" / "overlay" / SKILL).write_bytes(_skill(9))
 
     with pytest.raises(InputError) as caught:
-        evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+        evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
 
     assert "generation 1" in str(caught.value)
     assert "candidate_overlay_digest" in str(caught.value)
@@ -459,11 +461,11 @@ def test_an_incumbent_working_copy_changed_by_hand_is_rebuilt_from_the_records(
     corpus: str, tmp_path: Path
 ) -> None:
     fakes = Fakes(["promote", "keep_incumbent"])
-    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
     (tmp_path / "incumbent" / SKILL).write_bytes(b"edited by hand\n")
     (tmp_path / "incumbent.next").mkdir()  # a leftover of a killed swap
 
-    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
 
     assert fakes.asked[1].incumbent[SKILL] == _skill(1)
     assert _incumbent(tmp_path) == {SKILL: _skill(1)}
@@ -489,11 +491,11 @@ def test_a_run_killed_in_its_last_generation_then_run_again_makes_no_extra_gener
     steps += ["recorded"] if crash_at == "recorded" else []
     fakes.crash_at = str(len(steps))
     with pytest.raises(Crash):
-        evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+        evolve(_config(corpus, tmp_path, generations=2), fakes.services(tmp_path))
     assert fakes.steps == steps
     fakes.crash_at = None
 
-    again = evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    again = evolve(_config(corpus, tmp_path, generations=2), fakes.services(tmp_path))
 
     assert _numbers(tmp_path) == [0, 1, 2]
     assert again.stopped is None
@@ -511,8 +513,8 @@ def test_the_same_command_after_a_run_that_ended_makes_n_more_generations(
     """Control: a run that ended is not resumed; `--generations N` again continues with N more."""
     fakes = Fakes(["keep_incumbent"] * 4)
 
-    evolve(_config(corpus, tmp_path, generations=2), fakes.services())
-    evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=2), fakes.services(tmp_path))
+    evolve(_config(corpus, tmp_path, generations=2), fakes.services(tmp_path))
 
     assert _numbers(tmp_path) == [0, 1, 2, 3, 4]
     assert not any("interrupted" in note for note in fakes.notes)
@@ -522,11 +524,11 @@ def test_a_rerun_with_another_n_ends_where_a_first_run_with_that_n_would(corpus:
     """Killed after generation 1's line of `--generations 2`, run again with `--generations 3`: up to 3."""
     fakes = Fakes(["keep_incumbent"] * 5, crash_at="7")  # the 7th step: generation 1's line
     with pytest.raises(Crash):
-        evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+        evolve(_config(corpus, tmp_path, generations=2), fakes.services(tmp_path))
     assert fakes.steps[-1] == "recorded"
     fakes.crash_at = None
 
-    evolve(_config(corpus, tmp_path, generations=3), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=3), fakes.services(tmp_path))
 
     assert _numbers(tmp_path) == [0, 1, 2, 3]
 
@@ -536,12 +538,12 @@ def test_a_run_cancelled_in_its_last_generation_is_finished_by_the_same_command(
 ) -> None:
     """Ctrl-C in generation 2 of 2: the same command redoes generation 2 and stops there."""
     fakes = Fakes(["keep_incumbent"] * 4, cancel_sweep_of=2)
-    cancelled = evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    cancelled = evolve(_config(corpus, tmp_path, generations=2), fakes.services(tmp_path))
     fakes.cancel_sweep_of = None
     assert cancelled.cancelled
     assert (tmp_path / "evolution-run.json").is_file()  # the run has not ended
 
-    again = evolve(_config(corpus, tmp_path, generations=2), fakes.services())
+    again = evolve(_config(corpus, tmp_path, generations=2), fakes.services(tmp_path))
 
     assert _numbers(tmp_path) == [0, 1, 2]
     assert [order.label for order in fakes.asked] == ["proposer-gen1", "proposer-gen2", "proposer-gen2"]
@@ -552,8 +554,8 @@ def test_a_run_a_stop_rule_ended_is_not_resumed(corpus: str, tmp_path: Path) -> 
     """Stopped by --max-generations before its N: the run has ended; the next one counts afresh."""
     fakes = Fakes(["keep_incumbent"] * 4)
 
-    first = evolve(_config(corpus, tmp_path, generations=3, max_generations=1), fakes.services())
-    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    first = evolve(_config(corpus, tmp_path, generations=3, max_generations=1), fakes.services(tmp_path))
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
 
     assert first.stopped == "reached --max-generations 1"
     assert _numbers(tmp_path) == [0, 1, 2]
@@ -578,11 +580,11 @@ def test_a_run_file_that_is_not_one_the_loop_wrote_is_refused_and_nothing_runs(
     corpus: str, tmp_path: Path, content: str, message: str
 ) -> None:
     fakes = Fakes(["keep_incumbent"] * 3)
-    evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+    evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
     (tmp_path / "evolution-run.json").write_text(content)
 
     with pytest.raises(InputError) as caught:
-        evolve(_config(corpus, tmp_path, generations=1), fakes.services())
+        evolve(_config(corpus, tmp_path, generations=1), fakes.services(tmp_path))
 
     assert message in str(caught.value)
     assert "evolution-run.json" in str(caught.value)
