@@ -152,7 +152,7 @@ class SweepDirectory(Protocol):
     journal and run file. Every write is durable and whole (unique temporary, fsync, rename, fsync
     of the directory): a reader sees the old bytes or the new ones. The claim and lock of the
     directory and the move of cancelled rows stay with the CLI's composition root
-    (``adapters/store/stale.py``, ``adapters/store/cancelled_rows.py``): they happen before and
+    (``adapters/store/claim.py``, ``adapters/store/cancelled_rows.py``): they happen before and
     after a use case runs, never inside one.
     """
 

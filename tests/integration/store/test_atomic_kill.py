@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from wfbench.adapters.store import stale
+from wfbench.adapters.store import claim as stale
 
 KILL_ON_RENAME = """
 import os, signal
