@@ -116,9 +116,10 @@ def _decisions(out: Path) -> dict[str, dict[str, Any]]:
     return {d["candidate_arm"]: d for d in evidence["decisions"]}
 
 
-def _check_rows(out: Path) -> None:
+def _check_rows(out: Path, agent: str) -> None:
     """Every cell is resolved (the plant changes no verdict); only the planted arm's rows name it."""
     found = rows(out)
+    assert {r["agent"] for r in found} == {agent}
     assert sorted((r["arm"], r["run"]) for r in found) == sorted((a, i) for a in ARMS for i in range(RUNS))
     for row in found:
         assert (row["resolved"], row["error_kind"], row["skill_invoked"]) == (True, None, True), row
@@ -126,7 +127,9 @@ def _check_rows(out: Path) -> None:
         patch = (out / row["patch_artifact"]).read_text()
         if ARMS[row["arm"]][2]:  # positive control: the plant is in the patch, and the row names it
             assert f"b/{PLANT}" in patch, patch[:800]
-            assert named == [f"shadowing file: {PLANT} (added): pytest configuration or plugin (conftest/ini)"]
+            assert named == [
+                f"shadowing file: {PLANT} (added): pytest configuration or plugin (conftest/ini)"
+            ]
         else:
             assert PLANT not in patch
             assert named == [], row["evidence_diagnostics"]
@@ -150,7 +153,9 @@ def _check_promotion(out: Path) -> None:
 
 def _regate(out: Path) -> None:
     """``wfbench gate`` on the sweep's rows reaches the same refusal (the sweep's evidence re-judged)."""
-    done = subprocess.run([*WFBENCH, "gate", str(out)], capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [*WFBENCH, "gate", str(out)], capture_output=True, text=True, check=False, timeout=300
+    )
     assert done.returncode == 0, tell(done)
     assert "planted vs inc (implementation, cost_usd): KEEP_INCUMBENT" in done.stdout, done.stdout
     assert f"{TASK}/planted/run-0: {PLANT}" in done.stdout
@@ -161,7 +166,7 @@ def test_a_candidate_that_plants_a_nested_conftest_is_refused_by_the_sweeps_own_
 ) -> None:
     bwrap_or_skip()
     out = _sweep(tmp_path)
-    _check_rows(out)
+    _check_rows(out, "standin")
     _check_promotion(out)
     _regate(out)
 
@@ -172,5 +177,5 @@ def test_the_same_refusal_with_the_real_claude_cli(tmp_path: Path) -> None:
     if binary is None:
         require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the claude CLI is not installed")
     out = _sweep(tmp_path, "--agent", "claude", env={"WFBENCH_CLAUDE_BIN": str(binary)})
-    _check_rows(out)
+    _check_rows(out, "claude")
     _check_promotion(out)
