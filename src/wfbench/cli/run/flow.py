@@ -7,8 +7,9 @@ In order, and nothing runs until every step before it succeeded:
 2. ``--dry-run`` stops here with the plan (:mod:`wfbench.cli.run.dry`).
 3. Claim the output directory (lock, resume repairs), resolve the corpus and options
    (:mod:`wfbench.cli.run.setup`), print the warnings, build the adapters.
-4. Run the sweep. Once tasks are bound the manifest is written (a resume checks instead that
-   nothing drifted). SIGINT/SIGTERM cancel it; the partial report is written; exit 130.
+4. Run the sweep through the run use case (:func:`wfbench.app.sweep.run.sweep`). Once tasks are
+   bound the manifest is written (a resume checks instead that nothing drifted). SIGINT/SIGTERM
+   cancel it; the partial report is written; exit 130.
 
 A run that fails before its first cell leaves nothing behind: the lock file is removed with the
 claim, and a directory this run created is removed again (:class:`Litter`).
@@ -36,6 +37,9 @@ from wfbench.cli.run.request import RunRequest
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
+    from wfbench.app.cell.context import RunSettings
+    from wfbench.app.cell.events import SweepObserver
+    from wfbench.app.sweep.run import SweepRequest
     from wfbench.cli.run.setup import Setup
 
 DEMO_CORPUS_DIR = "demo-corpus"
@@ -126,14 +130,6 @@ def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
             field="--base-url",
         )
     return script
-
-
-def _retry_policy(request: RunRequest) -> Any:
-    from wfbench.domain.sweep.pacing import RetryPolicy
-
-    backoff = request.throttle_backoff
-    retries = request.throttle_retries
-    return RetryPolicy(retries=retries, base_delay_s=backoff, max_delay_s=max(600.0, backoff))
 
 
 def _default_out() -> str:
@@ -283,8 +279,8 @@ class _SweepContext:
 
 def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: _SweepContext) -> Any:
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
-    from wfbench.app.cell.context import CellServices, RunSettings
-    from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
+    from wfbench.app.cell.context import CellServices
+    from wfbench.app.sweep.run import observed, sweep
 
     out_dir = context.out_dir
     cancel = context.cancel
@@ -316,48 +312,21 @@ def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: 
             script_path=setup.provider_script,
             environ=os.environ,
         )
-        settings = RunSettings(
-            out_dir=out_dir,
+        settings = _settings(
+            request,
+            setup,
+            services,
+            ep,
             work_dir=work_dir,
-            model=setup.model,
-            sandbox_backend=request.sandbox,
-            command_env=boot.harness_command_env(),
-            agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
-            secrets={"ANTHROPIC_API_KEY": ep.api_key},
-            session_timeout_s=request.timeout,
-            verify_timeout_s=request.verify_timeout,
-            clock=services.clock,
-            runtime_digest=runtime,
-            withheld=ep.withheld,
-            disk_budget_bytes=request.disk_budget,
-            arm_runtimes=runtimes,
-            incumbent_overlay=_incumbent_overlay(request, setup),
-            fail_on=_fail_on(request),
-            directory=services.directory_at(out_dir),
+            runtime=runtime,
+            runtimes=runtimes,
+            out_dir=out_dir,
         )
         store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
         start_manifest = _manifest_starter(
             request, setup, runtime, context, secrets=secrets, log=log, store=store, runtimes=runtimes
         )
-        config = SweepConfig(
-            corpus=setup.corpus,
-            arms=setup.arms,
-            runs=setup.runs,
-            workers=request.workers,
-            settings=settings,
-            window=request.window,
-            outage_streak=request.outage_streak,
-            overlay=setup.overlay,
-            overlay_digest=setup.overlay_digest,
-            resume=request.resume is not None,
-            include_expensive=request.include_expensive,
-            prior=context.prior,
-            provider_replies=ep.replies,
-            tasks=request.tasks,
-            retry=_retry_policy(request),
-            proposer_model=request.proposer_model,
-        )
-        progress = _observer(request, secrets=secrets, log=log, gateway=ep.gateway)
+        view = _view(request, secrets=secrets, gateway=ep.gateway)
         cell = CellServices(
             services.sandbox,
             services.agent,
@@ -369,12 +338,79 @@ def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: 
         )
         from wfbench.cli.run.ray_driver import executor_for
 
-        with executor_for(request, setup, settings, out_dir=out_dir, note=_note_to(progress)) as executor:
-            grace = request.executor.cancel_grace_s if request.executor is not None else 30.0
-            sweep_services = SweepServices(
-                cell, store, progress, log, on_bound=start_manifest, executor=executor, cancel_grace_s=grace
+        note = _note_to(observed(view, log))
+        with executor_for(request, setup, settings, out_dir=out_dir, note=note) as executor:
+            return sweep(
+                _sweep_request(request, setup, settings),
+                cell=cell,
+                store=store,
+                view=view,
+                log=log,
+                cancel=cancel,
+                on_bound=start_manifest,
+                executor=executor,
+                prior=context.prior,
+                provider_replies=ep.replies,
             )
-            return run_sweep(config, services=sweep_services, cancel=cancel)
+
+
+def _settings(
+    request: RunRequest,
+    setup: Setup,
+    services: boot.Services,
+    ep: boot.Endpoint,
+    *,
+    work_dir: str,
+    runtime: str,
+    runtimes: Any,
+    out_dir: str,
+) -> RunSettings:
+    """The run-wide settings every cell shares: the endpoint, the limits, the runtime identities."""
+    from wfbench.app.cell.context import RunSettings
+
+    return RunSettings(
+        out_dir=out_dir,
+        work_dir=work_dir,
+        model=setup.model,
+        sandbox_backend=request.sandbox,
+        command_env=boot.harness_command_env(),
+        agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
+        secrets={"ANTHROPIC_API_KEY": ep.api_key},
+        session_timeout_s=request.timeout,
+        verify_timeout_s=request.verify_timeout,
+        clock=services.clock,
+        runtime_digest=runtime,
+        withheld=ep.withheld,
+        disk_budget_bytes=request.disk_budget,
+        arm_runtimes=runtimes,
+        incumbent_overlay=_incumbent_overlay(request, setup),
+        fail_on=_fail_on(request),
+        directory=services.directory_at(out_dir),
+    )
+
+
+def _sweep_request(request: RunRequest, setup: Setup, settings: RunSettings) -> SweepRequest:
+    """The run use case's request: the resolved setup, the sweep's options, the run-wide settings."""
+    from wfbench.app.sweep.run import SweepRequest
+
+    return SweepRequest(
+        corpus=setup.corpus,
+        arms=setup.arms,
+        runs=setup.runs,
+        settings=settings,
+        workers=request.workers,
+        window=request.window,
+        outage_streak=request.outage_streak,
+        overlay=setup.overlay,
+        overlay_digest=setup.overlay_digest,
+        resume=request.resume is not None,
+        include_expensive=request.include_expensive,
+        tasks=request.tasks,
+        proposer_model=request.proposer_model,
+        throttle_retries=request.throttle_retries,
+        throttle_backoff_s=request.throttle_backoff,
+        cancel_grace_s=request.executor.cancel_grace_s if request.executor is not None else 30.0,
+    )
 
 
 def _incumbent_overlay(request: RunRequest, setup: Setup) -> Any:
@@ -462,26 +498,22 @@ def _evolve_fields(request: RunRequest, setup: Setup) -> dict[str, Any]:
     }
 
 
-def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any, gateway: Any = None) -> Any:
-    """What shows the sweep: JSON events (``--json``), the live view (a TTY) or plain lines, plus the log.
+def _view(request: RunRequest, *, secrets: Sequence[str], gateway: Any = None) -> SweepObserver:
+    """What shows the sweep: JSON events (``--json``), the live view (a TTY) or plain lines.
 
     With a metered endpoint (``gateway``, the key proxy) the spend shown is the wire meter's.
 
     ``$WFBENCH_HEARTBEAT_S`` sets the heartbeat interval off a TTY (default 60 s; tests shorten it).
     """
-    from wfbench.app.cell.events import Fanout
-    from wfbench.app.sweep.progress import HEARTBEAT_S, JsonProgress, LiveProgress, LogObserver, PlainProgress
+    from wfbench.app.sweep.progress import HEARTBEAT_S, JsonProgress, LiveProgress, PlainProgress
 
     heartbeat = _heartbeat_s(os.environ.get(HEARTBEAT_ENV), HEARTBEAT_S)
     metered = None if gateway is None else gateway.spend
-    view: Any
     if request.json_events:
-        view = JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
-    elif sys.stdout.isatty():
-        view = LiveProgress(sys.stdout, secrets, metered=metered)
-    else:
-        view = PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
-    return Fanout((view, LogObserver(log)))
+        return JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
+    if sys.stdout.isatty():
+        return LiveProgress(sys.stdout, secrets, metered=metered)
+    return PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
 
 
 def _note_to(observer: Any) -> Callable[[str], None]:
