@@ -12,7 +12,7 @@ In order, and nothing runs until every step before it succeeded:
    cancel it; the partial report is written; exit 130.
 
 A run that fails before its first cell leaves nothing behind: the lock file is removed with the
-claim, and a directory this run created is removed again (:class:`Litter`).
+claim, and a directory this run created is removed again (:class:`~wfbench.cli.run.out_dir.Litter`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -32,8 +30,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from wfbench.cli import bootstrap as boot
-from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
+from wfbench.cli.exit_codes import DECISION, OK
+from wfbench.cli.run.out_dir import Litter, check_out_dir
 from wfbench.cli.run.request import RunRequest
+from wfbench.cli.run.signals import cancel_on_signals
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def execute(request: RunRequest) -> int:
         recorded = read_manifest(os.path.abspath(request.resume))
         request = resumed_request(request, recorded)
     out_dir = os.path.abspath(request.out or _default_out())
-    _check_out_dir(out_dir, resume=resuming)
+    check_out_dir(out_dir, resume=resuming)
     if request.dry_run:
         from wfbench.cli.run.dry import dry_run
 
@@ -71,7 +71,7 @@ def execute(request: RunRequest) -> int:
     litter = Litter(out_dir)
     cancel = threading.Event()
     # Installed until the end (the summary included): a late Ctrl-C force-quits, never a traceback.
-    with _signals(cancel, out_dir):
+    with cancel_on_signals(cancel, out_dir):
         with litter.cleaned_unless_started():
             result = _claimed_sweep(request, out_dir, recorded, litter, cancel)
         from wfbench.cli.run.summary import summary_event, summary_lines
@@ -140,62 +140,6 @@ def _human(request: RunRequest) -> Any:
     """Where messages for a person go: stdout, or stderr when stdout carries ``--json`` events."""
     stream = sys.stderr if request.json_events else sys.stdout
     return lambda text: print(text, file=stream, flush=True)
-
-
-def _check_out_dir(out_dir: str, *, resume: bool) -> None:
-    """An ``--out`` that names a file, or sits under one, is refused before anything is created."""
-    field = "--resume" if resume else "--out"
-    probe = out_dir
-    while not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return
-        probe = parent
-    if not os.path.isdir(probe):
-        what = "is a file, not a directory" if probe == out_dir else f"is under a file ({probe})"
-        raise InputError(what, field=field, source=out_dir)
-
-
-class Litter:
-    """What a run created in its output directory, removed again if it fails before its first cell."""
-
-    def __init__(self, out_dir: str) -> None:
-        self.out_dir = out_dir
-        self.created_dir = not os.path.exists(out_dir)
-        self.preexisting = frozenset(os.listdir(out_dir)) if os.path.isdir(out_dir) else frozenset()
-        self.started = False
-
-    @contextmanager
-    def cleaned_unless_started(self) -> Iterator[None]:
-        """On an exception before :attr:`started` is set, remove what this run created."""
-        try:
-            yield
-        except BaseException:
-            if not self.started:
-                self._clean()
-            raise
-
-    def _clean(self) -> None:
-        if not os.path.isdir(self.out_dir):
-            return
-        if self.created_dir:
-            shutil.rmtree(self.out_dir, ignore_errors=True)
-            return
-        for name in sorted(set(os.listdir(self.out_dir)) - self.preexisting):
-            path = os.path.join(self.out_dir, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with _suppress_os_error():
-                    os.unlink(path)
-
-
-@contextmanager
-def _suppress_os_error() -> Iterator[None]:
-    try:
-        yield
-    except OSError:
-        return
 
 
 def _claimed_sweep(
@@ -271,7 +215,7 @@ class _SweepContext:
     recorded: Any
     prior: Any
     litter: Litter
-    #: Set by the first SIGINT/SIGTERM (:func:`_signals`).
+    #: Set by the first SIGINT/SIGTERM (:func:`~wfbench.cli.run.signals.cancel_on_signals`).
     cancel: threading.Event
     #: Per-arm agent adapters for arms that name another agent than ``--agent``.
     agents: Any = None
@@ -543,49 +487,6 @@ def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:
         if runtime.agent == request.agent:
             return str(runtime.agent_version) if runtime.agent_version is not None else None
     return None
-
-
-@contextmanager
-def _signals(cancel: threading.Event, out_dir: str) -> Iterator[None]:
-    """SIGINT/SIGTERM cancel the sweep; a second one force-quits it.
-
-    The first: running cells are told to stop (each command gets SIGTERM, then SIGKILL after its
-    grace period), keep what their finished sessions measured, and the partial report is written;
-    exit 130. The second: every process the sweep started is SIGKILLed at once
-    (:func:`wfbench.adapters.sandbox.force_quit.kill_everything`) and the process exits 130 without waiting;
-    rows already written are whole, and ``--resume`` continues from them.
-    """
-
-    def handler(signum: int, frame: object) -> None:
-        del frame
-        name = signal.Signals(signum).name
-        if cancel.is_set():
-            from wfbench.adapters.sandbox.force_quit import kill_everything
-
-            killed = kill_everything()
-            os.write(
-                2,
-                f"wfbench: {name} again: force-quit ({killed} process group(s)/process(es) killed); rows"
-                f" already written are whole — resume with: wfbench run --resume {out_dir}\n".encode(),
-            )
-            os._exit(CANCELLED)
-        cancel.set()
-        os.write(
-            2,
-            f"wfbench: {name}: stopping — running cells are cancelled and keep what they measured"
-            " (press Ctrl-C again to force-quit)\n".encode(),
-        )
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        # After a cancelled sweep the process is on its way out with 130: a second signal landing
-        # after the summary (the graceful stop won the race) still force-quits with 130, never
-        # Python's default death by SIGINT. An uncancelled sweep gives the handlers back.
-        if not cancel.is_set():
-            for sig, old in previous.items():
-                signal.signal(sig, old)
 
 
 @contextmanager
