@@ -122,6 +122,7 @@ def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
     from wfbench.app.corpus.arms import preset_arms
     from wfbench.cli import bootstrap
     from wfbench.cli.options import gate as gate_options
+    from wfbench.cli.options import run as run_options
     from wfbench.cli.options import sweep as sweep_options
     from wfbench.cli.run import command as run_cmd
     from wfbench.domain.promotion.decision import DecisionKind
@@ -131,7 +132,7 @@ def test_the_help_choices_are_the_ones_the_code_accepts() -> None:
     assert sweep_options.AGENT_CHOICES == bootstrap.AGENTS
     assert run_cmd.PRESET_ARMS == tuple(preset_arms())
     assert set(get_args(gate_options.Metric)) == set(PROMOTION_METRICS)
-    assert gate_options.DECISIONS == run_cmd.DECISIONS == tuple(kind.value for kind in DecisionKind)
+    assert gate_options.DECISIONS == run_options.DECISIONS == tuple(kind.value for kind in DecisionKind)
 
 
 def test_importing_the_cli_loads_no_sweep_machinery() -> None:

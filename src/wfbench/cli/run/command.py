@@ -1,4 +1,4 @@
-"""``wfbench run``: the options of a sweep (one per block, so additions merge cleanly).
+"""``wfbench run``: the command, its options declared once in :mod:`wfbench.cli.options.run`.
 
 The command only collects its options into a :class:`~wfbench.cli.run.request.RunRequest` (with the
 names the user really typed, which ``--resume`` checks against the run manifest) and hands it to
@@ -8,14 +8,19 @@ must answer fast.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
 from wfbench.cli.options import executor as exe
 from wfbench.cli.options import limits as lim
+from wfbench.cli.options import run as ro
 from wfbench.cli.options import sweep as opt
+
+if TYPE_CHECKING:
+    from wfbench.cli.run.request import RunRequest
 
 #: The preset arms (``wfbench.app.corpus.arms.preset_arms``; pinned equal by a test).
 PRESET_ARMS = (
@@ -28,8 +33,6 @@ PRESET_ARMS = (
     "candidate_workflow_direct",
     "candidate_review",
 )
-#: Decisions ``--fail-on`` accepts (``wfbench.domain.promotion.decision.DecisionKind``; pinned by a test).
-DECISIONS = ("promote", "keep_incumbent", "insufficient_evidence")
 
 RUN_EPILOG = (
     "\b\nExamples:\n"
@@ -68,113 +71,26 @@ def register(app: typer.Typer) -> None:
 
 def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     ctx: typer.Context,
-    corpus: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="CORPUS", help="Corpus YAML; omit to run the built-in offline demo.", show_default=False
-        ),
-    ] = None,
-    arms: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--arms",
-            metavar="ARM[,ARM...]",
-            help="Arms in order (comma-separated or repeated). Default: the corpus's, else"
-            " workflow,workflow_direct,baseline.",
-            show_default=False,
-        ),
-    ] = None,
-    runs: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            metavar="N",
-            help="Runs per (task, arm). Default: the corpus's; else the gate's minimum paired runs (3) when a"
-            " candidate arm runs; else 1 (the demo: 3).",
-            show_default=False,
-        ),
-    ] = None,
+    corpus: ro.Corpus = None,
+    arms: ro.Arms = None,
+    runs: ro.Runs = None,
     workers: opt.Workers = 2,
-    window: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            metavar="N",
-            help="Cells started but not yet folded (default 6×workers; at most N-1 run past a breaker trip).",
-            show_default=False,
-        ),
-    ] = None,
-    outage_streak: Annotated[
-        int,
-        typer.Option(min=0, metavar="N", help="Systemic failures in a row that stop the sweep (0 disables)."),
-    ] = 5,
-    throttle_retries: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            metavar="N",
-            help="Times a cell throttled by the provider (429/529) runs again before it counts as a"
-            " session-error (0: never).",
-        ),
-    ] = 3,
-    throttle_backoff: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            metavar="SECONDS",
-            help="Wait before a throttled cell's first retry; doubled for each further one (at most 600 s).",
-        ),
-    ] = 30.0,
-    out: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR",
-            help="Output directory (default results/wfbench-<UTC timestamp>/).",
-            show_default=False,
-        ),
-    ] = None,
+    window: ro.Window = None,
+    outage_streak: ro.OutageStreak = 5,
+    throttle_retries: ro.ThrottleRetries = 3,
+    throttle_backoff: ro.ThrottleBackoff = 30.0,
+    out: ro.Out = None,
     sandbox: opt.SandboxOption = "bwrap",
     agent: opt.AgentOption = "standin",
-    model: Annotated[
-        str | None,
-        typer.Option(
-            metavar="MODEL",
-            help="Pinned model id (default: the corpus's); blank and mutable names (latest, auto) are"
-            " refused.",
-            show_default=False,
-        ),
-    ] = None,
+    model: ro.Model = None,
     provider_script: opt.ProviderScript = None,
     base_url: opt.BaseUrl = None,
     no_provider_script: opt.NoProviderScript = False,
-    tasks: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tasks",
-            metavar="IDS",
-            help="Run only these tasks: ids or globs (comma-separated or repeated); an unknown id is exit 2.",
-            show_default=False,
-        ),
-    ] = None,
-    reuse_results: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR",
-            help="Prior sweep directory whose comparator rows may be reused.",
-            show_default=False,
-        ),
-    ] = None,
-    resume: Annotated[
-        str | None,
-        typer.Option(metavar="DIR", help="Continue the interrupted sweep in DIR.", show_default=False),
-    ] = None,
-    candidate_overlay: Annotated[
-        str | None,
-        typer.Option(metavar="DIR", help="Directory of candidate skill Markdown.", show_default=False),
-    ] = None,
-    include_expensive: Annotated[
-        bool, typer.Option("--include-expensive", help="Also run tasks marked expensive.")
-    ] = False,
+    tasks: ro.Tasks = None,
+    reuse_results: ro.ReuseResults = None,
+    resume: ro.Resume = None,
+    candidate_overlay: ro.CandidateOverlay = None,
+    include_expensive: ro.IncludeExpensive = False,
     timeout: opt.SessionTimeout = 5400.0,
     verify_timeout: opt.VerifyTimeout = 600.0,
     memory_limit: lim.MemoryLimit = "2G",
@@ -187,113 +103,71 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     ray_address: exe.RayAddress = None,
     node_loss_retries: exe.NodeLossRetries = 0,
     cancel_grace: exe.CancelGrace = 30.0,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            "--fail-on",
-            metavar="DECISION[,DECISION]",
-            help="Exit 3 when a candidate's decision is one of these (" + ", ".join(DECISIONS) + ").",
-            show_default=False,
-        ),
-    ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            "--dry-run",
-            help="Print the planned cells (after reuse and resume), the estimated spend and the warnings;"
-            " run nothing, write nothing.",
-        ),
-    ] = False,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            metavar="USD",
-            help="Stop issuing cells and refuse new model requests once the spend metered at the wire"
-            " (the pinned model's prices) reaches USD; the report says so. Needs a priced model.",
-            show_default=False,
-        ),
-    ] = None,
-    allow_host_network: Annotated[
-        bool,
-        typer.Option(
-            "--allow-host-network",
-            help="Allow tasks or arms with network: host (their sessions reach the host's network:"
-            " contaminating) under CI, which refuses them otherwise.",
-        ),
-    ] = False,
-    provider_log: Annotated[
-        str | None,
-        typer.Option(
-            "--provider-log",
-            metavar="FILE",
-            help="Append every request the scripted provider answers to FILE (JSON lines: the prompt,"
-            " the rule and turn that answered it, or `default`). Debugs a provider script.",
-            show_default=False,
-        ),
-    ] = None,
-    json_events: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="One JSON event per line on stdout (sweep_started, cell_started, phase_started,"
-            " phase_finished, cell_finished, note, heartbeat, sweep_finished, summary) for tools that"
-            " drive wfbench; messages for people go to stderr.",
-        ),
-    ] = False,
+    fail_on: ro.FailOn = None,
+    dry_run: ro.DryRun = False,
+    max_cost: ro.MaxCost = None,
+    allow_host_network: ro.AllowHostNetwork = False,
+    provider_log: ro.ProviderLog = None,
+    json_events: ro.JsonEvents = False,
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
-    from wfbench.cli.run.flow import execute, explicit_options
+    options = dict(locals())  # the parameters as Typer converted them, by name: first, before any other local
+    from wfbench.cli.run.flow import execute
+
+    raise typer.Exit(execute(_request(ctx, options)))
+
+
+def _request(ctx: typer.Context, options: Mapping[str, Any]) -> RunRequest:
+    """The :class:`RunRequest` of ``run``'s parameters (``options``, by name), its parts checked and typed."""
+    from wfbench.cli.run.flow import explicit_options
     from wfbench.cli.run.request import RunRequest
 
-    request = RunRequest(
-        corpus=corpus,
-        arms=tuple(_split_arms(arms)),
-        runs=runs,
-        workers=workers,
-        window=window,
-        outage_streak=outage_streak,
-        throttle_retries=throttle_retries,
-        throttle_backoff=throttle_backoff,
-        out=out,
-        sandbox=sandbox,
-        agent=agent,
-        model=model,
-        provider_script=provider_script,
-        base_url=base_url,
-        reuse_results=reuse_results,
-        resume=resume,
-        candidate_overlay=candidate_overlay,
-        include_expensive=include_expensive,
-        timeout=timeout,
-        verify_timeout=verify_timeout,
-        fail_on=fail_on,
-        dry_run=dry_run,
-        json_events=json_events,
-        provider_log=provider_log,
-        explicit=explicit_options(ctx),
-        limits=lim.resource_limits(
-            memory=memory_limit,
-            processes=process_limit,
-            open_files=open_files,
-            file_size=file_size_limit,
-            tmpfs=tmpfs_size,
-        ),
-        disk_budget=lim.size_option(disk_budget, "--disk-budget"),
-        no_provider_script=no_provider_script,
-        tasks=tuple(_split_arms(tasks)),
-        max_cost=max_cost,
-        allow_host_network=allow_host_network,
-        executor=exe.ExecutorChoice.of(
-            executor,
-            ray_address=ray_address,
-            node_loss_retries=node_loss_retries,
-            cancel_grace_s=cancel_grace,
-            explicit=explicit_options(ctx),
-        ),
+    explicit = explicit_options(ctx)
+    limits = lim.resource_limits(
+        memory=options["memory_limit"],
+        processes=options["process_limit"],
+        open_files=options["open_files"],
+        file_size=options["file_size_limit"],
+        tmpfs=options["tmpfs_size"],
     )
-    raise typer.Exit(execute(request))
-
-
-def _split_arms(value: list[str] | None) -> list[str]:
-    return [part for item in value or [] for part in item.replace(",", " ").split()]
+    choice = exe.ExecutorChoice.of(
+        options["executor"],
+        ray_address=options["ray_address"],
+        node_loss_retries=options["node_loss_retries"],
+        cancel_grace_s=options["cancel_grace"],
+        explicit=explicit,
+    )
+    return RunRequest(
+        corpus=options["corpus"],
+        runs=options["runs"],
+        workers=options["workers"],
+        window=options["window"],
+        outage_streak=options["outage_streak"],
+        throttle_retries=options["throttle_retries"],
+        throttle_backoff=options["throttle_backoff"],
+        out=options["out"],
+        sandbox=options["sandbox"],
+        agent=options["agent"],
+        model=options["model"],
+        provider_script=options["provider_script"],
+        base_url=options["base_url"],
+        reuse_results=options["reuse_results"],
+        resume=options["resume"],
+        candidate_overlay=options["candidate_overlay"],
+        include_expensive=options["include_expensive"],
+        timeout=options["timeout"],
+        verify_timeout=options["verify_timeout"],
+        fail_on=options["fail_on"],
+        dry_run=options["dry_run"],
+        json_events=options["json_events"],
+        provider_log=options["provider_log"],
+        no_provider_script=options["no_provider_script"],
+        max_cost=options["max_cost"],
+        allow_host_network=options["allow_host_network"],
+        arms=ro.split_list(options["arms"]),
+        tasks=ro.split_list(options["tasks"]),
+        explicit=explicit,
+        limits=limits,
+        disk_budget=lim.size_option(options["disk_budget"], "--disk-budget"),
+        executor=choice,
+    )

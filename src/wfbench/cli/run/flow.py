@@ -7,11 +7,12 @@ In order, and nothing runs until every step before it succeeded:
 2. ``--dry-run`` stops here with the plan (:mod:`wfbench.cli.run.dry`).
 3. Claim the output directory (lock, resume repairs), resolve the corpus and options
    (:mod:`wfbench.cli.run.setup`), print the warnings, build the adapters.
-4. Run the sweep. Once tasks are bound the manifest is written (a resume checks instead that
-   nothing drifted). SIGINT/SIGTERM cancel it; the partial report is written; exit 130.
+4. Run the sweep through the run use case (:func:`wfbench.app.sweep.run.sweep`). Once tasks are
+   bound the manifest is written (a resume checks instead that nothing drifted). SIGINT/SIGTERM
+   cancel it; the partial report is written; exit 130.
 
 A run that fails before its first cell leaves nothing behind: the lock file is removed with the
-claim, and a directory this run created is removed again (:class:`Litter`).
+claim, and a directory this run created is removed again (:class:`~wfbench.cli.run.out_dir.Litter`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -31,11 +30,16 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from wfbench.cli import bootstrap as boot
-from wfbench.cli.exit_codes import CANCELLED, DECISION, OK
+from wfbench.cli.exit_codes import DECISION, OK
+from wfbench.cli.run.out_dir import Litter, check_out_dir
 from wfbench.cli.run.request import RunRequest
+from wfbench.cli.run.signals import cancel_on_signals
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
+    from wfbench.app.cell.context import RunSettings
+    from wfbench.app.cell.events import SweepObserver
+    from wfbench.app.sweep.run import SweepRequest
     from wfbench.cli.run.setup import Setup
 
 DEMO_CORPUS_DIR = "demo-corpus"
@@ -59,7 +63,7 @@ def execute(request: RunRequest) -> int:
         recorded = read_manifest(os.path.abspath(request.resume))
         request = resumed_request(request, recorded)
     out_dir = os.path.abspath(request.out or _default_out())
-    _check_out_dir(out_dir, resume=resuming)
+    check_out_dir(out_dir, resume=resuming)
     if request.dry_run:
         from wfbench.cli.run.dry import dry_run
 
@@ -67,7 +71,7 @@ def execute(request: RunRequest) -> int:
     litter = Litter(out_dir)
     cancel = threading.Event()
     # Installed until the end (the summary included): a late Ctrl-C force-quits, never a traceback.
-    with _signals(cancel, out_dir):
+    with cancel_on_signals(cancel, out_dir):
         with litter.cleaned_unless_started():
             result = _claimed_sweep(request, out_dir, recorded, litter, cancel)
         from wfbench.cli.run.summary import summary_event, summary_lines
@@ -128,14 +132,6 @@ def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
     return script
 
 
-def _retry_policy(request: RunRequest) -> Any:
-    from wfbench.domain.sweep.pacing import RetryPolicy
-
-    backoff = request.throttle_backoff
-    retries = request.throttle_retries
-    return RetryPolicy(retries=retries, base_delay_s=backoff, max_delay_s=max(600.0, backoff))
-
-
 def _default_out() -> str:
     return os.path.join("results", "wfbench-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S"))
 
@@ -144,62 +140,6 @@ def _human(request: RunRequest) -> Any:
     """Where messages for a person go: stdout, or stderr when stdout carries ``--json`` events."""
     stream = sys.stderr if request.json_events else sys.stdout
     return lambda text: print(text, file=stream, flush=True)
-
-
-def _check_out_dir(out_dir: str, *, resume: bool) -> None:
-    """An ``--out`` that names a file, or sits under one, is refused before anything is created."""
-    field = "--resume" if resume else "--out"
-    probe = out_dir
-    while not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return
-        probe = parent
-    if not os.path.isdir(probe):
-        what = "is a file, not a directory" if probe == out_dir else f"is under a file ({probe})"
-        raise InputError(what, field=field, source=out_dir)
-
-
-class Litter:
-    """What a run created in its output directory, removed again if it fails before its first cell."""
-
-    def __init__(self, out_dir: str) -> None:
-        self.out_dir = out_dir
-        self.created_dir = not os.path.exists(out_dir)
-        self.preexisting = frozenset(os.listdir(out_dir)) if os.path.isdir(out_dir) else frozenset()
-        self.started = False
-
-    @contextmanager
-    def cleaned_unless_started(self) -> Iterator[None]:
-        """On an exception before :attr:`started` is set, remove what this run created."""
-        try:
-            yield
-        except BaseException:
-            if not self.started:
-                self._clean()
-            raise
-
-    def _clean(self) -> None:
-        if not os.path.isdir(self.out_dir):
-            return
-        if self.created_dir:
-            shutil.rmtree(self.out_dir, ignore_errors=True)
-            return
-        for name in sorted(set(os.listdir(self.out_dir)) - self.preexisting):
-            path = os.path.join(self.out_dir, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with _suppress_os_error():
-                    os.unlink(path)
-
-
-@contextmanager
-def _suppress_os_error() -> Iterator[None]:
-    try:
-        yield
-    except OSError:
-        return
 
 
 def _claimed_sweep(
@@ -275,7 +215,7 @@ class _SweepContext:
     recorded: Any
     prior: Any
     litter: Litter
-    #: Set by the first SIGINT/SIGTERM (:func:`_signals`).
+    #: Set by the first SIGINT/SIGTERM (:func:`~wfbench.cli.run.signals.cancel_on_signals`).
     cancel: threading.Event
     #: Per-arm agent adapters for arms that name another agent than ``--agent``.
     agents: Any = None
@@ -283,8 +223,8 @@ class _SweepContext:
 
 def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: _SweepContext) -> Any:
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
-    from wfbench.app.cell.context import CellServices, RunSettings
-    from wfbench.app.sweep.sweep import SweepConfig, SweepServices, run_sweep
+    from wfbench.app.cell.context import CellServices
+    from wfbench.app.sweep.run import observed, sweep
 
     out_dir = context.out_dir
     cancel = context.cancel
@@ -316,48 +256,21 @@ def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: 
             script_path=setup.provider_script,
             environ=os.environ,
         )
-        settings = RunSettings(
-            out_dir=out_dir,
+        settings = _settings(
+            request,
+            setup,
+            services,
+            ep,
             work_dir=work_dir,
-            model=setup.model,
-            sandbox_backend=request.sandbox,
-            command_env=boot.harness_command_env(),
-            agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
-            secrets={"ANTHROPIC_API_KEY": ep.api_key},
-            session_timeout_s=request.timeout,
-            verify_timeout_s=request.verify_timeout,
-            clock=services.clock,
-            runtime_digest=runtime,
-            withheld=ep.withheld,
-            disk_budget_bytes=request.disk_budget,
-            arm_runtimes=runtimes,
-            incumbent_overlay=_incumbent_overlay(request, setup),
-            fail_on=_fail_on(request),
-            directory=services.directory_at(out_dir),
+            runtime=runtime,
+            runtimes=runtimes,
+            out_dir=out_dir,
         )
         store = JsonlResultStore(os.path.join(out_dir, "results.jsonl"))
         start_manifest = _manifest_starter(
             request, setup, runtime, context, secrets=secrets, log=log, store=store, runtimes=runtimes
         )
-        config = SweepConfig(
-            corpus=setup.corpus,
-            arms=setup.arms,
-            runs=setup.runs,
-            workers=request.workers,
-            settings=settings,
-            window=request.window,
-            outage_streak=request.outage_streak,
-            overlay=setup.overlay,
-            overlay_digest=setup.overlay_digest,
-            resume=request.resume is not None,
-            include_expensive=request.include_expensive,
-            prior=context.prior,
-            provider_replies=ep.replies,
-            tasks=request.tasks,
-            retry=_retry_policy(request),
-            proposer_model=request.proposer_model,
-        )
-        progress = _observer(request, secrets=secrets, log=log, gateway=ep.gateway)
+        view = _view(request, secrets=secrets, gateway=ep.gateway)
         cell = CellServices(
             services.sandbox,
             services.agent,
@@ -369,12 +282,79 @@ def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: 
         )
         from wfbench.cli.run.ray_driver import executor_for
 
-        with executor_for(request, setup, settings, out_dir=out_dir, note=_note_to(progress)) as executor:
-            grace = request.executor.cancel_grace_s if request.executor is not None else 30.0
-            sweep_services = SweepServices(
-                cell, store, progress, log, on_bound=start_manifest, executor=executor, cancel_grace_s=grace
+        note = _note_to(observed(view, log))
+        with executor_for(request, setup, settings, out_dir=out_dir, note=note) as executor:
+            return sweep(
+                _sweep_request(request, setup, settings),
+                cell=cell,
+                store=store,
+                view=view,
+                log=log,
+                cancel=cancel,
+                on_bound=start_manifest,
+                executor=executor,
+                prior=context.prior,
+                provider_replies=ep.replies,
             )
-            return run_sweep(config, services=sweep_services, cancel=cancel)
+
+
+def _settings(
+    request: RunRequest,
+    setup: Setup,
+    services: boot.Services,
+    ep: boot.Endpoint,
+    *,
+    work_dir: str,
+    runtime: str,
+    runtimes: Any,
+    out_dir: str,
+) -> RunSettings:
+    """The run-wide settings every cell shares: the endpoint, the limits, the runtime identities."""
+    from wfbench.app.cell.context import RunSettings
+
+    return RunSettings(
+        out_dir=out_dir,
+        work_dir=work_dir,
+        model=setup.model,
+        sandbox_backend=request.sandbox,
+        command_env=boot.harness_command_env(),
+        agent_env={"ANTHROPIC_BASE_URL": ep.base_url},
+        secrets={"ANTHROPIC_API_KEY": ep.api_key},
+        session_timeout_s=request.timeout,
+        verify_timeout_s=request.verify_timeout,
+        clock=services.clock,
+        runtime_digest=runtime,
+        withheld=ep.withheld,
+        disk_budget_bytes=request.disk_budget,
+        arm_runtimes=runtimes,
+        incumbent_overlay=_incumbent_overlay(request, setup),
+        fail_on=_fail_on(request),
+        directory=services.directory_at(out_dir),
+    )
+
+
+def _sweep_request(request: RunRequest, setup: Setup, settings: RunSettings) -> SweepRequest:
+    """The run use case's request: the resolved setup, the sweep's options, the run-wide settings."""
+    from wfbench.app.sweep.run import SweepRequest
+
+    return SweepRequest(
+        corpus=setup.corpus,
+        arms=setup.arms,
+        runs=setup.runs,
+        settings=settings,
+        workers=request.workers,
+        window=request.window,
+        outage_streak=request.outage_streak,
+        overlay=setup.overlay,
+        overlay_digest=setup.overlay_digest,
+        resume=request.resume is not None,
+        include_expensive=request.include_expensive,
+        tasks=request.tasks,
+        proposer_model=request.proposer_model,
+        throttle_retries=request.throttle_retries,
+        throttle_backoff_s=request.throttle_backoff,
+        cancel_grace_s=request.executor.cancel_grace_s if request.executor is not None else 30.0,
+    )
 
 
 def _incumbent_overlay(request: RunRequest, setup: Setup) -> Any:
@@ -462,26 +442,22 @@ def _evolve_fields(request: RunRequest, setup: Setup) -> dict[str, Any]:
     }
 
 
-def _observer(request: RunRequest, *, secrets: Sequence[str], log: Any, gateway: Any = None) -> Any:
-    """What shows the sweep: JSON events (``--json``), the live view (a TTY) or plain lines, plus the log.
+def _view(request: RunRequest, *, secrets: Sequence[str], gateway: Any = None) -> SweepObserver:
+    """What shows the sweep: JSON events (``--json``), the live view (a TTY) or plain lines.
 
     With a metered endpoint (``gateway``, the key proxy) the spend shown is the wire meter's.
 
     ``$WFBENCH_HEARTBEAT_S`` sets the heartbeat interval off a TTY (default 60 s; tests shorten it).
     """
-    from wfbench.app.cell.events import Fanout
-    from wfbench.app.sweep.progress import HEARTBEAT_S, JsonProgress, LiveProgress, LogObserver, PlainProgress
+    from wfbench.app.sweep.progress import HEARTBEAT_S, JsonProgress, LiveProgress, PlainProgress
 
     heartbeat = _heartbeat_s(os.environ.get(HEARTBEAT_ENV), HEARTBEAT_S)
     metered = None if gateway is None else gateway.spend
-    view: Any
     if request.json_events:
-        view = JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
-    elif sys.stdout.isatty():
-        view = LiveProgress(sys.stdout, secrets, metered=metered)
-    else:
-        view = PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
-    return Fanout((view, LogObserver(log)))
+        return JsonProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
+    if sys.stdout.isatty():
+        return LiveProgress(sys.stdout, secrets, metered=metered)
+    return PlainProgress(sys.stdout, secrets, heartbeat_s=heartbeat, metered=metered)
 
 
 def _note_to(observer: Any) -> Callable[[str], None]:
@@ -511,49 +487,6 @@ def _default_agent_version(request: RunRequest, runtimes: Any) -> str | None:
         if runtime.agent == request.agent:
             return str(runtime.agent_version) if runtime.agent_version is not None else None
     return None
-
-
-@contextmanager
-def _signals(cancel: threading.Event, out_dir: str) -> Iterator[None]:
-    """SIGINT/SIGTERM cancel the sweep; a second one force-quits it.
-
-    The first: running cells are told to stop (each command gets SIGTERM, then SIGKILL after its
-    grace period), keep what their finished sessions measured, and the partial report is written;
-    exit 130. The second: every process the sweep started is SIGKILLed at once
-    (:func:`wfbench.adapters.sandbox.force_quit.kill_everything`) and the process exits 130 without waiting;
-    rows already written are whole, and ``--resume`` continues from them.
-    """
-
-    def handler(signum: int, frame: object) -> None:
-        del frame
-        name = signal.Signals(signum).name
-        if cancel.is_set():
-            from wfbench.adapters.sandbox.force_quit import kill_everything
-
-            killed = kill_everything()
-            os.write(
-                2,
-                f"wfbench: {name} again: force-quit ({killed} process group(s)/process(es) killed); rows"
-                f" already written are whole — resume with: wfbench run --resume {out_dir}\n".encode(),
-            )
-            os._exit(CANCELLED)
-        cancel.set()
-        os.write(
-            2,
-            f"wfbench: {name}: stopping — running cells are cancelled and keep what they measured"
-            " (press Ctrl-C again to force-quit)\n".encode(),
-        )
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        # After a cancelled sweep the process is on its way out with 130: a second signal landing
-        # after the summary (the graceful stop won the race) still force-quits with 130, never
-        # Python's default death by SIGINT. An uncancelled sweep gives the handlers back.
-        if not cancel.is_set():
-            for sig, old in previous.items():
-                signal.signal(sig, old)
 
 
 @contextmanager
