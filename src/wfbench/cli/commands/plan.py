@@ -161,92 +161,91 @@ def plan_mapping(plans: tuple[PairPlan, ...]) -> list[dict[str, Any]]:
     ]
 
 
+_Results = Annotated[
+    Path, typer.Argument(metavar="RESULTS", help="A pilot results.jsonl, or a directory holding one.")
+]
+_Effect = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--effect",
+        metavar="EFFECT",
+        help="Repeatable: 10% (a saving on --metric) or 10pts (resolution points). Default: 5% and 10pts.",
+        show_default=False,
+    ),
+]
+_Metric = Annotated[Metric, typer.Option("--metric", help="The spend metric savings are on.")]
+_Pairs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pair",
+        metavar="CANDIDATE=INCUMBENT",
+        help="Repeatable; replaces the default candidate pairing.",
+        show_default=False,
+    ),
+]
+_Tasks = Annotated[str, typer.Option("--tasks", metavar="N[,N]", help="Task counts of the grid.")]
+_Runs = Annotated[str, typer.Option("--runs", metavar="K[,K]", help="Runs per arm of the grid.")]
+_Power = Annotated[float, typer.Option("--power", metavar="P", help="Power of the MDE.")]
+_Confidence = Annotated[
+    float, typer.Option("--confidence", metavar="C", help="Two-sided confidence (one-sided alpha = (1-C)/2).")
+]
+_MinRuns = Annotated[
+    int,
+    typer.Option(
+        "--min-runs", min=1, help="The gate's fewest valid runs per arm (designs below it are refused)."
+    ),
+]
+_MinImprovement = Annotated[
+    float, typer.Option("--min-improvement", metavar="PCT", help="The smallest saving the gate promotes.")
+]
+_AsJson = Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")]
+
+
 def register(app: typer.Typer) -> None:
     """Add ``plan`` to ``app``."""
+    app.command("plan", epilog=PLAN_EPILOG)(plan_command)
 
-    @app.command("plan", epilog=PLAN_EPILOG)
-    def plan_command(
-        results: Annotated[
-            Path, typer.Argument(metavar="RESULTS", help="A pilot results.jsonl, or a directory holding one.")
-        ],
-        *,
-        effect: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--effect",
-                metavar="EFFECT",
-                help="Repeatable: 10% (a saving on --metric) or 10pts (resolution points)."
-                " Default: 5% and 10pts.",
-                show_default=False,
-            ),
-        ] = None,
-        metric: Annotated[
-            Metric, typer.Option("--metric", help="The spend metric savings are on.")
-        ] = "cost_usd",
-        pair: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--pair",
-                metavar="CANDIDATE=INCUMBENT",
-                help="Repeatable; replaces the default candidate pairing.",
-                show_default=False,
-            ),
-        ] = None,
-        tasks: Annotated[
-            str, typer.Option("--tasks", metavar="N[,N]", help="Task counts of the grid.")
-        ] = "5,10,20,40,80,160,320",
-        runs: Annotated[
-            str, typer.Option("--runs", metavar="K[,K]", help="Runs per arm of the grid.")
-        ] = "1,2,3,5,10",
-        power: Annotated[float, typer.Option("--power", metavar="P", help="Power of the MDE.")] = 0.8,
-        confidence: Annotated[
-            float,
-            typer.Option(
-                "--confidence", metavar="C", help="Two-sided confidence (one-sided alpha = (1-C)/2)."
-            ),
-        ] = 0.9,
-        min_runs: Annotated[
-            int,
-            typer.Option(
-                "--min-runs",
-                min=1,
-                help="The gate's fewest valid runs per arm (designs below it are refused).",
-            ),
-        ] = 3,
-        min_improvement: Annotated[
-            float,
-            typer.Option("--min-improvement", metavar="PCT", help="The smallest saving the gate promotes."),
-        ] = 5.0,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
-    ) -> None:
-        """Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design."""
-        from wfbench.adapters.store.jsonl_store import JsonlResultStore
-        from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
-        from wfbench.domain.promotion.policy import CANDIDATE_ARMS, PromotionPolicy
-        from wfbench.domain.statistics.config import AnalysisConfig
 
-        targets = tuple(parse_effect(text) for text in (effect or ["5%", "10pts"]))
-        try:
-            config = AnalysisConfig(confidence=confidence, power=power)
-        except InputError as exc:
-            raise InputError(exc.reason, field=f"--{exc.field}") from None
-        request = PlanRequest(
-            pairs=parse_pairs(pair) or CANDIDATE_ARMS,
-            metric=metric,
-            targets=targets,
-            task_counts=_counts(tasks, "--tasks"),
-            run_counts=_counts(runs, "--runs"),
-            config=config,
-            policy=PromotionPolicy(
-                metric=metric,
-                min_runs=min_runs,
-                min_improvement_pct=min_improvement,
-                decision_policy="statistical",
-            ),
-        )
-        source = results_path(results)
-        plans = plan_pairs(JsonlResultStore(source).rows(), request)
-        if as_json:
-            typer.echo(json.dumps(plan_mapping(plans), indent=2, ensure_ascii=False))
-        else:
-            typer.echo(render_plan_text(plans, source=source))
+def plan_command(
+    results: _Results,
+    *,
+    effect: _Effect = None,
+    metric: _Metric = "cost_usd",
+    pair: _Pairs = None,
+    tasks: _Tasks = "5,10,20,40,80,160,320",
+    runs: _Runs = "1,2,3,5,10",
+    power: _Power = 0.8,
+    confidence: _Confidence = 0.9,
+    min_runs: _MinRuns = 3,
+    min_improvement: _MinImprovement = 5.0,
+    as_json: _AsJson = False,
+) -> None:
+    """Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design."""
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
+    from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
+    from wfbench.domain.promotion.policy import CANDIDATE_ARMS, PromotionPolicy
+    from wfbench.domain.statistics.config import AnalysisConfig
+
+    targets = tuple(parse_effect(text) for text in (effect or ["5%", "10pts"]))
+    try:
+        config = AnalysisConfig(confidence=confidence, power=power)
+    except InputError as exc:
+        raise InputError(exc.reason, field=f"--{exc.field}") from None
+    policy = PromotionPolicy(
+        metric=metric, min_runs=min_runs, min_improvement_pct=min_improvement, decision_policy="statistical"
+    )
+    request = PlanRequest(
+        pairs=parse_pairs(pair) or CANDIDATE_ARMS,
+        metric=metric,
+        targets=targets,
+        task_counts=_counts(tasks, "--tasks"),
+        run_counts=_counts(runs, "--runs"),
+        config=config,
+        policy=policy,
+    )
+    source = results_path(results)
+    plans = plan_pairs(JsonlResultStore(source).rows(), request)
+    if as_json:
+        typer.echo(json.dumps(plan_mapping(plans), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_plan_text(plans, source=source))
