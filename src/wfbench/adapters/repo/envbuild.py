@@ -335,13 +335,9 @@ def _complete(final: str, digest: str) -> bool:
 
 
 def _write_marker(final: str, data: Mapping[str, object]) -> None:
-    path = os.path.join(final, MARKER)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, sort_keys=True)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    from wfbench.adapters.store.atomic import write_bytes_atomic
+
+    write_bytes_atomic(os.path.join(final, MARKER), json.dumps(data, sort_keys=True).encode("utf-8"))
 
 
 @contextlib.contextmanager
