@@ -15,7 +15,7 @@ from wfbench.adapters.store.clock import FakeClock
 from wfbench.adapters.store.memory_sweep import MemorySweepDirectory
 from wfbench.app.gating.sweep_facts import EVIDENCE_NAME, gate_sweep, read_sweep_facts
 from wfbench.domain.promotion.gates import DecisionKind
-from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
+from wfbench.domain.promotion.policy import DEFAULT_POLICY, DecisionPolicy, PromotionPolicy
 from wfbench.domain.results.rows import Row
 
 SWEEP_TIME = "2026-01-01T00:00:00+00:00"
@@ -34,7 +34,8 @@ def _sweep(**evidence: object) -> MemorySweepDirectory:
     return directory
 
 
-TURNS = PromotionPolicy(metric="num_turns")
+# The reference rule: these tests are about which pairs are judged and when, on one small task.
+TURNS = PromotionPolicy(metric="num_turns", decision_policy=DecisionPolicy.REFERENCE)
 
 
 def test_arms_with_their_own_names_are_regated_as_the_sweep_judged_them() -> None:
