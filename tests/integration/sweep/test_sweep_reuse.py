@@ -272,7 +272,9 @@ def test_wfbench_gate_of_the_demo_results_gives_the_decisions_of_its_promotion_j
     """Re-gating results.jsonl alone reproduces promotion.json's decisions; `report` rewrites both reports."""
     prior, _ = demo_out
     shutil.copy(prior / "results.jsonl", tmp_path / "results.jsonl")
-    gated = wfbench("gate", str(tmp_path), "--json", "--out", str(tmp_path / "promotion.json"), timeout=60)
+    # Rows alone do not say which rule decided: the demo corpus chose the reference rule (two tasks).
+    out = str(tmp_path / "promotion.json")
+    gated = wfbench("gate", str(tmp_path), "--json", "--policy", "reference", "--out", out, timeout=60)
     assert gated.returncode == 0, gated.stderr
     assert json.loads(gated.stdout)["decisions"] == _decisions(prior / "promotion.json")
     assert _decisions(tmp_path / "promotion.json") == _decisions(prior / "promotion.json")
