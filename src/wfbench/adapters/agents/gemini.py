@@ -13,14 +13,15 @@ What a session runs with (``docs/agents.md``, "Gemini CLI"; facts in ``docs/rese
   ``GOOGLE_GEMINI_BASE_URL`` (the sweep's endpoint: the key proxy), ``GEMINI_API_KEY`` (the
   proxy's token), ``GEMINI_CLI_NO_RELAUNCH=1`` (one process: the CLI otherwise re-spawns itself,
   and the child would be dumpable), and the session's settings, copied by the preload (below)
-  to ``$HOME/.gemini/settings.json``, read-only: API-key auth, folder trust off, one attempt per model request (no
-  retries: an injected failure ends the session), telemetry, usage statistics and update checks
-  off, the hosted tools ``google_web_search`` and ``web_fetch`` excluded (the provider or the CLI
-  would reach the network), environment-variable redaction on for tool commands (the key never
-  reaches a tool). They are *user* settings: the CLI refuses a system settings file that is not
-  owned by root, and nothing in the sandbox is; a workspace's ``.gemini/settings.json`` could
-  override them (as ``.claude/settings.json`` can Claude Code's), which the key proxy answers
-  where it matters: it refuses hosted tools, and the key in the sandbox is the proxy's token;
+  to ``$HOME/.gemini/settings.json``, read-only: API-key auth, folder trust off, one attempt
+  per model request (no retries: an injected failure ends the session), telemetry, usage
+  statistics and update checks off, the hosted tools ``google_web_search`` and ``web_fetch``
+  excluded (the provider or the CLI would reach the network), environment-variable redaction on
+  for tool commands (the key never reaches a tool). They are *user* settings: the CLI
+  refuses a system settings file not owned by root, and nothing in the sandbox is. A
+  workspace's ``.gemini/settings.json`` could override them (as ``.claude/settings.json`` can
+  Claude Code's); the key proxy answers where it matters: it refuses hosted tools, and the key
+  in the sandbox is the proxy's per-cell token;
 * **the key is unreadable by tools**: the Node process is started non-dumpable (the sandbox runs
   it through an execute-only copy of its ELF loader, :mod:`wfbench.adapters.sandbox.nondumpable`),
   so ``/proc/<gemini>/environ``, ``mem`` and ``fd`` are closed to every other process;
@@ -70,9 +71,10 @@ DEFAULT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TERM"
 _SKILL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: Tools the CLI offers that reach the network (through the provider or from the CLI itself).
 HOSTED_TOOLS = ("google_web_search", "web_fetch")
-#: Copies the skills named in $WFBENCH_GEMINI_SKILLS (name=path, newline separated) into
-#: $HOME/.gemini/skills, read-only, before the CLI's own modules load.
-PRELOAD_SCRIPT = """// wfbench: the session's settings and the arm's skills where Gemini CLI reads them (user scope).
+#: Copies $WFBENCH_GEMINI_SETTINGS to $HOME/.gemini/settings.json and the skills named in
+#: $WFBENCH_GEMINI_SKILLS (name=path lines) into $HOME/.gemini/skills, all read-only, before the
+#: CLI's own modules load.
+PRELOAD_SCRIPT = """// wfbench: the session's settings and the arm's skills where Gemini CLI reads them.
 import { copyFileSync, cpSync, chmodSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -131,10 +133,12 @@ def find_package(path: str) -> str:
     resolved = os.path.realpath(path)
     candidates = [resolved, os.path.dirname(os.path.dirname(resolved))]  # …/bundle/gemini.js → package
     for root in candidates:
-        with contextlib.suppress(OSError, ValueError):
-            with open(os.path.join(root, "package.json"), encoding="utf-8") as handle:
-                if json.load(handle).get("name") == "@google/gemini-cli":
-                    return root
+        with (
+            contextlib.suppress(OSError, ValueError),
+            open(os.path.join(root, "package.json"), encoding="utf-8") as handle,
+        ):
+            if json.load(handle).get("name") == "@google/gemini-cli":
+                return root
     raise InputError("is not the Gemini CLI nor its npm launcher", source=path, field="gemini binary")
 
 
