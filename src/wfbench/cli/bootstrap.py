@@ -28,7 +28,7 @@ from wfbench.domain.ports import (
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OFFLINE_KEY = "offline-scripted-provider"
 SANDBOXES = ("bwrap", "host-unsafe")
-AGENTS = ("standin", "claude", "codex")
+AGENTS = ("standin", "claude", "codex", "gemini")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
     " or pass `--sandbox host-unsafe` to run WITHOUT containment"
@@ -139,6 +139,18 @@ def find_codex() -> str | None:
     return None
 
 
+def find_gemini() -> str | None:
+    """The real Gemini CLI: $WFBENCH_GEMINI_BIN, the project's cache install, or PATH."""
+    for path in (
+        os.environ.get("WFBENCH_GEMINI_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/gemini/node_modules/.bin/gemini"),
+        shutil.which("gemini") or "",
+    ):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def build_agent(name: str) -> ModelCLI:
     """The stand-in agent (default), the real ``claude`` CLI or the real ``codex`` CLI.
 
@@ -160,6 +172,17 @@ def build_agent(name: str) -> ModelCLI:
                 field="--agent",
             )
         return CodexCLI.real(codex)
+    if name == "gemini":
+        from wfbench.adapters.agents.gemini import GEMINI_VERSION, GeminiCLI
+
+        gemini = find_gemini()
+        if gemini is None:
+            raise InputError(
+                "the gemini CLI is not installed (scripts/install-tools, or npm install"
+                f" @google/gemini-cli@{GEMINI_VERSION})",
+                field="--agent",
+            )
+        return GeminiCLI.real(gemini)
     if name == "claude":
         binary = find_claude()
         if binary is None:
@@ -325,16 +348,17 @@ def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = 
 
     The real ``key`` never enters the sandbox (docs/security.md); the proxy stops when the
     block ends, however it ends (a cancelled sweep included). Only the agent's protocol is
-    routed: Anthropic Messages, plus OpenAI Responses for Codex.
+    routed: Anthropic Messages, plus OpenAI Responses for Codex and the Gemini API for Gemini CLI.
 
     Raises:
         InputError: the upstream URL is unusable (``--base-url``), or a budget cannot be priced.
     """
     from wfbench.adapters.gateway.key_proxy import KeyProxy
-    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
+    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, GEMINI_ROUTES, OPENAI_RESPONSES_ROUTE
 
     options = options or EndpointOptions()
     routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if "codex" in options.agents else ())
+    routes += GEMINI_ROUTES if "gemini" in options.agents else ()
     proxy = KeyProxy(
         upstream_base_url, key, model=options.model, routes=routes, budget_usd=options.budget_usd
     )

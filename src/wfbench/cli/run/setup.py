@@ -109,7 +109,7 @@ def cost_known(agent: str, model: str) -> bool | None:
         from wfbench.adapters.agents.standin import PRICES
 
         return any(key in model.lower() for key, _ in PRICES)
-    if agent == "codex":
+    if agent in ("codex", "gemini"):
         return False
     return None
 
