@@ -6,10 +6,7 @@ Pure functions over parsed JSON. Shaped by what the Gemini CLI (0.61.0, ``@googl
 * **Routes**: ``POST /v1beta/models/{model}:generateContent`` (plain JSON) and
   ``:streamGenerateContent?alt=sse`` (SSE, ``data:`` lines only, no event names, no end
   event: the stream ends with the body); ``:countTokens``. The model is in the path, not the body.
-* **Requests**: ``contents`` (``role`` ``user`` | ``model``; ``parts`` of ``text``,
-  ``functionCall``, ``functionResponse``, ``thought`` text), ``systemInstruction``, ``tools``
-  (``functionDeclarations``), ``generationConfig``. :func:`as_messages` turns ``contents`` into
-  the Messages shape the provider's common readers (user text, turn count, workspace) use.
+* **Requests** are read by :mod:`wfbench.adapters.provider.gemini_read`.
 * **Replies**: one candidate whose ``content.parts`` are a text part when ``say`` is scripted,
   then one ``functionCall`` part per tool (no id: the API sends none, the CLI makes its own);
   ``finishReason`` ``STOP`` (``MAX_TOKENS`` for a scripted ``max_tokens`` stop).
@@ -26,79 +23,14 @@ Pure functions over parsed JSON. Shaped by what the Gemini CLI (0.61.0, ``@googl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from wfbench.adapters.provider.gemini_read import as_messages
 from wfbench.adapters.provider.script import Turn
+from wfbench.adapters.provider.wire import Event, ReplyContext
 
-if TYPE_CHECKING:  # wire reads Gemini requests with this module: no import cycle at run time
-    from wfbench.adapters.provider.wire import Event, ReplyContext
-
-__all__ = [
-    "GEMINI_PATH",
-    "as_messages",
-    "gemini_chunks",
-    "gemini_error",
-    "gemini_response",
-    "gemini_usage",
-    "model_of_path",
-]
-
-#: ``/v1beta/models/{model}:{method}`` (``v1`` and ``v1alpha`` too), the method one of the three.
-GEMINI_PATH = re.compile(
-    r"/v1(?:beta|alpha)?/models/([A-Za-z0-9][A-Za-z0-9._-]{0,127})"
-    r":(generateContent|streamGenerateContent|countTokens)"
-)
-
-
-def model_of_path(path: str) -> tuple[str, str] | None:
-    """``(model, method)`` of a Gemini API path (the query ignored), or None."""
-    found = GEMINI_PATH.fullmatch(path.split("?", 1)[0].rstrip("/"))
-    return None if found is None else (found.group(1), found.group(2))
-
-
-def _part_blocks(parts: object) -> tuple[list[dict[str, Any]], bool]:
-    """Text blocks of a content's parts (thoughts left out), and whether it holds a function part."""
-    blocks: list[dict[str, Any]] = []
-    calls = False
-    for part in parts if isinstance(parts, list) else []:
-        if not isinstance(part, Mapping):
-            continue
-        if "functionCall" in part or "functionResponse" in part:
-            calls = True
-        text = part.get("text")
-        if isinstance(text, str) and not part.get("thought"):
-            blocks.append({"type": "text", "text": text})
-    return blocks, calls
-
-
-def as_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``contents`` in the Messages shape: ``user`` and ``assistant`` messages of text blocks.
-
-    A user content made only of ``functionResponse`` parts is a tool result, not user text (its
-    text blocks are none); a ``model`` content is an assistant turn.
-    """
-    messages: list[dict[str, Any]] = []
-    contents = body.get("contents")
-    for content in contents if isinstance(contents, list) else []:
-        if not isinstance(content, Mapping):
-            continue
-        blocks, _ = _part_blocks(content.get("parts"))
-        role = "assistant" if content.get("role") == "model" else "user"
-        messages.append({"role": role, "content": blocks})
-    return messages
-
-
-def system_text(body: Mapping[str, Any]) -> list[str]:
-    """The text parts of ``systemInstruction`` (an object with ``parts``, or a string)."""
-    system = body.get("systemInstruction")
-    if isinstance(system, str):
-        return [system]
-    if isinstance(system, Mapping):
-        blocks, _ = _part_blocks(system.get("parts"))
-        return [block["text"] for block in blocks]
-    return []
+__all__ = ["count_tokens_reply", "gemini_chunks", "gemini_error", "gemini_response", "gemini_usage"]
 
 
 def gemini_usage(turn: Turn) -> dict[str, Any] | None:

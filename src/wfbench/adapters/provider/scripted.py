@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from wfbench.adapters.provider import gemini, responses, wire
+from wfbench.adapters.provider import gemini, gemini_read, responses, wire
 from wfbench.adapters.provider.records import (
     RecordedRequest,
     ReplySource,
@@ -263,7 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
         stream = isinstance(body, dict) and body.get("stream") is True
         path_model = None
         if protocol is Protocol.GEMINI:  # the path says model and streaming; the body neither
-            path_model, method = gemini.model_of_path(self.path) or ("", "")
+            path_model, method = gemini_read.model_of_path(self.path) or ("", "")
             stream = method == "streamGenerateContent"
         if protocol is Protocol.UNKNOWN:
             self._record(body, protocol, ReplySource.NOT_FOUND, None, None)

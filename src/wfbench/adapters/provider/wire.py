@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from wfbench.adapters.provider import gemini
+from wfbench.adapters.provider import gemini_read as gemini
 from wfbench.adapters.provider.script import Turn
 
 DEFAULT_WORKSPACE = "/workspace"
