@@ -53,7 +53,8 @@ def test_a_clean_session_is_ok_with_its_id_duration_and_tool_counts() -> None:
     )
     assert (verdict.ok, verdict.error_kind, verdict.session_id) == (True, None, INIT["session_id"])
     assert verdict.duration_s == 1.234
-    assert verdict.cost_usd is None and verdict.num_turns is None
+    assert verdict.cost_usd is None
+    assert verdict.num_turns is None
     assert verdict.tool_use_counts == {"write_file": 1, "run_shell_command": 1}
 
 
@@ -133,13 +134,15 @@ def test_an_error_event_fails_the_session_but_a_warning_does_not() -> None:
 
 def test_a_nonzero_exit_fails_even_a_successful_result() -> None:
     verdict = classify_gemini_session(session(), process=FAILED)
-    assert verdict.error_kind is ErrorKind.SESSION_ERROR and "boom" in (verdict.error_detail or "")
+    assert verdict.error_kind is ErrorKind.SESSION_ERROR
+    assert "boom" in (verdict.error_detail or "")
 
 
 def test_no_captured_stream_is_a_session_error_with_unverifiable_evidence() -> None:
     verdict = classify_gemini_session(None, process=OK, expected_skill="plan")
     assert verdict.error_kind is ErrorKind.SESSION_ERROR
-    assert verdict.skill_invoked is None and verdict.tool_use_counts == {}
+    assert verdict.skill_invoked is None
+    assert verdict.tool_use_counts == {}
 
 
 def test_a_successful_activate_skill_of_the_expected_skill_is_the_evidence() -> None:
