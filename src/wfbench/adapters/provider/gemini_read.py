@@ -14,7 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["GEMINI_PATH", "as_messages", "model_of_path", "system_text"]
+__all__ = ["GEMINI_PATH", "SKILL_TOOL", "as_messages", "model_of_path", "system_text"]
+
+#: Gemini CLI's tool that loads a skill's instructions.
+SKILL_TOOL = "activate_skill"
 
 #: ``/v1beta/models/{model}:{method}`` (``v1`` and ``v1alpha`` too), the method one of the three.
 GEMINI_PATH = re.compile(
@@ -44,11 +47,27 @@ def _part_blocks(parts: object) -> tuple[list[dict[str, Any]], bool]:
     return blocks, calls
 
 
+def _activated_skills(parts: object) -> list[dict[str, Any]]:
+    """The bodies ``activate_skill`` returned, as text blocks (the CLI injecting a skill's instructions)."""
+    blocks: list[dict[str, Any]] = []
+    for part in parts if isinstance(parts, list) else []:
+        reply = part.get("functionResponse") if isinstance(part, Mapping) else None
+        if not isinstance(reply, Mapping) or reply.get("name") != SKILL_TOOL:
+            continue
+        response = reply.get("response")
+        output = response.get("output") if isinstance(response, Mapping) else None
+        if isinstance(output, str):
+            blocks.append({"type": "text", "text": output})
+    return blocks
+
+
 def as_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """``contents`` in the Messages shape: ``user`` and ``assistant`` messages of text blocks.
 
-    A user content made only of ``functionResponse`` parts is a tool result, not user text (its
-    text blocks are none); a ``model`` content is an assistant turn.
+    A ``model`` content is an assistant turn. Tool results are not user text — except a skill's
+    body that ``activate_skill`` loaded, which the CLI injects as Claude Code injects a skill's
+    text after its ``Skill`` tool (so a rule can follow what a skill says, as the demo's
+    candidate plan does).
     """
     messages: list[dict[str, Any]] = []
     contents = body.get("contents")
@@ -57,6 +76,8 @@ def as_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         blocks, _ = _part_blocks(content.get("parts"))
         role = "assistant" if content.get("role") == "model" else "user"
+        if role == "user":
+            blocks += _activated_skills(content.get("parts"))
         messages.append({"role": role, "content": blocks})
     return messages
 

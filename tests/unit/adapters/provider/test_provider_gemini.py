@@ -120,3 +120,9 @@ def test_errors_have_the_google_shape() -> None:
 def test_count_tokens_is_a_deterministic_estimate() -> None:
     assert gemini.count_tokens_reply(BODY) == gemini.count_tokens_reply(BODY)
     assert gemini.count_tokens_reply({})["totalTokens"] == 1
+
+
+def test_a_skill_body_activate_skill_loaded_is_user_text_like_claude_codes_injected_skill() -> None:
+    skill = {"functionResponse": {"name": "activate_skill", "response": {"output": "Keep plans short."}}}
+    body = {"contents": [*BODY["contents"], {"role": "user", "parts": [skill]}]}
+    assert wire.user_text(body, Protocol.GEMINI) == "Task: fix it\nKeep plans short."
