@@ -53,19 +53,11 @@ def prepared(request: RunRequest, context: Context) -> Iterator[PreparedSweep]:
     """The sweep ``request`` describes, built in the claimed ``context.out_dir`` (see the module doc)."""
     from wfbench.cli.run.agents import arm_agents
     from wfbench.cli.run.guards import check_budget_prices, check_host_network
-    from wfbench.cli.run.setup import resolve_setup
+    from wfbench.cli.run.setup import setup_of
 
     services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
     corpus_path = request.corpus if request.corpus is not None else _demo_corpus(context.out_dir)
-    setup = resolve_setup(
-        corpus_path,
-        arms=request.arms,
-        runs=request.runs,
-        model=request.model,
-        candidate_overlay=request.candidate_overlay,
-        provider_script=request.provider_script,
-        agent=request.agent,
-    )
+    setup = setup_of(request, corpus_path)
     setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
     if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
         request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
