@@ -232,7 +232,7 @@ def _check(
             grade = grade_review(
                 os.path.join(review_dir, REVIEW_FILE),
                 plan.task.hidden_oracle(),
-                ctx.settings.out_dir,
+                ctx.settings.directory,
                 plan.artifact(layout.REVIEW_NAME),
                 secrets=ctx.redacted(),
             )
