@@ -167,14 +167,22 @@ def _prepare(plan: CellPlan, ctx: CellContext) -> tuple[str, str, str]:
     if spec.setup:
         _setup(ctx, spec.setup)
     incumbent = ctx.settings.incumbent_overlay
+    committed = False
     if incumbent is not None and set(incumbent.skills) & set(plan.arm.evaluated_skills):
         _apply_overlay(ctx, incumbent, message="incumbent skills")
+        committed = True
     if plan.overlay is not None:
         _apply_overlay(ctx, plan.overlay)
+        committed = True
     ctx.dependency_mounts = _dependency_mounts(ctx)
-    head = checked_run(
-        ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
-    ).strip()
+    snapshot = plan.task.snapshot
+    assert snapshot is not None
+    if spec.setup or committed:  # the workspace made commits of its own: ask its git, in the sandbox
+        head = checked_run(
+            ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
+        ).strip()
+    else:  # nothing ran in the copy yet: HEAD is the snapshot's commit
+        head = snapshot.commit
     if not COMMIT_RE.match(head):
         raise SandboxError(f"HEAD after setup is not a commit id: {head[:80]!r}")
     expected_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills, _instructions(plan))
@@ -589,7 +597,7 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str, diagnostics: l
     snapshot = plan.task.snapshot
     assert snapshot is not None
     patch = ctx.services.workspaces.capture_patch(ctx.workspace, snapshot, PATCH_LIMIT, base_commit=head)
-    churn = ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
+    churn = patch.churn or ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
     diagnostics += [f"not diffed: {item.describe()}" for item in patch.skipped[:MAX_LISTED]]
     if len(patch.skipped) > MAX_LISTED:
         diagnostics.append(f"not diffed: … and {len(patch.skipped) - MAX_LISTED} more")
