@@ -115,7 +115,11 @@ class Floor:
         subprocess.run(verify, env={"PATH": "/usr/bin:/bin"}, capture_output=True, check=False)
         oracle = bwrap(ws, writable=False, network=False, extra=["--ro-bind", str(self.oracle), "/oracle"])
         oracle += ["--", PYTHON, "/oracle/run_oracle.py"]
-        report = {"PATH": "/usr/bin:/bin", "WFBENCH_ORACLE_REPORT": "/tmp/report.xml", "PYTHONPATH": "/workspace"}
+        report = {
+            "PATH": "/usr/bin:/bin",
+            "WFBENCH_ORACLE_REPORT": "/tmp/report.xml",
+            "PYTHONPATH": "/workspace",
+        }
         subprocess.run(oracle, env=report, capture_output=True, check=False)
         subprocess.run(["git", "-C", ws, "add", "-A"], env=GIT_ENV, capture_output=True, check=True)
         diff = ["git", "-C", ws, "diff", "--cached", "--binary", "--shortstat", "-p", "HEAD"]
@@ -146,7 +150,9 @@ def start_provider(script: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--cells", type=int, default=5)
     parser.add_argument("--src", type=Path, default=ROOT / "src")

@@ -33,7 +33,7 @@ from wfbench.app.cell.context import (
     checked_run,
     skill_digest,
 )
-from wfbench.app.cell.events import PhaseFinished, PhaseStarted
+from wfbench.app.cell.events import CellTimings, PhaseFinished, PhaseStarted
 from wfbench.app.cell.measure import measured_fields, session_measurements
 from wfbench.app.cell.oracle_run import run_oracle
 from wfbench.app.cell.review import grade_review
@@ -115,8 +115,10 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
             model = plan.arm.model or settings.model  # an arm may pin its own model
             lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
             wire = CellWire(lease, prices_for(model))
-        services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
+        ctx.lap_started = started
+        services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
+        ctx.lap("copy")
         row = _measure(plan, ctx)
     except (WfbenchError, OSError, ValueError, RuntimeError) as exc:
         measured = {} if ctx is None else measured_fields(ctx.sessions, ctx.transcripts)  # paid sessions stay
@@ -124,18 +126,25 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
     finally:
         if wire is not None:
             wire.lease.close()
+        if ctx is not None:
+            ctx.lap("other")
         problem = services.workspaces.remove_tree(scratch)
     if problem is not None:
         row = _cleanup_failure(row, problem)
-    return attrs.evolve(
-        row, extra={**row.extra, "cell_wall_s": round(services.clock.monotonic() - started, 3)}
-    )
+    wall = round(services.clock.monotonic() - started, 3)
+    if ctx is not None:
+        ctx.lap("remove")
+        key = (plan.task.spec.id, plan.arm.name, plan.run)
+        _observe(ctx, CellTimings(key, wall, tuple(ctx.timings.items())))
+    return attrs.evolve(row, extra={**row.extra, "cell_wall_s": wall})
 
 
 def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     """Prepare the workspace, run the sessions, check their work and build the row."""
     head, expected_digest, review_dir = _prepare(plan, ctx)
+    ctx.lap("prepare")
     records = _sessions(plan, ctx, review_dir, expected_digest)
+    ctx.lap("sessions")
     total = sum_sessions(records)
     wire_fields: dict[str, Any] = {}
     if ctx.wire is not None:
@@ -157,6 +166,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     checks = _check(plan, ctx, total, review_dir, fields)
     if plan.task.spec.kind is TaskKind.IMPLEMENTATION:
         checks = _capture_evidence(plan, ctx, head, diagnostics=diagnostics, fields=fields, checks=checks)
+        ctx.lap("capture")
     fields["evidence_diagnostics"] = [redact_text(d, ctx.redacted()) for d in diagnostics]
     return _measured_row(plan, ctx, total, records=records, checks=checks, fields=fields)
 
@@ -218,6 +228,7 @@ def _check(
             fields["verify_output"] = fields["authored_test_output"]
             if detail is not None:
                 fault = AgentFault(ErrorKind.VERIFY_FAILED, detail)
+            ctx.lap("verify")
         if spec.kind is TaskKind.REVIEW:
             grade = grade_review(
                 os.path.join(review_dir, REVIEW_FILE),
@@ -229,6 +240,7 @@ def _check(
             review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
             fields.update(grade.row_fields)
             fields["oracle_output"] = grade.oracle_output
+            ctx.lap("review")
         elif total.ok:
             verdict = run_oracle(ctx, plan.task)
             oracle_ok = verdict.passed
@@ -239,6 +251,7 @@ def _check(
             )
             if not oracle_ok and fault is None:
                 fault = AgentFault(ErrorKind.ORACLE_FAILED, f"hidden oracle failed: {verdict.detail}")
+            ctx.lap("oracle")
     except AgentFault as exc:
         fault = exc
     return _Checks(verify_ok, oracle_ok, review_valid, fault)
