@@ -20,8 +20,9 @@ Both run the same number of cells, one command after the other, ``--pairs`` time
 ratio is median(harness cell) ÷ median(floor cell), and the figure is the median of the pairs'
 ratios (the shared machine's load hits both sides of a pair alike). Target ≤ 1.3.
 
-Usage: python3 bench/cell_floor_bench.py [--pairs 5] [--cells 5] [--src OTHER/src]
-``--src`` runs the harness side from another checkout (the "before" figure).
+Usage: python3 bench/cell_floor_bench.py [--pairs 5] [--cells 5] [--src SRC] [--before OLD/src]
+``--src`` runs the harness side from another checkout; ``--before OLD/src`` adds a third command
+to every pair (the harness from OLD), so the before and after ratios are measured side by side.
 Prints one line per pair and a JSON summary. Needs bubblewrap.
 """
 
@@ -156,6 +157,9 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--cells", type=int, default=5)
     parser.add_argument("--src", type=Path, default=ROOT / "src")
+    parser.add_argument(
+        "--before", type=Path, help="also run this checkout's src/ in every pair (before/after)"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     from wfbench.demo import materialize
@@ -166,24 +170,28 @@ def main() -> int:
         snapshot = find_snapshot(corpus, scratch)
         provider, url = start_provider(corpus / "provider.yaml")
         floor = Floor(snapshot, url, corpus, scratch)
-        ratios, harness_all, floor_all = [], [], []
+        ratios, harness_all, floor_all, before_ratios = [], [], [], []
         load = os.getloadavg()[0]
         try:
             floor.cell(-1)  # warm the caches once
             for pair in range(args.pairs):
-                out = scratch / f"out-{pair}"
-                first = harness_cells(args.src, out, args.cells)
+                first = harness_cells(args.src, scratch / f"out-{pair}", args.cells)
                 second = [floor.cell(pair * 1000 + i) for i in range(args.cells)]
-                shutil.rmtree(out, ignore_errors=True)
                 ratio = statistics.median(first) / statistics.median(second)
                 ratios.append(ratio)
                 harness_all += first
                 floor_all += second
-                print(
+                line = (
                     f"pair {pair}: harness {statistics.median(first) * 1000:.0f} ms, "
-                    f"floor {statistics.median(second) * 1000:.0f} ms, ratio {ratio:.2f}",
-                    flush=True,
+                    f"floor {statistics.median(second) * 1000:.0f} ms, ratio {ratio:.2f}"
                 )
+                if args.before is not None:
+                    third = harness_cells(args.before, scratch / f"before-{pair}", args.cells)
+                    before_ratios.append(statistics.median(third) / statistics.median(second))
+                    line += (
+                        f"; before {statistics.median(third) * 1000:.0f} ms, ratio {before_ratios[-1]:.2f}"
+                    )
+                print(line, flush=True)
         finally:
             provider.send_signal(signal.SIGTERM)
             provider.wait(10)
@@ -197,6 +205,10 @@ def main() -> int:
         "load_start_end": [round(load, 1), round(os.getloadavg()[0], 1)],
         "src": str(args.src),
     }
+    if before_ratios:
+        summary["before"] = str(args.before)
+        summary["before_ratio_median"] = round(statistics.median(before_ratios), 3)
+        summary["before_ratio_range"] = [round(min(before_ratios), 3), round(max(before_ratios), 3)]
     print(json.dumps(summary))
     return 0
 
