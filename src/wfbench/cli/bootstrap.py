@@ -235,10 +235,11 @@ def bootstrap(
 
 def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environments:
     """Task environments built through ``sandbox`` into ``$WFBENCH_CACHE/envs`` (docs/real-repos.md)."""
-    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir, default_uv
 
     cache = default_cache_dir(environ)
-    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env())
+    uv = default_uv(environ)  # uv when installed (scripts/install-tools), else venv + pip
+    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv)
 
 
 def harness_command_env() -> dict[str, str]:
