@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import gate_bench  # noqa: E402 - the sibling script's generator and timer
+import gate_bench  # the sibling script: its row generator and its timer
 
 ROOT = Path(__file__).resolve().parents[1]
 
