@@ -36,7 +36,9 @@ def write(path: Path, tasks: int, runs: int) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", type=int, default=300)
     parser.add_argument("--runs", type=int, default=20, help="a multiple of 10")
     parser.add_argument("--pairs", type=int, default=5)
@@ -61,7 +63,10 @@ def main() -> int:
                     pair.append(cpu)
                 ratios.append(pair[1] / pair[0])
                 cpus.append(pair)
-                print(f"{label}: few {pair[0]:.2f} CPU-s, many {pair[1]:.2f} CPU-s, ratio {ratios[-1]:.2f}", flush=True)
+                print(
+                    f"{label}: few {pair[0]:.2f} CPU-s, many {pair[1]:.2f} CPU-s, ratio {ratios[-1]:.2f}",
+                    flush=True,
+                )
             summary[label] = {
                 "cpu_few_median": round(statistics.median(c[0] for c in cpus), 2),
                 "cpu_many_median": round(statistics.median(c[1] for c in cpus), 2),
