@@ -7,7 +7,9 @@ and the extra read-only mounts it needs (bwrap binds them; host-unsafe runs host
   interpreter (:mod:`wfbench.adapters.sandbox.nondumpable`), made in the run's private root;
 * ``policy.bridges``: the forwarder (:mod:`wfbench.adapters.sandbox.bridge_forwarder`) runs first — under
   bwrap it is PID 1 — itself non-dumpable, binds each bridge's loopback port, then starts the
-  command (see :mod:`wfbench.adapters.sandbox.net_bridge`).
+  command (see :mod:`wfbench.adapters.sandbox.net_bridge`). The compiled forwarder
+  (``bridge_forwarder.c``, built by ``scripts/install-tools``: :func:`compiled_forwarder`) when it is
+  there, so no interpreter starts in front of every session; the Python script otherwise.
 """
 
 from __future__ import annotations
