@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
+from wfbench.domain.metering.prices import PriceTable
 from wfbench.domain.ports import (
     Clock,
     Environments,
@@ -87,6 +88,8 @@ class EndpointOptions:
     #: Every agent the sweep runs (``codex`` speaks OpenAI Responses: that route is opened too).
     agents: tuple[str, ...] = ("standin",)
     budget_usd: float | None = None
+    #: Prices of every model (``--prices`` over the built-in tables; None: the built-in tables).
+    price_table: PriceTable | None = attrs.field(default=None, repr=False, eq=False)
 
 
 def build_sandbox(name: str, limits: Any = None) -> Sandbox:
@@ -336,7 +339,12 @@ def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = 
     options = options or EndpointOptions()
     routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if "codex" in options.agents else ())
     proxy = KeyProxy(
-        upstream_base_url, key, model=options.model, routes=routes, budget_usd=options.budget_usd
+        upstream_base_url,
+        key,
+        model=options.model,
+        routes=routes,
+        budget_usd=options.budget_usd,
+        price_table=options.price_table,
     )
     with proxy:
         yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),), gateway=proxy)

@@ -56,11 +56,12 @@ import structlog
 
 from wfbench.adapters.gateway.budget import SpendLedger
 from wfbench.adapters.gateway.handler import ProxyHandler, ProxyServer
+from wfbench.adapters.gateway.price_table import builtin_prices
 from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, Refused, Route, check_body
 from wfbench.adapters.sandbox.net_bridge import free_port, socket_path
 from wfbench.domain.errors import InputError, SandboxError, WfbenchError
 from wfbench.domain.metering.evidence import Spend
-from wfbench.domain.metering.prices import ModelPrices, prices_for
+from wfbench.domain.metering.prices import ModelPrices, PriceTable
 from wfbench.domain.metering.requests import BodyRefusal, output_cap
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
 from wfbench.domain.redaction import REDACTED, redact_text
@@ -123,7 +124,8 @@ class Lease:
         self.label = label
         #: The model every request must name (the proxy's pinned model unless the cell's arm pins its own).
         self.model = model or proxy.model
-        self.prices = proxy.prices if model in (None, proxy.model) else prices_for(model or "")
+        #: The prices of :attr:`model` (``None``: unpriced, its cost stays unknown).
+        self.prices = proxy.prices if model in (None, proxy.model) else proxy.price_table.prices_for(model)
         self.token = TOKEN_PREFIX + random_tokens.token_hex(24)
         self.bridge = bridge
         self._lock = threading.Lock()
@@ -327,7 +329,8 @@ class KeyProxy:
     ``upstream_base_url`` is where requests go (``https://api.anthropic.com``; a path prefix is
     kept); ``secrets_header_value`` is the real key. ``model`` pins the model every request must
     name (``None``: not checked); ``routes`` are the allowed routes; ``prices`` price the metered
-    usage (default: the pinned model's, :func:`~wfbench.domain.metering.prices.prices_for`);
+    usage (default: the pinned model's in ``price_table``, itself by default the built-in tables,
+    :func:`~wfbench.adapters.gateway.price_table.builtin_prices`; an arm's model is priced from it too);
     ``budget_usd`` caps the metered spend. Cells get :meth:`lease`; :attr:`base_url` and
     :attr:`dummy_token` are the proxy's own loopback listener.
 
@@ -346,6 +349,7 @@ class KeyProxy:
         model: str | None = None,
         routes: tuple[Route, ...] = ANTHROPIC_ROUTES,
         prices: ModelPrices | None = None,
+        price_table: PriceTable | None = None,
         budget_usd: float | None = None,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS_PER_CELL,
@@ -361,7 +365,8 @@ class KeyProxy:
         self.key = secrets_header_value.strip()
         self.model = model
         self.routes = routes
-        self.prices = prices or (prices_for(model) if model else None)
+        self.price_table = builtin_prices() if price_table is None else price_table
+        self.prices = prices or self.price_table.prices_for(model)
         if budget_usd is not None and self.prices is None:
             raise InputError(
                 f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"
@@ -460,7 +465,7 @@ class KeyProxy:
         if (
             self.budget_usd is not None
             and model not in (None, self.model)
-            and prices_for(model or "") is None
+            and self.price_table.prices_for(model) is None
         ):
             raise InputError(
                 f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"

@@ -41,7 +41,6 @@ from wfbench.app.cell.wire import CellWire
 from wfbench.app.corpus.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
 from wfbench.app.corpus.binding import BoundTask, dependency_source, sha256_text
 from wfbench.domain.errors import EvidenceCaptureError, SandboxError, WfbenchError
-from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -114,7 +113,7 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
         if services.gateway is not None:
             model = plan.arm.model or settings.model  # an arm may pin its own model
             lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
-            wire = CellWire(lease, prices_for(model))
+            wire = CellWire(lease, lease.prices)
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
         row = _measure(plan, ctx)
@@ -669,6 +668,7 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "runtime_digest": settings.runtime_digest if runtime is None else runtime.runtime_digest,
         **({} if runtime is None else {"agent": runtime.agent, "agent_version": runtime.agent_version}),
         **_plugin_fields(plan.arm),
+        **({"migrates": ",".join(plan.arm.migrates)} if plan.arm.migrates else {}),
         "recorded_at": settings.now().isoformat(),
         **task.oracle_digests,
         **task.asset_digests,

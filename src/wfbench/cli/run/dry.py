@@ -32,6 +32,7 @@ def dry_run(request: Any, *, out_dir: str, resuming: bool) -> int:
 
 
 def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> list[str]:
+    from wfbench.adapters.gateway.price_table import load_prices
     from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.binding import bind_tasks, prepare_snapshots
     from wfbench.app.sweep.sweep import plan_cells, selected_tasks
@@ -46,6 +47,7 @@ def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> 
         candidate_overlay=request.candidate_overlay,
         provider_script=request.provider_script,
         agent=request.agent,
+        prices=load_prices(request.prices),
     )
     workspaces = GitWorkspaces()
     tasks = selected_tasks(setup.corpus, include_expensive=request.include_expensive, only=request.tasks)

@@ -167,6 +167,9 @@ def _claimed_sweep(
         corpus_path = request.corpus
         if corpus_path is None:
             corpus_path = _demo_corpus(out_dir)
+        from wfbench.adapters.gateway.price_table import load_prices
+
+        prices = load_prices(request.prices)  # a bad --prices file fails here, naming its line and field
         setup = resolve_setup(
             corpus_path,
             arms=request.arms,
@@ -175,6 +178,7 @@ def _claimed_sweep(
             candidate_overlay=request.candidate_overlay,
             provider_script=request.provider_script,
             agent=request.agent,
+            prices=prices,
         )
         setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
         if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
@@ -189,7 +193,7 @@ def _claimed_sweep(
             warn=_human(request),
         )
         executor_name = request.executor.name if request.executor is not None else "local"
-        check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name)
+        check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name, prices=prices)
         from wfbench.cli.run.agents import arm_agents
 
         agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
@@ -229,7 +233,14 @@ def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: 
     out_dir = context.out_dir
     cancel = context.cancel
     names = (request.agent, *(arm.agent.name for arm in setup.arms if arm.agent is not None))
-    options = boot.EndpointOptions(model=setup.model, agents=tuple(names), budget_usd=request.max_cost)
+    from wfbench.adapters.gateway.price_table import load_prices
+
+    options = boot.EndpointOptions(
+        model=setup.model,
+        agents=tuple(names),
+        budget_usd=request.max_cost,
+        price_table=load_prices(request.prices),
+    )
     with (
         boot.endpoint(
             script_path=setup.provider_script,

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from wfbench.adapters.gateway.price_table import builtin_prices
 from wfbench.app.corpus.arms import Arm
 from wfbench.app.corpus.corpus import Corpus
 from wfbench.domain.errors import InputError
-from wfbench.domain.metering.prices import prices_for
+from wfbench.domain.metering.prices import PriceTable
 
 __all__ = ["check_budget_prices", "check_host_network"]
 
@@ -51,7 +52,12 @@ def check_host_network(
 
 
 def check_budget_prices(
-    max_cost: float | None, model: str, arms: Sequence[Arm], *, executor: str = "local"
+    max_cost: float | None,
+    model: str,
+    arms: Sequence[Arm],
+    *,
+    executor: str = "local",
+    prices: PriceTable | None = None,
 ) -> None:
     """With ``--max-cost``, every model of the sweep must have prices and the cells must run here.
 
@@ -67,9 +73,10 @@ def check_budget_prices(
             field="--max-cost",
         )
     models = {model, *(arm.model for arm in arms if arm.model)}
-    unpriced = sorted(name for name in models if prices_for(name) is None)
+    unpriced = (builtin_prices() if prices is None else prices).unpriced(models)
     if unpriced:
         raise InputError(
-            f"no prices are known for model {', '.join(unpriced)}: the budget cannot be enforced",
+            f"no prices are known for model {', '.join(unpriced)}: the budget cannot be enforced"
+            " (give its prices with --prices FILE)",
             field="--max-cost",
         )

@@ -63,6 +63,8 @@ class RunRequest:
     executor: ExecutorChoice | None = None
     #: ``--max-cost USD``: the budget of spend metered at the wire (None: none).
     max_cost: float | None = None
+    #: ``--prices FILE``: a price table overriding the built-in one (None: the built-in one).
+    prices: str | None = None
     #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
     allow_host_network: bool = False
     #: Retries of a throttled (429/529) cell, and the first back-off in seconds.
