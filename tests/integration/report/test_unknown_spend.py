@@ -92,10 +92,10 @@ def test_no_surface_shows_unknown_spend_as_zero(tmp_path: Path) -> None:
         (f"viewer page {i}", page) for i, page in enumerate(pages)
     ]:
         assert not ZERO.search(text), (name, ZERO.search(text))
-    assert "Total spend: $0.5000 + n/a (2 of 4 cells unpriced)" in markdown
+    assert "Total spend: $0.5000 + n/a (2 of 4 cells without a cost)" in markdown
     assert "| codex_review |" in markdown
-    assert "n/a (2 cell(s) unpriced)" in markdown
-    assert "n/a (2 cell(s) unpriced)" in pages[1]
-    assert "$0.50 + n/a (2 of 4 cells unpriced)" in pages[0]
+    assert "n/a (2 cell(s) without a cost)" in markdown
+    assert "n/a (2 cell(s) without a cost)" in pages[1]
+    assert "$0.50 + n/a (2 of 4 cells without a cost)" in pages[0]
     assert "spent: $0.5000 (2 cell(s) without a cost)" in summary
     assert (event["spent_usd"], event["cells_without_cost"]) == (0.5, 2)

@@ -258,6 +258,7 @@ def pair_model_of(attested: Attested, candidate: str, incumbent: str) -> tuple[s
         incumbent_agents=tuple(map(str, attested.agreed("agent", [incumbent]))),
         candidate_agents=tuple(map(str, attested.agreed("agent", [candidate]))),
         migrates=declared(attested.single("migrates", [candidate])),
+        models_seen=tuple(map(str, attested.agreed(MODEL, [incumbent, candidate]))),
     )
     return pair_model(candidate, incumbent, runtimes)
 
@@ -319,9 +320,9 @@ def regate(
     specs = [PairSpec(candidate, pairs[candidate], gates.get(candidate)) for candidate in candidates]
     # each pair with its own model: a declared migration decides across it, an undeclared one cannot
     own = {candidate: pair_model_of(read.attested, candidate, pairs[candidate]) for candidate in candidates}
-    pair_models = {
-        candidate: (model if bindings is not None and pair is not None else pair)
-        for candidate, (pair, _) in own.items()
+    pair_models = {  # refused (no model, a reason): None; else the bindings' model, the pair's, the rows'
+        candidate: None if pair is None and notes else (model if bindings is not None else pair or model)
+        for candidate, (pair, notes) in own.items()
     }
     judged = judge_summary(read.summary, specs, model=model, policy=policy, pair_models=pair_models)
     decisions = [

@@ -79,7 +79,8 @@ def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     specs = [PairSpec(candidate, incumbent) for candidate, incumbent in candidate_pairs(data.arms)]
     attested = gate_input(data.rows).attested
     own = {s.candidate: pair_model_of(attested, s.candidate, s.incumbent) for s in specs}
-    pair_models = {name: (data.model if pair is not None else None) for name, (pair, _) in own.items()}
+    refused = {name for name, (pair, notes) in own.items() if pair is None and notes}
+    pair_models = {name: None if name in refused else data.model for name in own}
     _, judged = judge_rows(
         data.rows, specs, model=data.model, policy=sweep_policy(data), pair_models=pair_models
     )

@@ -151,6 +151,17 @@ Prices = Annotated[
         show_default=False,
     ),
 ]
+Gateway = Annotated[
+    str | None,
+    typer.Option(
+        "--gateway",
+        metavar="PROVIDER",
+        help="Run Anthropic-protocol agents (Claude Code) on another provider's model through a LiteLLM"
+        " model gateway on loopback: `openai` (Responses API; the key in WFBENCH_OPENAI_API_KEY with"
+        " --base-url). Needs the gateway extra (docs/gateway.md).",
+        show_default=False,
+    ),
+]
 AllowHostNetwork = Annotated[
     bool,
     typer.Option(

@@ -170,6 +170,8 @@ def _claimed_sweep(
         from wfbench.adapters.gateway.price_table import load_prices
 
         prices = load_prices(request.prices)  # a bad --prices file fails here, naming its line and field
+        if request.gateway not in (None, *boot.GATEWAYS):
+            raise InputError(f"must be one of {', '.join(boot.GATEWAYS)}", field="--gateway")
         setup = resolve_setup(
             corpus_path,
             arms=request.arms,
@@ -240,6 +242,7 @@ def _sweep(request: RunRequest, setup: Setup, services: boot.Services, context: 
         agents=tuple(names),
         budget_usd=request.max_cost,
         price_table=load_prices(request.prices),
+        gateway=request.gateway,
     )
     with (
         boot.endpoint(

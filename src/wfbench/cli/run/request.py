@@ -65,6 +65,8 @@ class RunRequest:
     max_cost: float | None = None
     #: ``--prices FILE``: a price table overriding the built-in one (None: the built-in one).
     prices: str | None = None
+    #: ``--gateway PROVIDER``: the model gateway (LiteLLM) between the agent and the provider.
+    gateway: str | None = None
     #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
     allow_host_network: bool = False
     #: Retries of a throttled (429/529) cell, and the first back-off in seconds.

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-__all__ = ["DIMENSIONS", "PairRuntimes", "declared", "pair_model"]
+__all__ = ["DIMENSIONS", "PairRuntimes", "declared", "disagreement", "pair_model"]
 
 #: What a candidate may migrate.
 DIMENSIONS = ("agent", "model")
@@ -38,6 +38,18 @@ class PairRuntimes:
     incumbent_agents: Sequence[str] = ()
     candidate_agents: Sequence[str] = ()
     migrates: frozenset[str] = frozenset()
+    #: Every model of the pair's rows, first seen first (default: the incumbent's, then the candidate's).
+    models_seen: Sequence[str] = ()
+
+    def seen(self) -> tuple[str, ...]:
+        """The pair's models in the order to name them."""
+        ordered = self.models_seen or (*self.incumbent_models, *self.candidate_models)
+        return tuple(dict.fromkeys(ordered))
+
+
+def disagreement(models: Sequence[str]) -> str:
+    """The reason a pair whose rows name more than one model gets (the reference's wording)."""
+    return "rows disagree on the benchmark model (" + ", ".join(models) + ")"
 
 
 def pair_model(candidate: str, incumbent: str, runtimes: PairRuntimes) -> tuple[str | None, tuple[str, ...]]:
@@ -46,9 +58,8 @@ def pair_model(candidate: str, incumbent: str, runtimes: PairRuntimes) -> tuple[
     Each arm must agree on one model; a difference in agent or model must be declared. A declared
     migration is judged with the incumbent's model and says so in its reasons.
     """
-    for arm, models in ((incumbent, runtimes.incumbent_models), (candidate, runtimes.candidate_models)):
-        if len(models) > 1:
-            return None, (f"rows of arm {arm} disagree on the benchmark model ({', '.join(models)})",)
+    if len(runtimes.incumbent_models) > 1 or len(runtimes.candidate_models) > 1:
+        return None, (disagreement(runtimes.seen()),)
     differences = [
         (dimension, inc[0], cand[0])
         for dimension, inc, cand in (
@@ -60,7 +71,8 @@ def pair_model(candidate: str, incumbent: str, runtimes: PairRuntimes) -> tuple[
     model = _first(runtimes.incumbent_models) or _first(runtimes.candidate_models)
     undeclared = [d for d in differences if d[0] not in runtimes.migrates]
     if undeclared:
-        return None, tuple(
+        first = (disagreement(runtimes.seen()),) if any(d[0] == "model" for d in undeclared) else ()
+        return None, first + tuple(
             f"{candidate} runs {dimension} {cand}, its incumbent {incumbent} {dimension} {inc}: an"
             f" undeclared {dimension} change cannot be decided (declare `migrates: [{dimension}]` on"
             f" the arm to decide across it)"
