@@ -80,3 +80,39 @@ def test_a_declaration_is_read_from_the_rows_field_and_unknown_words_are_ignored
     assert declared("agent,model") == frozenset({"agent", "model"})
     assert declared(" model ,prompt") == frozenset({"model"})
     assert declared(None) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("migrates", "expected"), [("agent,model", "promote"), (None, "insufficient_evidence")]
+)
+def test_the_sweeps_own_promotion_step_honours_the_declaration(migrates: str | None, expected: str) -> None:
+    """The run's finish step (promotion.json) applies the same rule as a re-gate."""
+    from wfbench.adapters.store.memory_sweep import MemorySweepDirectory
+    from wfbench.app.corpus.arms import AgentChoice, Arm, TaskKind
+    from wfbench.app.sweep.finish import FinishInput, promotion_evidence
+
+    incumbent = Arm("workflow_direct", TaskKind.IMPLEMENTATION, ())
+    candidate = Arm(
+        "codex_direct",
+        TaskKind.IMPLEMENTATION,
+        (),
+        incumbent="workflow_direct",
+        agent=AgentChoice("codex"),
+        model="gpt-5.5",
+        migrates=("agent", "model") if migrates else (),
+    )
+    data = FinishInput(
+        corpus=None,
+        tasks=(),
+        arms=[incumbent, candidate],
+        rows=_rows(0.10, migrates=migrates),
+        out_dir="unused",
+        directory=MemorySweepDirectory(),
+        model="claude-sonnet-4-5",
+        tripped=False,
+        cancelled=False,
+        now=NOW,
+        policy=COST,
+    )
+    (decision,) = promotion_evidence(data)["decisions"]
+    assert decision["decision"] == expected
