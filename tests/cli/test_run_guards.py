@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from wfbench.adapters.gateway.price_table import builtin_prices
-from wfbench.cli.run.guards import check_budget_prices, check_host_network
+from wfbench.cli.run.guards import check_budget_prices, check_host_network, check_local_only
 from wfbench.cli.run.setup import price_warnings
 from wfbench.domain.errors import InputError
 from wfbench.domain.metering.prices import ModelPrices, PriceEntry, PriceTable
@@ -85,3 +85,16 @@ def test_a_budget_is_refused_on_a_cluster_executor() -> None:
     with pytest.raises(InputError, match="--executor ray") as raised:
         check_budget_prices(1.0, PRICED, [], executor="ray")
     assert raised.value.field == "--max-cost"
+
+
+def test_prices_and_the_gateway_are_refused_on_a_cluster_executor() -> None:
+    plain = SimpleNamespace(prices=None, gateway=None)
+    check_local_only(plain, executor="ray")
+    check_local_only(SimpleNamespace(prices="p.csv", gateway="openai"), executor="local")
+    for option, request in (
+        ("--prices", SimpleNamespace(prices="p.csv", gateway=None)),
+        ("--gateway", SimpleNamespace(prices=None, gateway="openai")),
+    ):
+        with pytest.raises(InputError, match="--executor ray") as raised:
+            check_local_only(request, executor="ray")
+        assert raised.value.field == option

@@ -185,7 +185,7 @@ def _claimed_sweep(
         setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
         if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
             request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
-        from wfbench.cli.run.guards import check_budget_prices, check_host_network
+        from wfbench.cli.run.guards import check_budget_prices, check_host_network, check_local_only
 
         check_host_network(
             setup.corpus,
@@ -196,6 +196,7 @@ def _claimed_sweep(
         )
         executor_name = request.executor.name if request.executor is not None else "local"
         check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name, prices=prices)
+        check_local_only(request, executor=executor_name)
         from wfbench.cli.run.agents import arm_agents
 
         agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from wfbench.adapters.gateway.price_table import builtin_prices
 from wfbench.app.corpus.arms import Arm
@@ -18,7 +19,7 @@ from wfbench.app.corpus.corpus import Corpus
 from wfbench.domain.errors import InputError
 from wfbench.domain.metering.prices import PriceTable
 
-__all__ = ["check_budget_prices", "check_host_network"]
+__all__ = ["check_budget_prices", "check_host_network", "check_local_only"]
 
 
 def check_host_network(
@@ -80,3 +81,18 @@ def check_budget_prices(
             " (give its prices with --prices FILE)",
             field="--max-cost",
         )
+
+
+def check_local_only(request: Any, *, executor: str) -> None:
+    """``--prices`` and ``--gateway`` live in this process: a cluster's nodes would not apply them.
+
+    Raises:
+        InputError: either is given with a cluster executor.
+    """
+    for option, value in (("--prices", request.prices), ("--gateway", request.gateway)):
+        if value is not None and executor != "local":
+            raise InputError(
+                f"is applied by this machine's key proxy, which --executor {executor} bypasses (each node"
+                " meters its own cells); run with --executor local",
+                field=option,
+            )
