@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
-from wfbench.adapters.gateway.price_table import builtin_prices
+from wfbench.adapters.gateway.price_table import builtin_prices, load_prices
 from wfbench.app.corpus.arms import (
     Arm,
     Overlay,
@@ -27,6 +28,9 @@ from wfbench.domain.errors import InputError
 from wfbench.domain.metering.prices import PriceTable
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
 from wfbench.domain.sweep.manifest import check_model_name
+
+if TYPE_CHECKING:
+    from wfbench.cli.run.request import RunRequest
 
 DEFAULT_ARMS = ("workflow", "workflow_direct", "baseline")
 
@@ -123,3 +127,21 @@ def price_warnings(arms: Sequence[Arm], agent: str, model: str, prices: PriceTab
         " model to a --prices file, or re-gate on tokens: `wfbench gate DIR --metric output_tokens`)"
         for name, names in sorted(by_model.items())
     ]
+
+
+def setup_of(request: RunRequest, corpus_path: str, prices: PriceTable | None = None) -> Setup:
+    """:func:`resolve_setup` with ``request``'s options (the run's and the dry run's).
+
+    ``prices``: the run's price table (default: ``--prices`` over the built-in tables; a bad file
+    raises InputError naming its line and field).
+    """
+    return resolve_setup(
+        corpus_path,
+        arms=request.arms,
+        runs=request.runs,
+        model=request.model,
+        candidate_overlay=request.candidate_overlay,
+        provider_script=request.provider_script,
+        agent=request.agent,
+        prices=load_prices(request.prices) if prices is None else prices,
+    )
