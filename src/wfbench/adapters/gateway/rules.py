@@ -32,7 +32,14 @@ import attrs
 
 from wfbench.adapters.gateway.wire_usage import WireProtocol
 from wfbench.domain.metering.gemini_requests import GEMINI, check_gemini_content
-from wfbench.domain.metering.requests import MESSAGES, RESPONSES, RequestRules, check_request, decode_body
+from wfbench.domain.metering.requests import (
+    GATEWAY_RESPONSES,
+    MESSAGES,
+    RESPONSES,
+    RequestRules,
+    check_request,
+    decode_body,
+)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9._~/:-]*")
@@ -127,6 +134,10 @@ GEMINI_ROUTES = (
     ),
     Route("POST", "/v1beta/models/{model}:countTokens", None, _GEMINI_HEADERS, rules=GEMINI),
 )
+
+
+#: The upstream meter behind a model gateway (``litellm_gateway``): Responses as LiteLLM sends it.
+GATEWAY_RESPONSES_ROUTE = attrs.evolve(OPENAI_RESPONSES_ROUTE, rules=GATEWAY_RESPONSES)
 
 
 def route_for(method: str, target: str, routes: tuple[Route, ...]) -> Route:

@@ -258,7 +258,7 @@ def environment_digester(sandbox_name: str) -> Any:
     """``task → the digest its declared environment is built under`` (computed, never built)."""
     import os
 
-    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir, default_uv
     from wfbench.cli.bootstrap import harness_command_env
 
     if sandbox_name == "bwrap":
@@ -270,7 +270,10 @@ def environment_digester(sandbox_name: str) -> Any:
 
         backend = UnsafeHostSandbox()
     environments = CachedEnvironments(
-        backend, cache_dir=default_cache_dir(os.environ), command_env=harness_command_env()
+        backend,
+        cache_dir=default_cache_dir(os.environ),
+        command_env=harness_command_env(),
+        uv=default_uv(os.environ),  # the same installer as `wfbench run`, so the same digests
     )
 
     def digest(task: Any) -> str | None:
