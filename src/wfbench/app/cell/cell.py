@@ -226,6 +226,8 @@ def _check(
             oracle_ok = verdict.passed
             fields["oracle_evidence"] = verdict.evidence
             fields.update(_oracle_outcome(ctx, plan, verdict))
+            if verdict.reward is not None:
+                fields["oracle_reward"] = verdict.reward
             fields["oracle_output"] = (
                 "hidden oracle passed" if oracle_ok else f"hidden oracle failed: {verdict.detail}"
             )

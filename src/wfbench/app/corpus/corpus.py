@@ -71,6 +71,7 @@ TASK_KEYS = frozenset(
         "environment",
         "env",
         "gold_patch",
+        "gold_script",
         "network",
     }
 )
@@ -79,7 +80,9 @@ PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
 )
 ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like", "network"})
-ORACLE_KEYS = frozenset({"command", "files", "report", "expect"})
+ORACLE_KEYS = frozenset({"command", "files", "report", "expect", "mount", "reward_above"})
+#: ``oracle.report``: a JUnit report, or a reward file (Harbor's ``reward.txt``/``reward.json``).
+REPORT_KINDS = ("junit", "reward")
 #: ``network:`` of a task or an arm: the model endpoint only (the default), or the host's network.
 NETWORK_MODES = ("model-only", "host")
 REVIEW_LABELS_TARGET = "review-labels.json"
@@ -95,6 +98,10 @@ class OracleSpec:
     report: str | None = None
     #: Test ids (``<classname>::<name>``, or a bare name) the report must show passed.
     expect: tuple[str, ...] = ()
+    #: Where the hidden files appear (None: the harness's own path; ``/tests`` for Harbor tasks).
+    mount: str | None = None
+    #: ``report: reward``: the oracle passes when the reward is above this (and it exited 0).
+    reward_above: float = 0.0
 
 
 @attrs.frozen
@@ -126,6 +133,8 @@ class TaskSpec:
     env: tuple[tuple[str, str], ...] = ()
     #: A patch (absolute path, in the corpus) that resolves the task: ``wfbench tasks validate`` applies it.
     gold_patch: str | None = None
+    #: A script that resolves the task (Harbor's ``solve.sh``): ``tasks validate`` runs it instead.
+    gold_script: str | None = None
     #: ``host`` keeps the host network for the task's agent sessions (contaminating; docs/security.md).
     network: str = "model-only"
 
@@ -251,6 +260,13 @@ def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None =
     gold = raw.get("gold_patch")
     if gold is not None:
         gold = _existing_file(_text(gold, "gold_patch", locator=locator), root, "gold_patch", locator=locator)
+    script = raw.get("gold_script")
+    if script is not None:
+        if gold is not None:
+            raise InputError("give gold_patch or gold_script, not both", locator=locator, field="gold_script")
+        script = _existing_file(
+            _text(script, "gold_script", locator=locator), root, "gold_script", locator=locator
+        )
     expensive = raw.get("expensive", False)
     if not isinstance(expensive, bool):
         raise InputError("must be true or false", locator=locator, field="expensive")
@@ -269,6 +285,7 @@ def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None =
         environment=environment,
         env=parse_task_env(raw.get("env"), locator=locator),
         gold_patch=gold,
+        gold_script=script,
         network=network_mode(raw, locator),
     )
 
@@ -292,16 +309,16 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
         spec = _mapping(spec, "oracle", locator=locator)
         if not {"command", "files"} <= set(spec) <= ORACLE_KEYS:
             raise InputError(
-                "must have `command` and `files` (and optionally `report`, `expect`)",
+                "must have `command` and `files` (and optionally `report`, `expect`, `mount`, `reward_above`)",
                 locator=locator,
                 field="oracle",
             )
         command = _text(spec["command"], "oracle.command", locator=locator)
         report = _opt_text(spec.get("report"), "oracle.report", locator=locator)
-        if report not in (None, "junit"):
-            raise InputError("must be `junit` when given", locator=locator, field="oracle.report")
+        if report not in (None, *REPORT_KINDS):
+            raise InputError("must be `junit` or `reward` when given", locator=locator, field="oracle.report")
         expect = _strings(spec.get("expect", []), "oracle.expect", locator)
-        if expect and report is None:
+        if expect and report != "junit":
             raise InputError("needs `report: junit`", locator=locator, field="oracle.expect")
         if not isinstance(spec["files"], list):
             raise InputError("must be a list", locator=locator, field="oracle.files")
@@ -321,7 +338,33 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
         files.append(OracleFileSpec(source=source, target=REVIEW_LABELS_TARGET))
     if not files:
         raise InputError("must name at least one file", locator=locator, field="oracle.files")
-    return OracleSpec(command=command, files=tuple(files), report=report, expect=expect)
+    mount, above = _oracle_placement(spec or {}, report, locator)
+    return OracleSpec(
+        command=command, files=tuple(files), report=report, expect=expect, mount=mount, reward_above=above
+    )
+
+
+def _oracle_placement(spec: Mapping[str, Any], report: str | None, locator: str) -> tuple[str | None, float]:
+    """``oracle.mount`` (an absolute path for the hidden files) and ``oracle.reward_above``."""
+    mount = spec.get("mount")
+    if mount is not None and (
+        not isinstance(mount, str)
+        or not mount.startswith("/")
+        or os.path.normpath(mount) != mount
+        or mount in ("/", "/workspace", "/logs", "/logs/verifier")
+        or mount.startswith(("/proc", "/dev", "/sys", "/usr", "/etc", "/workspace/"))
+    ):
+        raise InputError(
+            "must be an absolute path outside the workspace and the system's directories (e.g. /tests)",
+            locator=locator,
+            field="oracle.mount",
+        )
+    above = spec.get("reward_above", 0.0)
+    if "reward_above" in spec and report != "reward":
+        raise InputError("needs `report: reward`", locator=locator, field="oracle.reward_above")
+    if isinstance(above, bool) or not isinstance(above, int | float) or above != above:
+        raise InputError("must be a number", locator=locator, field="oracle.reward_above")
+    return mount, float(above)
 
 
 def _checked_labels(raw: Any, root: str, locator: str) -> str:
