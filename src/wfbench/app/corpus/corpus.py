@@ -215,7 +215,7 @@ def _corpus(raw: Any, source: str) -> Corpus:
             )
     environment = None
     if raw.get("environment") is not None:
-        environment = parse_environment(raw["environment"], locator="")
+        environment = parse_environment(raw["environment"], locator="", root=root)
     tasks = tuple(_task(item, index, root, environment) for index, item in enumerate(raw["tasks"]))
     seen: set[str] = set()
     for task in tasks:
@@ -256,7 +256,7 @@ def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None =
     if not os.path.isdir(repo):
         raise InputError(f"repository does not exist: {repo}", locator=locator, field="repo")
     if "environment" in raw:
-        environment = parse_environment(raw["environment"], locator=locator)
+        environment = parse_environment(raw["environment"], locator=locator, root=root)
     gold = raw.get("gold_patch")
     if gold is not None:
         gold = _existing_file(_text(gold, "gold_patch", locator=locator), root, "gold_patch", locator=locator)

@@ -49,6 +49,18 @@ class Bridge:
 
 
 @attrs.frozen
+class ContainerImage:
+    """The container image a command runs in (container backends only) and where the workspace appears.
+
+    ``ref`` is what the runtime starts (an image id ``sha256:…`` or a local name); ``workdir`` is the
+    absolute path at which the workspace is mounted inside it (``/testbed`` for SWE-bench images).
+    """
+
+    ref: str
+    workdir: str = "/workspace"
+
+
+@attrs.frozen
 class SandboxPolicy:
     """What one sandboxed command may see and do.
 
@@ -77,6 +89,9 @@ class SandboxPolicy:
     bridges: tuple[Bridge, ...] = ()
     #: Start the program (``argv[0]``, a dynamically linked ELF file) non-dumpable.
     non_dumpable: bool = False
+    #: The task's container image (a container backend runs the command in it; bwrap and
+    #: host-unsafe refuse a policy that names one). ``None``: the backend's own default userland.
+    image: ContainerImage | None = None
 
 
 @attrs.frozen
