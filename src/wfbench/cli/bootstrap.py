@@ -18,6 +18,7 @@ from wfbench.domain.errors import InputError, SandboxUnavailable
 from wfbench.domain.ports import (
     Clock,
     Environments,
+    ImageWorkdirs,
     ModelCLI,
     ModelGateway,
     Sandbox,
@@ -40,6 +41,20 @@ def sweep_directory(root: str) -> SweepDirectory:
     from wfbench.adapters.store.sweep_files import FileSweepDirectory
 
     return FileSweepDirectory(root)
+
+
+def image_workdirs() -> ImageWorkdirs:
+    """The Harbor import's image builder (podman, runc)."""
+    from wfbench.adapters.repo.image_capture import PodmanWorkdirs
+
+    return PodmanWorkdirs()
+
+
+def git_workspaces() -> Workspaces:
+    """The git workspaces adapter (snapshots of a corpus's repositories)."""
+    from wfbench.adapters.repo.workspace import GitWorkspaces
+
+    return GitWorkspaces()
 
 
 def system_clock() -> Clock:

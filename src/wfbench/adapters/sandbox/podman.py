@@ -251,7 +251,15 @@ def remove_stale_containers(podman: Sequence[str]) -> tuple[str, ...]:
     """
     mine = str(pid_namespace() or 0)
     listing = subprocess.run(
-        [*podman, "ps", "--all", "--filter", f"label={OWNER_LABEL}", "--format", f'{{{{.Names}}}} {{{{index .Labels "{OWNER_LABEL}"}}}}'],
+        [
+            *podman,
+            "ps",
+            "--all",
+            "--filter",
+            f"label={OWNER_LABEL}",
+            "--format",
+            f'{{{{.Names}}}} {{{{index .Labels "{OWNER_LABEL}"}}}}',
+        ],
         capture_output=True,
         text=True,
         timeout=CLI_TIMEOUT_S,
@@ -360,7 +368,7 @@ class PodmanSandbox:
             if image.ref in self._checked:
                 return
         probe = (
-            "for f in /lib/ld-musl-*.so.1; do [ -e \"$f\" ] && { echo musl; exit 3; }; done; "
+            'for f in /lib/ld-musl-*.so.1; do [ -e "$f" ] && { echo musl; exit 3; }; done; '
             f"exec '{python_launcher()}' -I -S -c 'print(\"wfbench-ok\")'"
         )
         with private_root() as empty:
@@ -442,7 +450,9 @@ class PodmanSandbox:
         name = f"{NAME_PREFIX}{os.getpid()}-n{pid_namespace() or 0}-{secrets.token_hex(6)}"
         with private_root() as private:
             host_path = self._host_path(policy, image.workdir)
-            launch = plan_launch(argv, policy, private_root=private.root, host_path=host_path, in_sandbox=True)
+            launch = plan_launch(
+                argv, policy, private_root=private.root, host_path=host_path, in_sandbox=True
+            )
             inputs = ArgvInputs(
                 podman=podman,
                 name=name,

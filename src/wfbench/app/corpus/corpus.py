@@ -10,6 +10,7 @@ through the :class:`~wfbench.domain.ports.Workspaces` port: see :func:`wfbench.a
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -309,7 +310,8 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
         spec = _mapping(spec, "oracle", locator=locator)
         if not {"command", "files"} <= set(spec) <= ORACLE_KEYS:
             raise InputError(
-                "must have `command` and `files` (and optionally `report`, `expect`, `mount`, `reward_above`)",
+                "must have `command` and `files` (and optionally `report`, `expect`, `mount`, "
+                "`reward_above`)",
                 locator=locator,
                 field="oracle",
             )
@@ -362,7 +364,7 @@ def _oracle_placement(spec: Mapping[str, Any], report: str | None, locator: str)
     above = spec.get("reward_above", 0.0)
     if "reward_above" in spec and report != "reward":
         raise InputError("needs `report: reward`", locator=locator, field="oracle.reward_above")
-    if isinstance(above, bool) or not isinstance(above, int | float) or above != above:
+    if isinstance(above, bool) or not isinstance(above, int | float) or not math.isfinite(above):
         raise InputError("must be a number", locator=locator, field="oracle.reward_above")
     return mount, float(above)
 

@@ -302,7 +302,7 @@ def _env_table(m: _Mapper, key: str, raw: Any) -> dict[str, str]:
 
 
 def oracle_command(env: Mapping[str, str]) -> str:
-    """The hidden oracle's command: Harbor's ``test.sh`` from the staged tests, the verifier's variables set."""
+    """The oracle's command: Harbor's ``test.sh`` from the staged tests, with the verifier's variables."""
     import shlex
 
     prefix = "".join(f"{name}={shlex.quote(value)} " for name, value in sorted(env.items()))
