@@ -16,6 +16,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.conftest import require_or_skip
 from tests.support.podman_kit import base_image, podman_sandbox
 
 pytestmark = pytest.mark.slow
@@ -30,8 +31,14 @@ class PinnedImage:
     def __init__(self, inner, image) -> None:  # noqa: ANN001 - a PodmanSandbox, a ContainerImage
         self._inner, self._image = inner, image
 
-    def run(self, argv, *, policy, cancel=None):  # noqa: ANN001, ANN201 - the Sandbox port
-        return self._inner.run(argv, policy=attrs.evolve(policy, image=self._image), cancel=cancel)
+    def run(self, argv, *, policy, **options):  # noqa: ANN001, ANN003, ANN201 - the Sandbox port
+        from wfbench.adapters.sandbox.bwrap import python_runtime_paths
+
+        # The podman backend binds the host's Python runtimes itself; an agent session's policy
+        # names them too, and podman refuses a duplicate mount destination (reported to #28).
+        runtimes = set(python_runtime_paths())
+        mounts = tuple(m for m in policy.mounts if not (m.host == m.target and m.target in runtimes))
+        return self._inner.run(argv, policy=attrs.evolve(policy, image=self._image, mounts=mounts), **options)
 
     def __getattr__(self, name: str):  # noqa: ANN204 - every other part of the port, unchanged
         return getattr(self._inner, name)
@@ -102,3 +109,108 @@ def test_a_task_whose_tests_pass_before_the_solution_is_invalid(imported, tmp_pa
     result = _validate(imported, "already-done", tmp_path)
     assert result.oracle_at_base is True
     assert "the hidden oracle already passes at the base commit: it measures nothing" in result.problems
+
+
+FIXED = "def mean(values):\n    return sum(values) / len(values) if values else 0.0\n"
+WRONG = "def mean(values):\n    return 0.0\n"
+
+
+class _Store:
+    def __init__(self, rows: list) -> None:
+        self.appended = rows
+
+    def append(self, row) -> None:  # noqa: ANN001 - a Row
+        self.appended.append(row)
+
+    def rows(self) -> tuple:
+        return tuple(self.appended)
+
+
+class _Quiet:
+    def notify(self, event) -> None:  # noqa: ANN001 - a SweepEvent
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _no_log(event: str, **fields: object) -> None:
+    pass
+
+
+def _agent(name: str):  # noqa: ANN202 - a ModelCLI
+    from tests.conftest import claude_binary
+    from wfbench.adapters.agents.claude import ClaudeCLI
+
+    if name == "standin":
+        return ClaudeCLI.standin()
+    binary = claude_binary()
+    if binary is None:
+        require_or_skip("WFBENCH_REQUIRE_CLAUDE", "the real Claude Code CLI is not installed")
+    return ClaudeCLI.real(binary)
+
+
+def _sweep(corpus_path: Path, tmp_path: Path, content: str, agent: str):  # noqa: ANN202 - the rows
+    """One baseline cell of calc-fix, the stand-in agent writing ``content`` as calc/__init__.py."""
+    import yaml
+
+    from tests.support.sweep_kit import turn, write
+    from wfbench.adapters.provider.script import ProviderScript
+    from wfbench.adapters.provider.scripted import ScriptedProvider
+    from wfbench.adapters.store.memory_sweep import MemorySweepDirectory
+    from wfbench.app.cell.context import CellServices, RunSettings
+    from wfbench.app.corpus.arms import resolve_arms
+    from wfbench.app.corpus.corpus import load_corpus
+    from wfbench.app.sweep.run import SweepRequest, sweep
+    from wfbench.cli import bootstrap as boot
+    from wfbench.domain.workspace.sandbox import ContainerImage
+
+    tmp_path.mkdir(parents=True)
+    script = tmp_path / "provider.yaml"
+    read = {"name": "Read", "input": {"file_path": "/app/calc/__init__.py"}}
+    rules = [
+        {
+            "when": ["mean([])"],
+            "turns": [turn(read), turn(write("/app/calc/__init__.py", content)), turn(say="done")],
+        }
+    ]
+    script.write_text(yaml.safe_dump({"conversations": rules}))
+    loaded = load_corpus(str(corpus_path))
+    spec = next(t for t in loaded.tasks if t.id == "calc-fix")
+    # network host: the run flow's model bridge for podman is the container issue's to wire; until
+    # then the session reaches the loopback provider over the host's network (verify and the oracle
+    # still run with none).
+    corpus = attrs.evolve(loaded, tasks=(attrs.evolve(spec, environment=None, network="host"),))
+    sandbox = PinnedImage(podman_sandbox(), ContainerImage(_image("calc-fix"), "/app"))
+    rows: list = []
+    with ScriptedProvider(ProviderScript.load(str(script))) as provider:
+        settings = RunSettings(
+            out_dir=str(tmp_path / "out"),
+            work_dir=str(tmp_path / "work"),
+            model="claude-sonnet-4-5",
+            sandbox_backend="podman",
+            command_env=boot.harness_command_env(),
+            agent_env={"ANTHROPIC_BASE_URL": provider.base_url},
+            secrets={"ANTHROPIC_API_KEY": "offline-test-key"},
+            directory=MemorySweepDirectory(),
+        )
+        request = SweepRequest(
+            corpus=corpus, arms=resolve_arms(["baseline"], corpus.arms), runs=1, settings=settings, workers=1
+        )
+        services = boot.bootstrap(sandbox=sandbox)
+        cell = CellServices(sandbox, _agent(agent), services.workspaces, services.clock)
+        sweep(request, cell=cell, store=_Store(rows), view=_Quiet(), log=_no_log, cancel=threading.Event())
+    return rows
+
+
+@pytest.mark.parametrize("agent", ["standin", pytest.param("claude", marks=pytest.mark.claude)])
+def test_an_imported_task_resolves_with_a_correct_scripted_fix_and_fails_with_a_wrong_one(
+    imported, tmp_path, agent
+):
+    (fixed,) = _sweep(imported, tmp_path / "fixed", FIXED, agent)
+    (wrong,) = _sweep(imported, tmp_path / "wrong", WRONG, agent)
+    assert fixed.resolved, fixed.extra.get("oracle_output")
+    assert fixed.extra["oracle_reward"] == 1.0
+    assert not wrong.resolved
+    assert wrong.extra["oracle_reward"] == 0.0
+    assert wrong.extra["oracle_outcome"] == "reward-not-above-threshold"
