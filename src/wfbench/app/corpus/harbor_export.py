@@ -6,8 +6,9 @@ Per task, ``DIR/<id>/``:
   category = the class, ``[verifier]``/``[agent]`` timeouts, ``[environment]`` build timeout and
   ``network_mode`` — ``public`` only for a ``network: host`` task);
 * ``environment/Dockerfile``: ``FROM`` the base image, the task's variables as ``ENV``, the
-  snapshot of ``ref`` (no history) copied to ``/app`` (the image's ``WORKDIR``), the environment's
-  ``install`` commands as ``RUN``, then ``setup`` (run once at build time, as a cell runs it first);
+  snapshot of ``ref`` (no history) copied to ``/app`` (the image's ``WORKDIR``), then
+  ``wfbench-build.sh``: the environment's ``install`` commands and ``setup`` (run once at build
+  time, as a cell runs it first);
 * ``tests/``: the hidden oracle's files, and ``test.sh`` that runs the oracle's command in ``/app``
   with ``$WFBENCH_ORACLE_ROOT=/tests`` (a JUnit report, when the oracle names one, goes to
   ``/logs/verifier``), then writes ``reward.txt`` (1 when it exited 0, else 0);
@@ -30,7 +31,7 @@ import attrs
 from wfbench.app.corpus.corpus import Corpus, TaskSpec
 from wfbench.domain.ports import Workspaces
 
-__all__ = ["ExportReport", "dockerfile", "export_corpus", "task_toml", "test_script"]
+__all__ = ["ExportReport", "build_script", "dockerfile", "export_corpus", "task_toml", "test_script"]
 
 WORKDIR = "/app"
 
@@ -67,15 +68,30 @@ def task_toml(spec: TaskSpec, *, verify_timeout_s: float = 600.0, agent_timeout_
     )
 
 
+#: The environment's install commands, then ``setup``, as one script beside the Dockerfile (a
+#: Dockerfile ``RUN`` line cannot hold a newline, and a command may).
+BUILD_SCRIPT = "wfbench-build.sh"
+
+
+def build_script(spec: TaskSpec) -> str | None:
+    """``set -eu``, each install command, then ``setup``; None when there is nothing to run."""
+    commands = [
+        *(spec.environment.install if spec.environment is not None else ()),
+        *([spec.setup] if spec.setup else []),
+    ]
+    if not commands:
+        return None
+    return "set -eu\n" + "".join(f"{command.rstrip()}\n" for command in commands)
+
+
 def dockerfile(spec: TaskSpec, base_image: str) -> str:
-    """The task's ``environment/Dockerfile``: base image, variables, the snapshot at /app, installs, setup."""
+    """``environment/Dockerfile``: base image, variables, the snapshot at /app, the build script."""
     lines = [f"FROM {base_image}", f"WORKDIR {WORKDIR}"]
     lines += [f"ENV {name}={shlex.quote(value)}" for name, value in spec.env]
     lines.append(f"COPY workspace/ {WORKDIR}/")
-    if spec.environment is not None:
-        lines += [f"RUN {command}" for command in spec.environment.install]
-    if spec.setup:
-        lines.append("RUN " + shlex.join(["/bin/sh", "-c", "set -eu\n" + spec.setup]))
+    if build_script(spec) is not None:
+        lines.append(f"COPY {BUILD_SCRIPT} /tmp/{BUILD_SCRIPT}")
+        lines.append(f"RUN /bin/sh /tmp/{BUILD_SCRIPT} && rm /tmp/{BUILD_SCRIPT}")
     return "\n".join(lines) + "\n"
 
 
@@ -159,6 +175,9 @@ def export_corpus(corpus: Corpus, *, out_dir: str, base_image: str, workspaces: 
         _write(os.path.join(root, "instruction.md"), spec.prompt.rstrip("\n") + "\n")
         _write(os.path.join(root, "task.toml"), task_toml(spec))
         _write(os.path.join(root, "environment", "Dockerfile"), dockerfile(spec, base_image))
+        script = build_script(spec)
+        if script is not None:
+            _write(os.path.join(root, "environment", BUILD_SCRIPT), script)
         _workspace(spec, os.path.join(root, "environment", "workspace"), workspaces)
         for source, target in corpus_oracle_files(spec, corpus.root):
             path = os.path.join(root, "tests", *target.split("/"))
