@@ -162,6 +162,16 @@ class CellContext:
     #: ``(phase, record)`` of every session run so far: kept by a row even if the cell then fails.
     sessions: list[tuple[str, SessionRecord]] = attrs.field(factory=list)
 
+    @property
+    def session_timeout_s(self) -> float:
+        """An agent session's limit: the task's own (``limits.agent_timeout``), else the sweep's."""
+        return self.task.spec.limits.agent_timeout_s or self.settings.session_timeout_s
+
+    @property
+    def verify_timeout_s(self) -> float:
+        """verify's and the oracle's limit: the task's own (``limits.verifier_timeout``), else the sweep's."""
+        return self.task.spec.limits.verifier_timeout_s or self.settings.verify_timeout_s
+
     def redacted(self) -> tuple[str, ...]:
         """Every value to redact from what the cell writes: the run's secrets and the cell's token."""
         return (*self.settings.redacted(), *((self.wire.lease.token,) if self.wire is not None else ()))
@@ -181,7 +191,7 @@ class CellContext:
             workspace=self.workspace,
             workspace_writable=writable,
             network=network,
-            timeout_s=timeout_s or self.settings.verify_timeout_s,
+            timeout_s=timeout_s or self.verify_timeout_s,
             env=task_command_env(self.settings.command_env, self.task),
             mounts=mounts + environment_mounts(self.task) + (self.dependency_mounts if dependencies else ()),
             read_only_paths=read_only_paths,

@@ -207,7 +207,7 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
             ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, "the hidden oracle files changed while staged"
         )
     if result.state in _AGENT_STATES:
-        limit = f" after {ctx.settings.verify_timeout_s:g} s" if result.timed_out else ""
+        limit = f" after {ctx.verify_timeout_s:g} s" if result.timed_out else ""
         detail = f"the oracle did not finish ({result.state}{limit})"
         return OracleVerdict(False, "junit" if junit else "exit-code", detail, OracleOutcome.TIMED_OUT)
     if result.state is not ProcessState.EXITED:

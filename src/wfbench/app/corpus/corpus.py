@@ -73,6 +73,7 @@ TASK_KEYS = frozenset(
         "env",
         "gold_patch",
         "gold_script",
+        "limits",
         "network",
     }
 )
@@ -103,6 +104,18 @@ class OracleSpec:
     mount: str | None = None
     #: ``report: reward``: the oracle passes when the reward is above this (and it exited 0).
     reward_above: float = 0.0
+
+
+@attrs.frozen
+class TaskLimits:
+    """A task's own time limits (seconds; None: the sweep's ``--session-timeout``/``--verify-timeout``)."""
+
+    agent_timeout_s: float | None = None
+    verifier_timeout_s: float | None = None
+
+
+#: ``limits:`` keys of a task.
+LIMIT_KEYS = frozenset({"agent_timeout", "verifier_timeout"})
 
 
 @attrs.frozen
@@ -138,6 +151,8 @@ class TaskSpec:
     gold_script: str | None = None
     #: ``host`` keeps the host network for the task's agent sessions (contaminating; docs/security.md).
     network: str = "model-only"
+    #: The task's own time limits (Harbor's ``timeout_sec``), else the sweep's.
+    limits: TaskLimits = TaskLimits()
 
 
 @attrs.frozen
@@ -288,6 +303,7 @@ def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None =
         gold_patch=gold,
         gold_script=script,
         network=network_mode(raw, locator),
+        limits=_limits(raw.get("limits"), locator),
     )
 
 
@@ -344,6 +360,21 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
     return OracleSpec(
         command=command, files=tuple(files), report=report, expect=expect, mount=mount, reward_above=above
     )
+
+
+def _limits(raw: Any, locator: str) -> TaskLimits:
+    """``limits: {agent_timeout: S, verifier_timeout: S}`` (seconds, 1..86400)."""
+    if raw is None:
+        return TaskLimits()
+    spec = _mapping(raw, "limits", locator=locator)
+    _no_unknown(spec, LIMIT_KEYS, locator=locator, prefix="limits.")
+    values: dict[str, float] = {}
+    for key in LIMIT_KEYS & set(spec):
+        value = spec[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 86400:
+            raise InputError("must be a number of seconds (1..86400)", locator=locator, field=f"limits.{key}")
+        values[f"{key}_s"] = float(value)
+    return TaskLimits(**values)
 
 
 def _oracle_placement(spec: Mapping[str, Any], report: str | None, locator: str) -> tuple[str | None, float]:

@@ -144,6 +144,7 @@ class _Mapper:
     environment: dict[str, Any] = attrs.field(factory=dict)
     oracle_env: dict[str, str] = attrs.field(factory=dict)
     needs_network: list[str] = attrs.field(factory=list)
+    limits: dict[str, float] = attrs.field(factory=dict)
     workdir: str | None = None
     task_class: str = "harbor"
 
@@ -197,10 +198,10 @@ def _package(m: _Mapper) -> None:
         m.note(f"task.{key}", f"package metadata, not used ({value!r}); the task id is the directory name")
 
 
-def _timeout(m: _Mapper, key: str, value: Any, where: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise m.refuse(key, "must be a positive number of seconds")
-    m.note(key, f"{value:g} s: not enforced per task; wfbench's {where} applies")
+def _timeout(m: _Mapper, key: str, value: Any, limit: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 86400:
+        raise m.refuse(key, "must be a number of seconds (1..86400)")
+    m.limits[limit] = value
 
 
 def _network(m: _Mapper, key: str, value: Any, *, verifier: bool = False) -> None:
@@ -217,7 +218,7 @@ def _verifier(m: _Mapper) -> None:
     for key, value in m.section("verifier").items():
         name = f"verifier.{key}"
         if key == "timeout_sec":
-            _timeout(m, name, value, "--verify-timeout")
+            _timeout(m, name, value, "verifier_timeout")
         elif key == "env":
             m.oracle_env.update(_env_table(m, name, value))
         elif key in ("network_mode", "allow_internet"):
@@ -234,7 +235,7 @@ def _agent(m: _Mapper) -> None:
     for key, value in m.section("agent").items():
         name = f"agent.{key}"
         if key == "timeout_sec":
-            _timeout(m, name, value, "--session-timeout")
+            _timeout(m, name, value, "agent_timeout")
         elif key in ("network_mode", "allow_internet"):
             _network(m, name, value)
         elif key == "allowed_hosts":
@@ -355,6 +356,8 @@ def map_task(harbor: HarborTask, options: ImportOptions, *, base: str) -> Mapped
     }
     if m.env:
         task["env"] = dict(sorted(m.env.items()))
+    if m.limits:
+        task["limits"] = dict(sorted(m.limits.items()))
     if m.needs_network:
         task["network"] = "host"
     if harbor.has_solution:

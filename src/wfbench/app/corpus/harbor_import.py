@@ -125,6 +125,7 @@ _ORDER = (
     "environment",
     "env",
     "network",
+    "limits",
     "oracle",
     "gold_script",
 )

@@ -65,9 +65,13 @@ def test_a_verifier_asking_for_the_network_is_reported_not_refused():
     assert any("verifier never has a network" in note for note in mapped.notes)
 
 
-def test_timeouts_and_resources_are_reported_with_what_applies_instead():
-    notes = _map({"verifier": {"timeout_sec": 120}, "environment": {"cpus": 2, "memory": "2G"}}).notes
-    assert any("verifier.timeout_sec: 120 s" in n and "--verify-timeout" in n for n in notes)
+def test_the_agent_and_verifier_timeouts_become_the_tasks_limits():
+    task = _map({"verifier": {"timeout_sec": 120}, "agent": {"timeout_sec": 900.0}}).task
+    assert task["limits"] == {"agent_timeout": 900.0, "verifier_timeout": 120}
+
+
+def test_resources_are_reported_with_what_applies_instead():
+    notes = _map({"environment": {"cpus": 2, "memory": "2G"}}).notes
     assert any(n.startswith("t1: environment.cpus: 2") for n in notes)
     assert any(n.startswith("t1: environment.memory: '2G'") for n in notes)
 
