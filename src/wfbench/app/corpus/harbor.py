@@ -310,20 +310,14 @@ def oracle_command(env: Mapping[str, str]) -> str:
     return f"{prefix}bash {TESTS_MOUNT}/test.sh"
 
 
-def map_task(harbor: HarborTask, options: ImportOptions, *, base: str) -> MappedTask:
-    """``harbor`` as a corpus task entry (paths under ``base``, relative to the corpus), with the notes.
-
-    Raises:
-        InputError: a refused key (named), the internet asked for without ``--network host``, or
-            more test files than the oracle may stage.
-    """
-    m = _Mapper(harbor, options)
-    _top(m)
+def _refusals(m: _Mapper) -> None:
+    """What the whole task says that wfbench cannot honour (beyond single keys)."""
+    harbor = m.harbor
     if not harbor.has_dockerfile and "image" not in m.environment:
         raise InputError(
             "is required (or [environment] docker_image)", field="environment/Dockerfile", **_where(harbor)
         )
-    if m.needs_network and not options.network_host:
+    if m.needs_network and not m.options.network_host:
         raise m.refuse(
             m.needs_network[0].split(" ", 1)[0],
             f"the task asks for the internet ({'; '.join(m.needs_network)}): "
@@ -335,6 +329,10 @@ def map_task(harbor: HarborTask, options: ImportOptions, *, base: str) -> Mapped
             field="tests/",
             **_where(harbor),
         )
+
+
+def _entry(m: _Mapper, base: str) -> dict[str, Any]:
+    harbor = m.harbor
     environment = dict(m.environment)
     if "image" not in environment:
         environment["containerfile"] = f"{base}/environment/Dockerfile"
@@ -349,17 +347,29 @@ def map_task(harbor: HarborTask, options: ImportOptions, *, base: str) -> Mapped
         "oracle": {
             "command": oracle_command(m.oracle_env),
             "report": "reward",
-            "reward_above": options.reward_above,
+            "reward_above": m.options.reward_above,
             "mount": TESTS_MOUNT,
             "files": [{"source": f"{base}/tests/{name}", "target": name} for name in harbor.tests],
         },
     }
-    if m.env:
-        task["env"] = dict(sorted(m.env.items()))
-    if m.limits:
-        task["limits"] = dict(sorted(m.limits.items()))
-    if m.needs_network:
-        task["network"] = "host"
-    if harbor.has_solution:
-        task["gold_script"] = f"{base}/solution/solve.sh"
-    return MappedTask(task=task, workdir=m.workdir, notes=tuple(m.notes))
+    optional = {
+        "env": dict(sorted(m.env.items())),
+        "limits": dict(sorted(m.limits.items())),
+        "network": "host" if m.needs_network else None,
+        "gold_script": f"{base}/solution/solve.sh" if harbor.has_solution else None,
+    }
+    task.update({key: value for key, value in optional.items() if value})
+    return task
+
+
+def map_task(harbor: HarborTask, options: ImportOptions, *, base: str) -> MappedTask:
+    """``harbor`` as a corpus task entry (paths under ``base``, relative to the corpus), with the notes.
+
+    Raises:
+        InputError: a refused key (named), the internet asked for without ``--network host``, or
+            more test files than the oracle may stage.
+    """
+    m = _Mapper(harbor, options)
+    _top(m)
+    _refusals(m)
+    return MappedTask(task=_entry(m, base), workdir=m.workdir, notes=tuple(m.notes))
