@@ -534,7 +534,9 @@ def test_each_backend_reports_its_name(backend: str) -> None:
     """Rows record the backend by this name (bwrap, podman or host-unsafe)."""
     from wfbench.adapters.sandbox.podman import PodmanSandbox
 
-    assert {"bwrap": BwrapSandbox, "podman": PodmanSandbox, "host-unsafe": UnsafeHostSandbox}[backend].name == backend
+    assert {"bwrap": BwrapSandbox, "podman": PodmanSandbox, "host-unsafe": UnsafeHostSandbox}[
+        backend
+    ].name == backend
 
 
 def test_a_writable_mount_outside_the_workspace_takes_writes(

@@ -49,7 +49,7 @@ from wfbench.adapters.repo.workspace import private_copy
 from wfbench.adapters.sandbox.common import force_remove
 from wfbench.domain.environment.spec import ENV_MOUNT, BuiltEnvironment, EnvironmentSpec, environment_digest
 from wfbench.domain.errors import InputError, SandboxError
-from wfbench.domain.ports import CancelToken, Sandbox
+from wfbench.domain.ports import CancelToken, Environments, Sandbox
 from wfbench.domain.workspace.rules import Snapshot
 from wfbench.domain.workspace.sandbox import Bridge, Mount, SandboxPolicy
 
@@ -147,8 +147,10 @@ class CachedEnvironments:
         cache_dir: str,
         registry: Callable[[], contextlib.AbstractContextManager[RegistryAccess]] = proxied_registries,
         command_env: Mapping[str, str] | None = None,
+        images: Environments | None = None,
     ) -> None:
         self._sandbox = sandbox
+        self._images = images  # image environments (a container backend only; docs/containers.md)
         self._cache = os.path.abspath(cache_dir)
         self._registry = registry
         self._command_env = dict(command_env or {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
@@ -159,7 +161,10 @@ class CachedEnvironments:
         return self._cache
 
     def location(self) -> str:
-        """Where commands see an environment: ``/env`` under bwrap, the host path otherwise."""
+        """Where commands see an environment: ``/env`` under bwrap, ``/env`` over the default image
+        under podman (the image's userland is part of the identity), the host path otherwise."""
+        if self._sandbox.name == "podman":
+            return f"podman:{getattr(self._sandbox, 'default_image', '')}:{ENV_MOUNT}"
         return ENV_MOUNT if self._sandbox.name == "bwrap" else f"host:{self._cache}"
 
     def digest(self, spec: EnvironmentSpec, *, snapshot: Snapshot, task_env: Mapping[str, str]) -> str:
@@ -167,7 +172,10 @@ class CachedEnvironments:
 
         Raises:
             InputError: the interpreter cannot be used.
+            SandboxError: an image environment cannot be built (its digest is the image's id).
         """
+        if spec.image is not None:
+            return self.ensure(spec, snapshot=snapshot, task_env=task_env).digest
         base = None if spec.python is None else resolve_base(spec.python)
         return self._digest(spec, snapshot, task_env, base)
 
@@ -198,8 +206,16 @@ class CachedEnvironments:
 
         Raises:
             InputError: the interpreter cannot be used.
-            SandboxError: the build failed (the message holds the log's tail and its path).
+            SandboxError: the build failed (the message holds the log's tail and its path), or the
+                environment is an image and the sandbox is not a container backend.
         """
+        if spec.image is not None:
+            if self._images is None:
+                raise SandboxError(
+                    "this task's environment is a container image: run it with --sandbox podman"
+                    " (docs/containers.md)"
+                )
+            return self._images.ensure(spec, snapshot=snapshot, task_env=task_env, cancel=cancel)
         base = None if spec.python is None else resolve_base(spec.python)
         digest = self._digest(spec, snapshot, task_env, base)
         os.makedirs(self._cache, mode=0o700, exist_ok=True)
@@ -226,7 +242,7 @@ class CachedEnvironments:
     def _built(
         self, digest: str, final: str, base: BaseInterpreter | None, *, cached: bool
     ) -> BuiltEnvironment:
-        mount = ENV_MOUNT if self._sandbox.name == "bwrap" else final
+        mount = ENV_MOUNT if self._sandbox.name in ("bwrap", "podman") else final
         runtime = () if base is None or _under_system(base.prefix) else (base.prefix,)
         return BuiltEnvironment(
             digest=digest,
