@@ -154,9 +154,11 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
         targets.append(target)
     if inputs.root_shim:
         args += _bind(inputs.root_shim, "/root", writable=False)
+    declared = {m.target for m in policy.mounts}
     for path in inputs.runtimes:
-        args += _bind(path, path, writable=False)
-        targets.append(path)
+        if path not in declared:  # an agent may declare the same runtime (the stand-in does)
+            args += _bind(path, path, writable=False)
+            targets.append(path)
     same_path = [m.host for m in policy.mounts if m.host == m.target and not m.writable]
     for path in site_dirs((*inputs.runtimes, *same_path)):  # no host package is importable
         args += ["--mount", f"type=tmpfs,destination={path},ro=true,notmpcopyup"]
