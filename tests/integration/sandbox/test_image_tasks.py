@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.conftest import claude_binary, require_or_skip
 from tests.support.podman_kit import base_image
 from tests.support.sweep_kit import (
-    bash,
     base_files,
+    bash,
     by_task,
     make_repo,
     rule,
@@ -33,7 +34,7 @@ from tests.support.sweep_kit import (
 
 pytestmark = pytest.mark.slow
 
-TOTAL = '#!/bin/sh\n# The sum of the first column of a whitespace-separated file.\nexec datamash -W mean 1 < "$1"\n'
+TOTAL = '#!/bin/sh\n# The sum of the first column of a file.\nexec datamash -W mean 1 < "$1"\n'
 ADD = "module.exports = (a, b) => a - b;\n"
 CONTAINERFILE = (
     "FROM {base}\n"
@@ -80,14 +81,14 @@ def image_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "env").mkdir()
     (root / "env" / "Containerfile").write_text(CONTAINERFILE.format(base=base_image()))
     corpus = write_corpus(root, [_task(t) for t in FIXES], _script(), oracle_text="1\n2\n3\n")
-    data = __import__("yaml").safe_load(corpus.read_text())
+    data = yaml.safe_load(corpus.read_text())
     data["environment"] = {
         "containerfile": "env/Containerfile",
         "context": "env",
         "workdir": "/src",
         "install": ["test -f bin/total", "node --version > /opt/node-version"],
     }
-    corpus.write_text(__import__("yaml").safe_dump(data, sort_keys=False))
+    corpus.write_text(yaml.safe_dump(data, sort_keys=False))
     return corpus
 
 
@@ -105,8 +106,10 @@ def standin_sweep(image_corpus: Path, tmp_path_factory: pytest.TempPathFactory) 
     return out, tell(done)
 
 
-def test_an_image_task_is_resolved_by_its_fix_and_failed_by_a_wrong_one(standin_sweep: tuple[Path, str]) -> None:
-    """datamash (a C tool the host lacks) and Node come from the image; the oracle tells fix from wrong fix."""
+def test_an_image_task_is_resolved_by_its_fix_and_failed_by_a_wrong_one(
+    standin_sweep: tuple[Path, str],
+) -> None:
+    """datamash (a C tool the host lacks) and Node come from the image; the oracle tells fix from wrong."""
     out, told = standin_sweep
     found = by_task(out)
     assert {t: found[t]["resolved"] for t in FIXES} == {
@@ -135,7 +138,9 @@ def test_the_row_records_the_images_content_digest(standin_sweep: tuple[Path, st
     assert digest in ids
 
 
-def test_the_agent_works_in_the_images_workdir_as_an_unprivileged_user(standin_sweep: tuple[Path, str]) -> None:
+def test_the_agent_works_in_the_images_workdir_as_an_unprivileged_user(
+    standin_sweep: tuple[Path, str],
+) -> None:
     """The probe saw both tools on the image's PATH, the repository at /src and uid 1000."""
     out, told = standin_sweep
     transcript = "".join(p.read_text() for p in (out / "cells" / "node-fix").rglob("*.jsonl"))
@@ -145,7 +150,9 @@ def test_the_agent_works_in_the_images_workdir_as_an_unprivileged_user(standin_s
     assert "1000" in transcript
 
 
-def test_a_second_sweep_reuses_the_cached_image(image_corpus: Path, tmp_path: Path, standin_sweep: Any) -> None:
+def test_a_second_sweep_reuses_the_cached_image(
+    image_corpus: Path, tmp_path: Path, standin_sweep: Any
+) -> None:
     """Unchanged inputs: no rebuild (the same digest, and the task's environment says cached)."""
     out = tmp_path / "again"
     done = run_sweep(
