@@ -57,6 +57,9 @@ MARKER = ".wfbench-env.json"
 CACHE_MOUNT = "/wfbench-cache"
 #: The system CA bundle: pip and uv otherwise trust only their own bundled roots.
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: Where a container backend's build sees the host's CA bundle (the image's may lack this machine's
+#: roots, e.g. a TLS-inspecting proxy's): the registry access is the host's, so is its trust.
+HOST_CA_TARGET = "/opt/wfbench/host-ca-certificates.crt"
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 LOG_TAIL = 1500
 #: The repository's entry in a ``key_files`` key (NUL: never a path of the snapshot).
@@ -274,6 +277,10 @@ class CachedEnvironments:
             mounts = [Mount(final, ENV_MOUNT, writable=True), Mount(caches, CACHE_MOUNT, writable=True)]
             if base is not None and not _under_system(base.prefix):
                 mounts.append(Mount(base.prefix, base.prefix))
+            ca = CA_BUNDLE
+            if self._sandbox.name == "podman" and os.path.isfile(CA_BUNDLE):
+                mounts.append(Mount(os.path.realpath(CA_BUNDLE), HOST_CA_TARGET))
+                ca = HOST_CA_TARGET
             with self._registry() as registry:
                 policy = SandboxPolicy(
                     workspace=workspace,
@@ -285,7 +292,7 @@ class CachedEnvironments:
                 )
                 where = self._sandbox.mount_path(ENV_MOUNT, policy)
                 cache_seen = self._sandbox.mount_path(CACHE_MOUNT, policy)
-                env = {**self._build_env(where, cache_seen, task_env), **registry.env}
+                env = {**self._build_env(where, cache_seen, task_env, ca), **registry.env}
                 policy = attrs.evolve(policy, env=env)
                 script = _script(spec, base, where)
                 result = self._sandbox.run(["/bin/sh", "-c", script], policy=policy, cancel=cancel)
@@ -301,7 +308,9 @@ class CachedEnvironments:
             status = f"{result.state}, exit {result.returncode}"
             raise SandboxError(f"the environment build failed ({status}; log {log_path}): {tail}")
 
-    def _build_env(self, where: str, cache_seen: str, task_env: Mapping[str, str]) -> dict[str, str]:
+    def _build_env(
+        self, where: str, cache_seen: str, task_env: Mapping[str, str], ca: str = CA_BUNDLE
+    ) -> dict[str, str]:
         env = dict(self._command_env)
         env["PATH"] = f"{where}/bin:{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
         env.update(
@@ -313,7 +322,7 @@ class CachedEnvironments:
             PIP_PROGRESS_BAR="off",
         )
         if os.path.isfile(CA_BUNDLE):
-            env.update(PIP_CERT=CA_BUNDLE, SSL_CERT_FILE=CA_BUNDLE, REQUESTS_CA_BUNDLE=CA_BUNDLE)
+            env.update(PIP_CERT=ca, SSL_CERT_FILE=ca, REQUESTS_CA_BUNDLE=ca)
         env.update(task_env)
         return env
 
