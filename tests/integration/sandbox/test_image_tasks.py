@@ -21,6 +21,7 @@ import yaml
 from tests.conftest import claude_binary, require_or_skip
 from tests.support.podman_kit import base_image
 from tests.support.sweep_kit import (
+    WFBENCH,
     base_files,
     bash,
     by_task,
@@ -177,3 +178,15 @@ def test_the_real_claude_cli_resolves_an_image_task(image_corpus: Path, tmp_path
     )  # fmt: skip
     row = by_task(out)["node-fix"]
     assert row["resolved"] is True, tell(done) + json.dumps(row)[:2000]
+
+
+def test_tasks_validate_works_on_image_tasks(image_corpus: Path, standin_sweep: Any) -> None:
+    """The image builds (cached), the oracle fails at the base commit: every task is valid."""
+    done = subprocess.run(
+        [*WFBENCH, "tasks", "validate", str(image_corpus), "--sandbox", "podman", "--json"],
+        capture_output=True, text=True, timeout=900, check=False, env=_podman_env(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["invalid"] == []
+    assert {t["task"] for t in report["tasks"]} == set(FIXES)
