@@ -29,7 +29,14 @@ from wfbench.domain.ports import (
 
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OFFLINE_KEY = "offline-scripted-provider"
-SANDBOXES = ("bwrap", "host-unsafe")
+SANDBOXES = ("bwrap", "podman", "host-unsafe")
+#: The image ``--sandbox podman`` runs tasks without an image of their own in (``scripts/base-image``).
+PODMAN_IMAGE_ENV = "WFBENCH_PODMAN_IMAGE"
+DEFAULT_PODMAN_IMAGE = "localhost/wfbench-base:bookworm-v1"
+PODMAN_HINT = (
+    "podman cannot run here; install it (scripts/install-tools --podman, or apt-get install podman runc)"
+    " and build the base image (scripts/base-image), or pass --sandbox bwrap"
+)
 AGENTS = ("standin", "claude", "codex")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
@@ -123,6 +130,16 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
             sandbox.preflight()
         except SandboxUnavailable as exc:
             raise SandboxUnavailable(f"{BWRAP_HINT} ({exc})") from None
+        return sandbox
+    if name == "podman":
+        from wfbench.adapters.sandbox.podman import PodmanSandbox
+
+        image = os.environ.get(PODMAN_IMAGE_ENV) or DEFAULT_PODMAN_IMAGE
+        sandbox = PodmanSandbox(image, limits=limits)
+        try:
+            sandbox.preflight()
+        except SandboxUnavailable as exc:
+            raise SandboxUnavailable(f"{PODMAN_HINT} ({exc})") from None
         return sandbox
     if name == "host-unsafe":
         from wfbench.adapters.sandbox.host import UnsafeHostSandbox
@@ -254,7 +271,13 @@ def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environm
     from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
 
     cache = default_cache_dir(environ)
-    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env())
+    images: Environments | None = None
+    if sandbox.name == "podman":
+        from wfbench.adapters.repo.images import ContainerImages
+
+        command = sandbox.command()  # type: ignore[attr-defined]
+        images = ContainerImages(command, cache_dir=os.path.join(os.path.dirname(cache), "images"))
+    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env(), images=images)
 
 
 def harness_command_env() -> dict[str, str]:

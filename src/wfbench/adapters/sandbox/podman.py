@@ -34,7 +34,6 @@ without any capability: it can write what the harness gave it writable and nothi
 from __future__ import annotations
 
 import os
-import resource
 import secrets
 import shutil
 import subprocess
@@ -55,176 +54,24 @@ from wfbench.adapters.sandbox.common import (
 )
 from wfbench.adapters.sandbox.launch import plan_launch
 from wfbench.adapters.sandbox.net_bridge import pid_namespace
+from wfbench.adapters.sandbox.podman_argv import OWNER_LABEL, ArgvInputs, in_workdir, podman_argv, root_shim
 from wfbench.adapters.sandbox.process import run_managed
-from wfbench.adapters.sandbox.python_sites import site_dirs
-from wfbench.adapters.sandbox.tmpdir import SANDBOX_TMP, private_tmpdir
+from wfbench.domain.environment.image import ContainerImage
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.workspace.sandbox import ContainerImage, ExecResult, Mount, ProcessState, SandboxPolicy
+from wfbench.domain.workspace.sandbox import ExecResult, ProcessState, SandboxPolicy
 
-__all__ = ["OWNER_LABEL", "PodmanSandbox", "podman_argv", "remove_stale_containers"]
+__all__ = ["PodmanSandbox", "remove_stale_containers"]
 
-#: The label naming the harness process that owns a container: ``<pid>:<pid namespace inode>``.
-OWNER_LABEL = "io.wfbench.owner"
 NAME_PREFIX = "wfbench-"
-#: The command runs as uid/gid 1000 in a user namespace where host root (the harness, owner of the
-#: workspace and every mount) is 1000 and the image's root is an unprivileged host uid: like bwrap's
-#: ``agent``, it owns what the harness gave it and nothing of the image (``/etc/shadow``, ``/root``).
-SANDBOX_ID = 1000
-USER_ARGS = (
-    "--uidmap",
-    f"0:1:{SANDBOX_ID}",
-    "--uidmap",
-    f"{SANDBOX_ID}:0:1",
-    "--uidmap",
-    f"{SANDBOX_ID + 1}:{SANDBOX_ID + 1}:64535",
-    "--user",
-    f"{SANDBOX_ID}:{SANDBOX_ID}",
-)
 #: The runtime that works on hybrid/v1 cgroups (crun refuses them); ``WFBENCH_PODMAN_RUNTIME`` overrides.
 DEFAULT_RUNTIME = "runc"
-PREFLIGHT_TIMEOUT_S = 60.0
-#: Present in every glibc image; it drops the ``HOSTNAME`` podman sets, then execs the command.
-ENV_PROGRAM = "/usr/bin/env"
-#: Every tmpfs starts empty: podman's default ``tmpcopyup`` would copy the image's files into it
-#: (slow, and it would un-hide the host site-packages a read-only tmpfs covers).
-TMPFS_OPTIONS = "rw,nosuid,nodev,notmpcopyup"
 CLI_TIMEOUT_S = 60.0
-#: ``RLIMIT_NPROC`` for the container when no process limit is set (under any sane hard limit).
-DEFAULT_NPROC = 4096
 MUSL_MESSAGE = (
     "image {image} uses the musl C library: wfbench runs its forwarder, the stand-in agent and the"
     " agent CLIs from the host's glibc install inside the container, so task images must be glibc"
     " based (Debian, Ubuntu, Fedora…; not Alpine)"
 )
-
-
-@attrs.frozen
-class ArgvInputs:
-    """What :func:`podman_argv` needs besides the policy (kept together: one call, one value)."""
-
-    podman: tuple[str, ...]
-    name: str
-    owner: str
-    image: ContainerImage
-    limits: ResourceLimits
-    runtimes: tuple[str, ...] = ()
-    launch_mounts: tuple[Mount, ...] = ()
-    env_names: tuple[str, ...] = ()
-    interactive: bool = False
-    #: A host directory mounted read-only over the image's ``/root`` (0700 there) holding only the
-    #: mount points of host runtimes that live under ``/root`` (see :func:`root_shim`); "" for none.
-    root_shim: str = ""
-
-
-def root_shim(parent: str, runtimes: Sequence[str]) -> str:
-    """A 0755 directory under ``parent`` with the mount points of the runtimes under ``/root``, or "".
-
-    An image's ``/root`` is 0700 (its root's), and the command is not that user: a host runtime
-    bound below it (a pyenv Python in ``/root/.pyenv``) would be unreachable. The shim replaces the
-    image's ``/root`` read-only, so the command sees exactly those mount points there and nothing else.
-    """
-    below = [path for path in runtimes if path.startswith("/root/")]
-    if not below:
-        return ""
-    shim = os.path.join(parent, "root-shim")
-    for path in below:
-        os.makedirs(os.path.join(shim, path[len("/root/") :]), mode=0o755, exist_ok=True)
-    for dirpath, _dirs, _files in os.walk(shim):
-        os.chmod(dirpath, 0o755)
-    return shim
-
-
-def in_workdir(path: str, workdir: str) -> str:
-    """``path`` as the container sees it: a path under ``/workspace`` moves to the image's workdir."""
-    if path == SANDBOX_WORKSPACE or path.startswith(SANDBOX_WORKSPACE + "/"):
-        return workdir + path[len(SANDBOX_WORKSPACE) :]
-    return path
-
-
-def _bind(host: str, target: str, *, writable: bool) -> list[str]:
-    for path in (host, target):
-        if "," in path or "=" in path:
-            raise SandboxError(f"a container mount path cannot hold ',' or '=': {path}")
-    suffix = "" if writable else ",ro=true"
-    return ["--mount", f"type=bind,source={host},destination={target}{suffix}"]
-
-
-def _rlimit(kind: int, wanted: int) -> int:
-    """``wanted`` capped at this process's hard limit (a container cannot raise it)."""
-    hard = resource.getrlimit(kind)[1]
-    return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-
-
-def _limit_args(limits: ResourceLimits) -> list[str]:
-    size = limits.tmpfs_bytes
-    args = ["--tmpfs", f"{SANDBOX_TMP}:{TMPFS_OPTIONS},size={size},mode=1777"]
-    args += ["--tmpfs", f"{SANDBOX_HOME}:{TMPFS_OPTIONS},size={size},mode=0700,U"]
-    args += ["--shm-size", str(size)]
-    nproc = _rlimit(resource.RLIMIT_NPROC, limits.pids or DEFAULT_NPROC)
-    args += ["--ulimit", f"nproc={nproc}:{nproc}"]
-    if limits.pids is not None:
-        args += ["--pids-limit", str(limits.pids)]
-    if limits.memory_bytes is not None:
-        args += ["--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes)]
-    nofile = _rlimit(resource.RLIMIT_NOFILE, limits.open_files or 1024)
-    args += ["--ulimit", f"nofile={nofile}:{nofile}"]
-    if limits.file_size_bytes is not None:
-        fsize = _rlimit(resource.RLIMIT_FSIZE, limits.file_size_bytes)
-        args += ["--ulimit", f"fsize={fsize}:{fsize}"]
-    return args
-
-
-def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInputs) -> tuple[list[str], str]:
-    """The full ``podman run`` command line for ``argv`` under ``policy``, and the command's ``TMPDIR``.
-
-    In order: ``run --rm --name … --label owner --pull never``; ``--network none`` (or ``host``)
-    and ``--hostname wfbench``; ``--read-only --read-only-tmpfs=false`` (no tmpfs but ours);
-    ``--cap-drop ALL --security-opt no-new-privileges --user 0:0``; the tmpfs mounts and limits
-    (:func:`_limit_args`); ``--env NAME`` per variable (values come from podman's environment);
-    the workspace, its read-only paths, the declared mounts (parents first), the host runtimes
-    read-only with their site-packages hidden by read-only tmpfs, the launch mounts (forwarder,
-    bridge sockets, execute-only loader); a private ``TMPDIR`` tmpfs when a mount lies in ``/tmp``;
-    ``--workdir``, ``--entrypoint`` (the image's own is never run), the image, the command.
-    """
-    workdir = inputs.image.workdir
-    args = [*inputs.podman, "run", "--rm", "--name", inputs.name, "--label", f"{OWNER_LABEL}={inputs.owner}"]
-    args += ["--pull", "never", "--log-driver", "none", "--hostname", "wfbench"]
-    args += ["--network", "host" if policy.network else "none"]
-    args += ["--read-only", "--read-only-tmpfs=false", "--cap-drop", "ALL"]
-    args += ["--security-opt", "no-new-privileges", *USER_ARGS, "--unsetenv-all"]
-    args += _limit_args(inputs.limits)
-    for name in inputs.env_names:
-        args += ["--env", name]
-    args += _bind(policy.workspace, workdir, writable=policy.workspace_writable)
-    targets = [SANDBOX_TMP, SANDBOX_HOME, workdir]
-    for rel in policy.read_only_paths:
-        args += _bind(os.path.join(policy.workspace, rel), f"{workdir}/{rel}", writable=False)
-    for mount in sorted(policy.mounts, key=lambda m: m.target.count("/")):
-        target = in_workdir(mount.target, workdir)
-        args += _bind(mount.host, target, writable=mount.writable)
-        targets.append(target)
-    if inputs.root_shim:
-        args += _bind(inputs.root_shim, "/root", writable=False)
-    for path in inputs.runtimes:
-        args += _bind(path, path, writable=False)
-        targets.append(path)
-    same_path = [m.host for m in policy.mounts if m.host == m.target and not m.writable]
-    for path in site_dirs((*inputs.runtimes, *same_path)):  # no host package is importable
-        args += ["--mount", f"type=tmpfs,destination={path},ro=true,notmpcopyup"]
-    for mount in inputs.launch_mounts:
-        args += _bind(mount.host, mount.target, writable=False)
-        targets.append(mount.target)
-    tmpdir = private_tmpdir(targets)
-    if tmpdir != SANDBOX_TMP:
-        args += ["--tmpfs", f"{tmpdir}:{TMPFS_OPTIONS},size={inputs.limits.tmpfs_bytes},mode=1777"]
-    chdir = f"{workdir}/{policy.cwd}" if policy.cwd else workdir
-    args += ["--workdir", chdir]
-    if inputs.interactive:
-        args.append("--interactive")
-    # podman always sets HOSTNAME; env(1) removes it and execs the command (same pid, same PID 1).
-    args += ["--entrypoint", ENV_PROGRAM, inputs.image.ref, "-u", "HOSTNAME", *argv]
-    return args, tmpdir
 
 
 def _owner() -> str:
@@ -340,8 +187,8 @@ class PodmanSandbox:
         found = shutil.which(self._podman or "podman")
         if not found:
             raise SandboxUnavailable(
-                f"podman ({self._podman or 'podman'}) is not installed; install it (apt-get install podman runc,"
-                " or scripts/install-tools --podman) — wfbench never falls back to the host"
+                f"podman ({self._podman or 'podman'}) is not installed; install it (apt-get install podman"
+                " runc, or scripts/install-tools --podman) — wfbench never falls back to the host"
             )
         runtime = shutil.which(self._runtime) or self._runtime if self._runtime else ""
         return (found, "--runtime", runtime) if runtime else (found,)
@@ -379,9 +226,9 @@ class PodmanSandbox:
         if not result.ok or b"wfbench-ok" not in result.stdout:
             tail = result.stderr_tail.decode("utf-8", "replace").strip()[-600:]
             raise SandboxError(
-                f"image {image.ref} cannot run the harness's runtime ({result.state}, exit {result.returncode}):"
-                f" {result.detail or tail} (the image must exist locally and be glibc based, at least as new as"
-                " the host's)"
+                f"image {image.ref} cannot run the harness's runtime ({result.state}, exit"
+                f" {result.returncode}): {result.detail or tail} (the image must exist locally and be glibc"
+                " based, at least as new as the host's)"
             )
         with self._lock:
             self._checked.add(image.ref)
@@ -462,7 +309,7 @@ class PodmanSandbox:
                 runtimes=self._runtimes(),
                 launch_mounts=launch.mounts,
                 root_shim=root_shim(private.root, self._runtimes()),
-                env_names=tuple(sorted(policy.env)) + ("HOME", "TMPDIR", "PWD"),
+                env_names=tuple(sorted({*policy.env, "HOME", "TMPDIR", "PWD"})),
                 interactive=stdin is not None,
             )
             full, tmpdir = podman_argv(launch.argv, policy=policy, inputs=inputs)

@@ -76,7 +76,9 @@ def tasks_validate(
     corpus: Annotated[str, typer.Argument(metavar="CORPUS", help="Corpus YAML to validate.")],
     tasks: Annotated[list[str] | None, TASKS_OPTION] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
-    sandbox: Annotated[str, typer.Option(help="bwrap (default) or host-unsafe.")] = "bwrap",
+    sandbox: Annotated[
+        str, typer.Option(help="bwrap (default), podman (image tasks) or host-unsafe.")
+    ] = "bwrap",
 ) -> None:
     """Per task, without an agent: the environment builds, setup succeeds, verify at the base commit
     gives its result, the hidden oracle FAILS at the base commit, and with a gold_patch verify and the

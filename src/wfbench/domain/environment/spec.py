@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from wfbench.domain.workspace.sandbox import ContainerImage
+from wfbench.domain.environment.image import ContainerImage
 
 #: Where the environment appears inside the sandbox.
 ENV_MOUNT = "/env"

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from wfbench.domain.environment.image import ContainerImage
+
 
 class ProcessState(enum.StrEnum):
     """Terminal state of a managed process."""
@@ -46,18 +48,6 @@ class Bridge:
     def url(self) -> str:
         """``http://127.0.0.1:<port>``: the address the command uses."""
         return f"http://127.0.0.1:{self.port}"
-
-
-@attrs.frozen
-class ContainerImage:
-    """The container image a command runs in (container backends only) and where the workspace appears.
-
-    ``ref`` is what the runtime starts (an image id ``sha256:…`` or a local name); ``workdir`` is the
-    absolute path at which the workspace is mounted inside it (``/testbed`` for SWE-bench images).
-    """
-
-    ref: str
-    workdir: str = "/workspace"
 
 
 @attrs.frozen
