@@ -111,19 +111,20 @@ def _at_base(ctx: CellContext, result: TaskValidation) -> TaskValidation:
 
 
 def _with_gold(ctx: CellContext, spec: TaskSpec, result: TaskValidation) -> TaskValidation:
+    gold = "the gold script" if spec.gold_script is not None else "the gold patch"
     problem = _setup(ctx, spec)
     if problem:
-        return attrs.evolve(result, problems=(f"with the gold patch: {problem}",))
+        return attrs.evolve(result, problems=(f"with {gold}: {problem}",))
     problem = _apply_gold(ctx, spec)
     if problem:
         return attrs.evolve(result, problems=(problem,))
     verify = _run(ctx, spec.verify)
-    result, oracle = _oracle(ctx, result, "with the gold patch")
+    result, oracle = _oracle(ctx, result, f"with {gold}")
     problems = []
     if not verify:
-        problems.append("verify fails with the gold patch")
+        problems.append(f"verify fails with {gold}")
     if not oracle:
-        problems.append("the hidden oracle fails with the gold patch")
+        problems.append(f"the hidden oracle fails with {gold}")
     return attrs.evolve(result, gold_verify=verify, gold_oracle=oracle, problems=tuple(problems))
 
 
