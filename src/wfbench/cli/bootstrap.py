@@ -16,6 +16,7 @@ import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
 from wfbench.domain.ports import (
+    ClaimableSweepDirectory,
     Clock,
     Environments,
     ModelCLI,
@@ -42,7 +43,7 @@ BWRAP_HINT = (
 )
 
 
-def sweep_directory(root: str) -> SweepDirectory:
+def sweep_directory(root: str) -> ClaimableSweepDirectory:
     """The sweep directory at ``root`` on disk (every write durable: ``adapters/store/atomic.py``)."""
     from wfbench.adapters.store.sweep_files import FileSweepDirectory
 
@@ -252,7 +253,7 @@ def bootstrap(
 
 def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environments:
     """Task environments built through ``sandbox`` into ``$WFBENCH_CACHE/envs`` (docs/real-repos.md)."""
-    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir, default_uv
 
     cache = default_cache_dir(environ)
     images: Environments | None = None
@@ -261,7 +262,10 @@ def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environm
 
         command = sandbox.command()  # type: ignore[attr-defined]
         images = ContainerImages(command, cache_dir=os.path.join(os.path.dirname(cache), "images"))
-    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env(), images=images)
+    uv = default_uv(environ)  # uv when installed (scripts/install-tools), else venv + pip
+    return CachedEnvironments(
+        sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv, images=images
+    )
 
 
 def harness_command_env() -> dict[str, str]:
