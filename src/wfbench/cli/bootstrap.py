@@ -268,7 +268,7 @@ def bootstrap(
 
 def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environments:
     """Task environments built through ``sandbox`` into ``$WFBENCH_CACHE/envs`` (docs/real-repos.md)."""
-    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir, default_uv
 
     cache = default_cache_dir(environ)
     images: Environments | None = None
@@ -277,7 +277,10 @@ def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environm
 
         command = sandbox.command()  # type: ignore[attr-defined]
         images = ContainerImages(command, cache_dir=os.path.join(os.path.dirname(cache), "images"))
-    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env(), images=images)
+    uv = default_uv(environ)  # uv when installed (scripts/install-tools), else venv + pip
+    return CachedEnvironments(
+        sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv, images=images
+    )
 
 
 def harness_command_env() -> dict[str, str]:

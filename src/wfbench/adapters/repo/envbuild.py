@@ -64,6 +64,23 @@ SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 LOG_TAIL = 1500
 #: The repository's entry in a ``key_files`` key (NUL: never a path of the snapshot).
 REPOSITORY_KEY = "\0repository"
+#: Where a build sees the uv binary (read-only), when uv is the installer.
+UV_MOUNT = "/opt/wfbench/uv"
+#: Install commands that need pip itself (a module of the environment), not a ``pip`` command.
+_REAL_PIP_MARKERS = ("-m pip", "ensurepip", "pip.main")
+
+
+def default_uv(environ: Mapping[str, str]) -> str | None:
+    """The uv binary builds use: ``$WFBENCH_UV_BIN`` (``off``: none, pip only), else the one
+    ``scripts/install-tools`` pins (``$WFBENCH_CACHE/uv/bin/uv``), else ``uv`` on PATH; None without one."""
+    chosen = environ.get("WFBENCH_UV_BIN")
+    if chosen == "off":
+        return None
+    root = os.path.dirname(default_cache_dir(environ))
+    for candidate in (chosen, os.path.join(root, "uv", "bin", "uv"), shutil.which("uv")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.realpath(candidate)
+    return None
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> str:
@@ -151,12 +168,32 @@ class CachedEnvironments:
         registry: Callable[[], contextlib.AbstractContextManager[RegistryAccess]] = proxied_registries,
         command_env: Mapping[str, str] | None = None,
         images: Environments | None = None,
+        uv: str | None = None,
     ) -> None:
         self._sandbox = sandbox
         self._images = images  # image environments (a container backend only; docs/containers.md)
         self._cache = os.path.abspath(cache_dir)
         self._registry = registry
         self._command_env = dict(command_env or {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+        self._uv = uv
+        self._uv_version: str | None = None
+
+    def installer(self, spec: EnvironmentSpec) -> str | None:
+        """``uv <version>`` when uv makes this spec's environment and runs its ``pip`` commands; None
+        for the interpreter's ``venv`` and pip: no uv, a shell-only environment, nothing to install
+        (``venv --without-pip`` starts faster than uv's interpreter query in a fresh cache), or an
+        install command that needs pip's own module (``python -m pip``, ``ensurepip``)."""
+        if self._uv is None or spec.python is None or not spec.install:
+            return None  # nothing to install: the interpreter's own venv is the cheaper start
+        if any(marker in command for command in spec.install for marker in _REAL_PIP_MARKERS):
+            return None
+        if self._uv_version is None:
+            probe = subprocess.run(
+                [self._uv, "--version"], capture_output=True, text=True, timeout=60, check=False, env={}
+            )
+            words = probe.stdout.split()
+            self._uv_version = f"uv {words[1]}" if probe.returncode == 0 and len(words) >= 2 else ""
+        return self._uv_version or None
 
     @property
     def cache_dir(self) -> str:
@@ -195,6 +232,7 @@ class CachedEnvironments:
             key=key,
             task_env=env,
             location=self.location(),
+            installer=self.installer(spec),
         )
 
     def ensure(
@@ -238,6 +276,7 @@ class CachedEnvironments:
                     "spec": spec.manifest(),
                     "build_s": seconds,
                     "base": None if base is None else base.identity,
+                    "installer": self.installer(spec) or "venv+pip",
                 },
             )
         return attrs.evolve(self._built(digest, final, base, cached=False), build_s=seconds)
@@ -281,6 +320,9 @@ class CachedEnvironments:
             if self._sandbox.name == "podman" and os.path.isfile(CA_BUNDLE):
                 mounts.append(Mount(os.path.realpath(CA_BUNDLE), HOST_CA_TARGET))
                 ca = HOST_CA_TARGET
+            uv = self._uv if self.installer(spec) is not None else None
+            if uv is not None:
+                mounts.append(Mount(uv, UV_MOUNT))
             with self._registry() as registry:
                 policy = SandboxPolicy(
                     workspace=workspace,
@@ -294,7 +336,8 @@ class CachedEnvironments:
                 cache_seen = self._sandbox.mount_path(CACHE_MOUNT, policy)
                 env = {**self._build_env(where, cache_seen, task_env, ca), **registry.env}
                 policy = attrs.evolve(policy, env=env)
-                script = _script(spec, base, where)
+                uv_seen = None if uv is None else self._sandbox.mount_path(UV_MOUNT, policy)
+                script = _script(spec, base, where, uv=uv_seen)
                 result = self._sandbox.run(["/bin/sh", "-c", script], policy=policy, cancel=cancel)
         finally:
             force_remove(scratch)
@@ -327,11 +370,28 @@ class CachedEnvironments:
         return env
 
 
-def _script(spec: EnvironmentSpec, base: BaseInterpreter | None, where: str) -> str:
-    """The build: ``set -eu``, the environment itself, then the install commands."""
+def _script(spec: EnvironmentSpec, base: BaseInterpreter | None, where: str, *, uv: str | None = None) -> str:
+    """The build: ``set -eu``, the environment itself, then the install commands.
+
+    With ``uv`` (where the build sees the binary): ``uv venv`` makes the environment (no pip in it)
+    and ``pip``/``pip3`` on the build's PATH are ``uv pip``, so ``pip install -e .[test]`` and
+    ``pip install -r requirements.txt`` run through uv; without it, the interpreter's ``venv``.
+    """
     lines = ["set -eu"]
     if base is None:
         lines.append(f"mkdir -p '{where}/bin'")
+    elif uv is not None:
+        lines.append(
+            f"UV_PYTHON_DOWNLOADS=never '{uv}' venv --quiet --no-config --no-project"
+            f" --python '{base.executable}' '{where}'"
+        )
+        if spec.install:
+            lines += [
+                'shim="${TMPDIR:-/tmp}/wfbench-uv-pip" && mkdir -p "$shim"',
+                f"printf '#!/bin/sh\\nexec %s pip \"$@\"\\n' '{uv}' >\"$shim/pip\"",
+                'chmod 755 "$shim/pip" && cp "$shim/pip" "$shim/pip3"',
+                'PATH="$shim:$PATH" && export PATH',
+            ]
     else:
         pip = "" if spec.with_pip else " --without-pip"
         lines.append(f"'{base.executable}' -m venv{pip} '{where}'")

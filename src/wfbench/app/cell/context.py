@@ -163,6 +163,17 @@ class CellContext:
     wire: CellWire | None = None
     #: ``(phase, record)`` of every session run so far: kept by a row even if the cell then fails.
     sessions: list[tuple[str, SessionRecord]] = attrs.field(factory=list)
+    #: Seconds spent in each step of the cell so far, in order (``wfbench.log``'s ``cell_timings``).
+    timings: dict[str, float] = attrs.field(factory=dict)
+    #: When the step being timed started (monotonic; set by the first :meth:`lap`'s caller).
+    lap_started: float | None = None
+
+    def lap(self, step: str) -> None:
+        """Close the step that ran since the previous lap under the name ``step`` (added up if repeated)."""
+        now = self.services.clock.monotonic()
+        if self.lap_started is not None:
+            self.timings[step] = round(self.timings.get(step, 0.0) + now - self.lap_started, 4)
+        self.lap_started = now
 
     @property
     def session_timeout_s(self) -> float:

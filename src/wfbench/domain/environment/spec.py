@@ -172,14 +172,18 @@ def environment_digest(
     key: Mapping[str, str] | str,
     task_env: Mapping[str, str],
     location: str,
+    installer: str | None = None,
 ) -> str:
     """The identity of one build (hex sha256 of canonical JSON).
 
     ``base`` identifies the resolved interpreter (path and version) or is ``None`` (shell-only);
     ``key`` is the snapshot tree id, or the sha256 of each key file (``"missing"`` when absent);
-    ``location`` is where the environment lives as commands see it (paths are baked into it).
+    ``location`` is where the environment lives as commands see it (paths are baked into it);
+    ``installer`` names what made the environment and ran ``pip`` when it was not the interpreter's
+    own ``venv`` and pip (``"uv 0.13.8"``): a different installer can resolve differently, so it is
+    another build. ``None`` (venv and pip) leaves the material, and so every earlier digest, as is.
     """
-    material = {
+    material: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "spec": spec.manifest(),
         "base": base,
@@ -187,6 +191,8 @@ def environment_digest(
         "env": dict(sorted(task_env.items())),
         "location": location,
     }
+    if installer is not None:
+        material["installer"] = installer
     text = json.dumps(material, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
