@@ -20,6 +20,7 @@ from wfbench.domain.ports import (
     ClaimableSweepDirectory,
     Clock,
     Environments,
+    ImageWorkdirs,
     ModelCLI,
     ModelGateway,
     Sandbox,
@@ -32,7 +33,14 @@ API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OPENAI_KEY_ENV = "WFBENCH_OPENAI_API_KEY"
 GATEWAYS = ("openai",)
 OFFLINE_KEY = "offline-scripted-provider"
-SANDBOXES = ("bwrap", "host-unsafe")
+SANDBOXES = ("bwrap", "podman", "host-unsafe")
+#: The image ``--sandbox podman`` runs tasks without an image of their own in (``scripts/base-image``).
+PODMAN_IMAGE_ENV = "WFBENCH_PODMAN_IMAGE"
+DEFAULT_PODMAN_IMAGE = "localhost/wfbench-base:bookworm-v1"
+PODMAN_HINT = (
+    "podman cannot run here; install it (scripts/install-tools --podman, or apt-get install podman runc)"
+    " and build the base image (scripts/base-image), or pass --sandbox bwrap"
+)
 AGENTS = ("standin", "claude", "codex", "gemini")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
@@ -45,6 +53,20 @@ def sweep_directory(root: str) -> ClaimableSweepDirectory:
     from wfbench.adapters.store.sweep_files import FileSweepDirectory
 
     return FileSweepDirectory(root)
+
+
+def image_workdirs() -> ImageWorkdirs:
+    """The Harbor import's image builder (podman, runc)."""
+    from wfbench.adapters.repo.image_capture import PodmanWorkdirs
+
+    return PodmanWorkdirs()
+
+
+def git_workspaces() -> Workspaces:
+    """The git workspaces adapter (snapshots of a corpus's repositories)."""
+    from wfbench.adapters.repo.workspace import GitWorkspaces
+
+    return GitWorkspaces()
 
 
 def system_clock() -> Clock:
@@ -116,6 +138,16 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
             sandbox.preflight()
         except SandboxUnavailable as exc:
             raise SandboxUnavailable(f"{BWRAP_HINT} ({exc})") from None
+        return sandbox
+    if name == "podman":
+        from wfbench.adapters.sandbox.podman import PodmanSandbox
+
+        image = os.environ.get(PODMAN_IMAGE_ENV) or DEFAULT_PODMAN_IMAGE
+        sandbox = PodmanSandbox(image, limits=limits)
+        try:
+            sandbox.preflight()
+        except SandboxUnavailable as exc:
+            raise SandboxUnavailable(f"{PODMAN_HINT} ({exc})") from None
         return sandbox
     if name == "host-unsafe":
         from wfbench.adapters.sandbox.host import UnsafeHostSandbox
@@ -270,8 +302,16 @@ def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environm
     from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir, default_uv
 
     cache = default_cache_dir(environ)
+    images: Environments | None = None
+    if sandbox.name == "podman":
+        from wfbench.adapters.repo.images import ContainerImages
+
+        command = sandbox.command()  # type: ignore[attr-defined]
+        images = ContainerImages(command, cache_dir=os.path.join(os.path.dirname(cache), "images"))
     uv = default_uv(environ)  # uv when installed (scripts/install-tools), else venv + pip
-    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv)
+    return CachedEnvironments(
+        sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv, images=images
+    )
 
 
 def harness_command_env() -> dict[str, str]:

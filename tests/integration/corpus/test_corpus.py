@@ -115,7 +115,7 @@ TASK_CASES = [
     (
         "tasks.0.oracle",
         {"command": "true"},
-        "t1: oracle: must have `command` and `files` (and optionally `report`, `expect`)",
+        "t1: oracle: must have `command` and `files` (and optionally `report`, `expect`, `mount`, `reward_above`)",
     ),
     ("tasks.0.oracle", {"command": "true", "files": "x"}, "t1: oracle.files: must be a list"),
     ("tasks.0.oracle", {"command": "true", "files": []}, "t1: oracle.files: must name at least one file"),

@@ -327,6 +327,11 @@ class BwrapSandbox:
         if not argv:
             raise SandboxError("empty command")
         check_policy(policy)
+        if policy.image is not None:
+            raise SandboxError(
+                f"the task's environment is the container image {policy.image.ref}: run it with"
+                " --sandbox podman (docs/containers.md)"
+            )
         try:
             binary = self._binary()
         except SandboxUnavailable as exc:

@@ -263,6 +263,8 @@ def _check(
             oracle_ok = verdict.passed
             fields["oracle_evidence"] = verdict.evidence
             fields.update(_oracle_outcome(ctx, plan, verdict))
+            if verdict.reward is not None:
+                fields["oracle_reward"] = verdict.reward
             fields["oracle_output"] = (
                 "hidden oracle passed" if oracle_ok else f"hidden oracle failed: {verdict.detail}"
             )
@@ -397,7 +399,7 @@ def _phase(
         writable=phase.workspace is WorkspaceMode.WRITABLE,
         network=plan.host_network,
         mounts=mounts + tuple(Mount(d, d) for d in plugins),
-        timeout_s=ctx.settings.session_timeout_s,
+        timeout_s=ctx.session_timeout_s,
         read_only_paths=(
             *_skill_paths(ctx.workspace, plan.arm),
             *_instructions(plan, present_in=ctx.workspace),
@@ -421,7 +423,7 @@ def _phase(
         add_dirs=(review_dir_seen,) if mounts else (),
         expected_skill=phase.skill,
         skill_paths={path.rsplit("/", 1)[-1]: path for path in skills},
-        timeout_s=ctx.settings.session_timeout_s,
+        timeout_s=ctx.session_timeout_s,
         env=env,
         secrets=secrets,
         label=f"{plan.label}-{phase.name}",
@@ -615,7 +617,7 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
     output = (result.stdout[-4000:] + b"\n" + result.stderr_tail[-2000:]).decode("utf-8", "replace")[-4000:]
     clean = redact_text(output, ctx.redacted())
     if result.state in (ProcessState.TIMEOUT, ProcessState.FORCED_KILL):
-        limit = f" after {ctx.settings.verify_timeout_s:g} s" if result.timed_out else ""
+        limit = f" after {ctx.verify_timeout_s:g} s" if result.timed_out else ""
         return False, clean, f"verify did not finish ({result.state}{limit}): {result.detail}".rstrip(": ")
     if result.state is not ProcessState.EXITED:
         raise SandboxError(f"verify did not finish ({result.state}): {result.detail}")
