@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
+from wfbench.domain.metering.prices import PriceTable
 from wfbench.domain.ports import (
     ClaimableSweepDirectory,
     Clock,
@@ -27,6 +28,9 @@ from wfbench.domain.ports import (
 )
 
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
+#: The upstream key of ``--gateway openai`` (never on the command line).
+OPENAI_KEY_ENV = "WFBENCH_OPENAI_API_KEY"
+GATEWAYS = ("openai",)
 OFFLINE_KEY = "offline-scripted-provider"
 SANDBOXES = ("bwrap", "podman", "host-unsafe")
 #: The image ``--sandbox podman`` runs tasks without an image of their own in (``scripts/base-image``).
@@ -95,6 +99,10 @@ class EndpointOptions:
     #: Every agent the sweep runs (``codex`` speaks OpenAI Responses: that route is opened too).
     agents: tuple[str, ...] = ("standin",)
     budget_usd: float | None = None
+    #: Prices of every model (``--prices`` over the built-in tables; None: the built-in tables).
+    price_table: PriceTable | None = attrs.field(default=None, repr=False, eq=False)
+    #: ``--gateway openai``: Anthropic-protocol agents reach an OpenAI (Responses) model through LiteLLM.
+    gateway: str | None = None
 
 
 def build_sandbox(name: str, limits: Any = None) -> Sandbox:
@@ -322,9 +330,10 @@ def endpoint(
         )
     if base_url is None:
         raise InputError("no provider script in the corpus: pass --provider-script FILE or --base-url URL")
-    key = environ.get(API_KEY_ENV, "")
+    key_env = OPENAI_KEY_ENV if options.gateway == "openai" else API_KEY_ENV
+    key = environ.get(key_env, "")
     if not key.strip():
-        raise InputError(f"--base-url needs the API key in the {API_KEY_ENV} environment variable")
+        raise InputError(f"--base-url needs the API key in the {key_env} environment variable")
     if key in " ".join(sys.argv):
         warn(
             "WARNING: the API key appears on the command line, where other users can read it;"
@@ -361,9 +370,59 @@ def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = 
     from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
 
     options = options or EndpointOptions()
+    if options.gateway is not None:
+        with gatewayed(upstream_base_url, key, options) as gated:
+            yield gated
+        return
     routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if "codex" in options.agents else ())
     proxy = KeyProxy(
-        upstream_base_url, key, model=options.model, routes=routes, budget_usd=options.budget_usd
+        upstream_base_url,
+        key,
+        model=options.model,
+        routes=routes,
+        budget_usd=options.budget_usd,
+        price_table=options.price_table,
     )
     with proxy:
         yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),), gateway=proxy)
+
+
+@contextlib.contextmanager
+def gatewayed(upstream_base_url: str, key: str, options: EndpointOptions) -> Iterator[Endpoint]:
+    """The model gateway (``--gateway openai``): key proxy → LiteLLM → upstream meter → upstream.
+
+    Cells get leases of the front key proxy, as without a gateway; LiteLLM (one per sweep, on
+    loopback) holds only its master key and the upstream meter's token; the upstream meter holds
+    the real key and meters each cell's native usage (``adapters/gateway/litellm_gateway.py``).
+
+    Raises:
+        InputError: no model, LiteLLM is not installed, or the upstream URL is unusable.
+        WfbenchError: LiteLLM did not start.
+    """
+    from wfbench.adapters.gateway.key_proxy import CellTagging, KeyProxy
+    from wfbench.adapters.gateway.litellm_gateway import CELL_HEADER, LiteLLMProcess
+    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, GATEWAY_RESPONSES_ROUTE
+
+    if not options.model:
+        raise InputError("needs the model the gateway serves (--model)", field="--gateway")
+    meter = KeyProxy(
+        upstream_base_url,
+        key,
+        model=options.model,
+        routes=(GATEWAY_RESPONSES_ROUTE,),
+        price_table=options.price_table,
+        cells=CellTagging(read_header=CELL_HEADER),
+    )
+    with meter, LiteLLMProcess(options.model, meter.base_url, meter.dummy_token) as litellm:
+        front = KeyProxy(
+            litellm.base_url,
+            litellm.master_key,
+            model=options.model,
+            routes=ANTHROPIC_ROUTES,
+            budget_usd=options.budget_usd,
+            price_table=options.price_table,
+            cells=CellTagging(send_header=CELL_HEADER, native=meter),
+        )
+        with front:
+            withheld = (key.strip(), litellm.master_key, meter.dummy_token)
+            yield Endpoint(front.base_url, front.dummy_token, withheld=withheld, gateway=front)

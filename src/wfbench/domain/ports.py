@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
 from wfbench.domain.metering.evidence import Spend
+from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireMeter
 from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
 from wfbench.domain.results.rows import Row
@@ -103,6 +104,8 @@ class ModelLease(Protocol):
 
     bridge: Bridge | None
     token: str
+    #: The prices of the lease's model (``None``: unpriced; the cell's cost is then unknown, never 0).
+    prices: ModelPrices | None
 
     def meter(self, *, settle_s: float = 0.0) -> WireMeter:
         """What was measured of this cell so far (waiting up to ``settle_s`` for requests in flight)."""

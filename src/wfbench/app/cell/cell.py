@@ -47,7 +47,6 @@ from wfbench.domain.errors import (
     SweepStorageError,
     WfbenchError,
 )
-from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -120,7 +119,7 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
         if services.gateway is not None:
             model = plan.arm.model or settings.model  # an arm may pin its own model
             lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
-            wire = CellWire(lease, prices_for(model))
+            wire = CellWire(lease, lease.prices)
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
         ctx.lap_started = started
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
@@ -708,6 +707,7 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "runtime_digest": settings.runtime_digest if runtime is None else runtime.runtime_digest,
         **({} if runtime is None else {"agent": runtime.agent, "agent_version": runtime.agent_version}),
         **_plugin_fields(plan.arm),
+        **({"migrates": ",".join(plan.arm.migrates)} if plan.arm.migrates else {}),
         "recorded_at": settings.now().isoformat(),
         **task.oracle_digests,
         **task.asset_digests,

@@ -34,6 +34,7 @@ from wfbench.app.corpus.environment_spec import parse_environment, parse_task_en
 from wfbench.app.corpus.plugins import CE_SKILLS, PluginIdentity, plugin_identity
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import InputError
+from wfbench.domain.promotion.migration import DIMENSIONS as MIGRATIONS
 from wfbench.domain.promotion.policy import DecisionPolicy
 from wfbench.domain.review.labels import parse_labels
 from wfbench.domain.sweep.limits import MAX_WORKERS
@@ -78,7 +79,7 @@ DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model
 PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
 )
-ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like", "network"})
+ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like", "network", "migrates"})
 ORACLE_KEYS = frozenset({"command", "files", "report", "expect"})
 #: ``network:`` of a task or an arm: the model endpoint only (the default), or the host's network.
 NETWORK_MODES = ("model-only", "host")
@@ -204,6 +205,7 @@ def _corpus(raw: Any, source: str) -> Corpus:
             raise InputError(
                 f"unknown incumbent arm {arm.incumbent!r}", locator=f"arm {arm.name}", field="incumbent"
             )
+        _check_migration(arm, arms)
     environment = None
     if raw.get("environment") is not None:
         environment = parse_environment(raw["environment"], locator="", root=root)
@@ -404,7 +406,39 @@ def _arm(name: Any, raw: Any, root: str, known: Mapping[str, Arm]) -> Arm:
         model=model,
         network=network_mode(raw, locator),
         plugin=plugin,
+        migrates=_migrates(raw.get("migrates"), locator),
     )
+
+
+def _migrates(raw: Any, locator: str) -> tuple[str, ...]:
+    """``migrates: [agent, model]`` (or one of them as a string): the candidate's declared differences."""
+    if raw is None:
+        return ()
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not items or any(item not in MIGRATIONS for item in items):
+        raise InputError(f"must be a list of {' and '.join(MIGRATIONS)}", locator=locator, field="migrates")
+    return tuple(dimension for dimension in MIGRATIONS if dimension in items)
+
+
+def _check_migration(arm: Arm, arms: Mapping[str, Arm]) -> None:
+    """A declared migration needs an incumbent and a real difference from it in each declared dimension."""
+    if not arm.migrates:
+        return
+    locator = f"arm {arm.name}"
+    incumbent = arms.get(arm.incumbent or "")
+    if incumbent is None:
+        raise InputError(
+            "only a candidate (an arm with an incumbent) migrates", locator=locator, field="migrates"
+        )
+    same = {"agent": arm.agent == incumbent.agent, "model": arm.model == incumbent.model}
+    for dimension in arm.migrates:
+        if same[dimension]:
+            raise InputError(
+                f"declares a {dimension} migration but runs the {dimension} of its incumbent"
+                f" {incumbent.name}",
+                locator=locator,
+                field="migrates",
+            )
 
 
 def _arm_plugin(phases: tuple[Phase, ...], locator: str) -> PluginIdentity | None:
