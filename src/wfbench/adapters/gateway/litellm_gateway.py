@@ -50,10 +50,18 @@ READY_TIMEOUT_S = 240.0
 STOP_GRACE_S = 15.0
 
 
+#: The pinned proxy ``scripts/install-tools`` puts in its own venv under the cache (``litellm[proxy]`` pins
+#: ``rich<14``, which would hold the project's own tools back if it shared wfbench's environment).
+LITELLM_VERSION = "1.108.7"
+
+
 def find_litellm() -> str | None:
-    """The ``litellm`` console script: ``$WFBENCH_LITELLM_BIN``, beside this interpreter, or on PATH."""
+    """The ``litellm`` console script: ``$WFBENCH_LITELLM_BIN``, the cache's pinned venv, beside this
+    interpreter (the ``gateway`` extra), or on PATH."""
+    cache = os.environ.get("WFBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "wfbench")
     for path in (
         os.environ.get("WFBENCH_LITELLM_BIN"),
+        os.path.join(cache, f"litellm-{LITELLM_VERSION}", "bin", "litellm"),
         os.path.join(os.path.dirname(sys.executable), "litellm"),
         shutil.which("litellm"),
     ):
