@@ -10,23 +10,25 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
-from wfbench.domain.metering.prices import PriceTable
-from wfbench.domain.ports import (
-    ClaimableSweepDirectory,
-    Clock,
-    Environments,
-    ImageWorkdirs,
-    ModelCLI,
-    ModelGateway,
-    Sandbox,
-    SweepDirectory,
-    Workspaces,
-)
+
+if TYPE_CHECKING:  # annotations only: ``wfbench gate`` starts without every port's value types
+    from wfbench.domain.metering.prices import PriceTable
+    from wfbench.domain.ports import (
+        ClaimableSweepDirectory,
+        Clock,
+        Environments,
+        ImageWorkdirs,
+        ModelCLI,
+        ModelGateway,
+        Sandbox,
+        SweepDirectory,
+        Workspaces,
+    )
 
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 #: The upstream key of ``--gateway openai`` (never on the command line).

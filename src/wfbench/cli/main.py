@@ -40,35 +40,54 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-def build_app() -> typer.Typer:
-    """Build the Typer application (nothing is built at import time)."""
-    from wfbench.cli.commands import (
-        export as export_cmd,
-    )
-    from wfbench.cli.commands import (
-        gate as gate_cmd,
-    )
-    from wfbench.cli.commands import (
-        plan as plan_cmd,
-    )
-    from wfbench.cli.commands import (
-        promote as promote_cmd,
-    )
-    from wfbench.cli.commands import (
-        provider as provider_cmd,
-    )
-    from wfbench.cli.commands import (
-        release as release_cmd,
-    )
-    from wfbench.cli.commands import (
-        review as review_cmd,
-    )
-    from wfbench.cli.commands import (
-        view as view_cmd,
-    )
-    from wfbench.cli.run import command as run_cmd
-    from wfbench.cli.run import evolve as evolve_cmd
+#: The module that registers each command (``run``'s also registers ``doctor`` and ``tasks``).
+#: A command named on the command line loads its module alone; anything else (the root help, a
+#: typo) loads them all, in :data:`MODULES` order, which is the order the root help lists them.
+COMMAND_MODULES: dict[str, str] = {
+    "run": "wfbench.cli.run.command",
+    "doctor": "wfbench.cli.run.command",
+    "tasks": "wfbench.cli.run.command",
+    "review": "wfbench.cli.commands.review",
+    "gate": "wfbench.cli.commands.gate",
+    "report": "wfbench.cli.commands.gate",
+    "plan": "wfbench.cli.commands.plan",
+    "provider": "wfbench.cli.commands.provider",
+    "view": "wfbench.cli.commands.view",
+    "compare": "wfbench.cli.commands.view",
+    "promote": "wfbench.cli.commands.promote",
+    "release": "wfbench.cli.commands.release",
+    "evolve": "wfbench.cli.run.evolve",
+    "export": "wfbench.cli.commands.export",
+}
+MODULES: tuple[str, ...] = (
+    "wfbench.cli.run.command",
+    "wfbench.cli.commands.review",
+    "wfbench.cli.commands.gate",
+    "wfbench.cli.commands.plan",
+    "wfbench.cli.commands.provider",
+    "wfbench.cli.commands.view",
+    "wfbench.cli.commands.promote",
+    "wfbench.cli.commands.release",
+    "wfbench.cli.run.evolve",
+    "wfbench.cli.commands.export",
+)
 
+
+def command_named(argv: list[str]) -> str | None:
+    """The command ``argv`` invokes (its first word that is not a root option), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_app(command: str | None = None) -> typer.Typer:
+    """Build the Typer application (nothing is built at import time).
+
+    ``command``: only the module that registers it is imported and registered (start-up: ``gate``
+    need not import ``run``'s option tables); ``None`` or an unknown name: every command.
+    """
+    import importlib
+
+    module = COMMAND_MODULES.get(command or "")
+    names = MODULES if module is None else (module,)
     app = typer.Typer(
         name="wfbench",
         help=HELP,
@@ -99,20 +118,8 @@ def build_app() -> typer.Typer:
 
         typer.echo(__version__)
 
-    commands = (
-        run_cmd,
-        review_cmd,
-        gate_cmd,
-        plan_cmd,
-        provider_cmd,
-        view_cmd,
-        promote_cmd,
-        release_cmd,
-        evolve_cmd,
-        export_cmd,
-    )
-    for module in commands:
-        module.register(app)
+    for name in names:
+        importlib.import_module(name).register(app)
     _plain_help(app)
     _word_metavars()
     return app
@@ -147,9 +154,10 @@ def main(argv: list[str] | None = None) -> None:
     """
     from wfbench.domain.errors import WfbenchError
 
-    app = build_app()
+    args = sys.argv[1:] if argv is None else argv
+    app = build_app(command_named(args))
     try:
-        code = app(args=argv, prog_name="wfbench", standalone_mode=False)
+        code = app(args=args, prog_name="wfbench", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
         _exit(130)
     except WfbenchError as exc:

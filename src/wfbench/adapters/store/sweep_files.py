@@ -11,13 +11,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from wfbench.adapters.store.atomic import write_bytes_atomic
 from wfbench.adapters.store.json_indent import dumps_indented
 from wfbench.adapters.store.litter import Litter
 from wfbench.domain.errors import STORAGE_ERRNOS, InputError, SweepStorageError
-from wfbench.domain.ports import SweepClaim
-from wfbench.domain.sweep.manifest import MANIFEST_NAME, RunManifest
+
+if TYPE_CHECKING:  # annotations only: ``wfbench gate`` reads a sweep without the ports' value types
+    from wfbench.domain.ports import SweepClaim
+    from wfbench.domain.sweep.manifest import RunManifest
 
 __all__ = ["FileSweepDirectory", "checked_parts"]
 
@@ -70,6 +73,8 @@ class FileSweepDirectory:
 
     def write_manifest(self, manifest: RunManifest) -> None:
         """Replace ``manifest.json`` with ``manifest`` as indented JSON, durably."""
+        from wfbench.domain.sweep.manifest import MANIFEST_NAME
+
         self.write(MANIFEST_NAME, (dumps_indented(manifest.to_mapping()) + "\n").encode("utf-8"))
 
     @contextlib.contextmanager

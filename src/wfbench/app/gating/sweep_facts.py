@@ -17,14 +17,17 @@ import datetime as dt
 import json
 import os
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
 from wfbench.app.gating.gating import GateInput, GateResult, aware_time, gate_input, regate
 from wfbench.domain.errors import InputError
-from wfbench.domain.ports import Clock, SweepDirectory
 from wfbench.domain.promotion.policy import CANDIDATE_ARMS, PromotionPolicy
 from wfbench.domain.results.rows import Row
+
+if TYPE_CHECKING:  # annotations only: the ports pull in every adapter-facing type
+    from wfbench.domain.ports import Clock, SweepDirectory
 
 __all__ = [
     "EVIDENCE_NAME",
