@@ -44,6 +44,7 @@ def _print_version(value: bool) -> None:
 #: A command named on the command line loads its module alone; anything else (the root help, a
 #: typo) loads them all, in :data:`MODULES` order, which is the order the root help lists them.
 COMMAND_MODULES: dict[str, str] = {
+    "": "",  # ``--version``: no command module at all
     "run": "wfbench.cli.run.command",
     "doctor": "wfbench.cli.run.command",
     "tasks": "wfbench.cli.run.command",
@@ -74,7 +75,12 @@ MODULES: tuple[str, ...] = (
 
 
 def command_named(argv: list[str]) -> str | None:
-    """The command ``argv`` invokes (its first word that is not a root option), if any."""
+    """The command ``argv`` invokes (its first word that is not a root option), if any.
+
+    ``--version`` first (eager: it prints and exits before anything else is read) needs none: ``""``.
+    """
+    if argv[:1] == ["--version"]:
+        return ""
     return next((word for word in argv if not word.startswith("-")), None)
 
 
@@ -86,8 +92,8 @@ def build_app(command: str | None = None) -> typer.Typer:
     """
     import importlib
 
-    module = COMMAND_MODULES.get(command or "")
-    names = MODULES if module is None else (module,)
+    module = None if command is None else COMMAND_MODULES.get(command)
+    names = MODULES if module is None else () if module == "" else (module,)
     app = typer.Typer(
         name="wfbench",
         help=HELP,
