@@ -150,6 +150,40 @@ def test_importing_the_cli_loads_no_sweep_machinery() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_gate_of_a_results_file_loads_no_other_command_and_no_ports(tmp_path) -> None:
+    """``wfbench gate FILE`` starts without ``run``'s modules or the ports' value types (start-up)."""
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"task": "t", "arm": "workflow", "run": 0, "ok": true, "resolved": true}\n')
+    probe = (
+        "import sys\nfrom wfbench.cli.main import main\ntry:\n    main(['gate', sys.argv[1]])\n"
+        "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith(("
+        "'wfbench.cli.run', 'wfbench.cli.commands.view', 'wfbench.domain.ports', 'wfbench.app.report'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(results)], capture_output=True, text=True, check=True, timeout=60
+    )
+
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_each_command_alone_is_the_command_of_the_whole_tree() -> None:
+    """The table of command modules names, for every command, the module that registers it."""
+    import typer
+
+    from wfbench.cli.main import COMMAND_MODULES, build_app
+
+    def tree(app: typer.Typer) -> dict[str, tuple[str | None, list[str]]]:
+        group = typer.main.get_command(app)
+        commands = group.commands  # type: ignore[attr-defined]
+        return {name: (cmd.help, [p.name for p in cmd.params]) for name, cmd in commands.items()}
+
+    whole = tree(build_app())
+    alone = {name: tree(build_app(name)).get(name) for name in whole if name != "version"}
+
+    assert set(whole) - {"version"} == set(COMMAND_MODULES) - {""}
+    assert alone == {name: whole[name] for name in alone}
+
+
 def test_importing_one_domain_module_does_not_load_the_whole_domain() -> None:
     """The CLI imports ``wfbench.domain.errors`` first; the gates and review scoring stay unloaded."""
     probe = (
