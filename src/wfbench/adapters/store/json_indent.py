@@ -49,20 +49,30 @@ def dumps_indented(obj: Any) -> str:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = frozenset({dict, list, tuple})
+#: The fewest items a leaf goes to the C encoder with.
+_LEAF_MIN = 4
 #: Per depth: the C encoder whose items are separated as ``json.dumps(indent=2)`` separates them there.
 _LEAF_ENCODERS: dict[int, Any] = {}
 
 
 def _leaf(value: dict[Any, Any] | list[Any] | tuple[Any, ...], depth: int) -> str | None:
-    """A dict or list of plain scalars only (and string keys), encoded at ``depth``; else ``None``."""
-    scalars = _SCALARS
-    if type(value) is dict:
-        if not all(type(key) is str for key in value) or not all(
-            type(item) in scalars for item in value.values()
-        ):
-            return None
-    elif not all(type(item) in scalars for item in value):
+    """A dict or list of plain scalars and empty containers only (and string keys), encoded at
+    ``depth``; else ``None``. (``json`` writes an empty dict or list as ``{}``/``[]`` indented or not.)"""
+    if len(value) < _LEAF_MIN:  # a small one costs less to walk than to hand over
         return None
+    scalars, empties = _SCALARS, _CONTAINERS
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str:
+                return None
+        items: Any = value.values()
+    else:
+        items = value
+    for item in items:
+        kind = type(item)
+        if kind not in scalars and (kind not in empties or item):
+            return None
     encode = _LEAF_ENCODERS.get(depth)
     if encode is None:
         separators = (",\n" + _INDENT * (depth + 1), ": ")

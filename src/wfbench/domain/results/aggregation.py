@@ -109,6 +109,20 @@ def _median(values: Sequence[float]) -> float:
     return (ordered[middle - 1] + ordered[middle]) / 2
 
 
+def _same(values: list[Any]) -> list[Any]:
+    return values
+
+
+def _float_median(values: list[Any]) -> float:
+    """``float(_median(values))``, with the one- and two-value groups (most of a wide gate's) inline."""
+    count = len(values)
+    if count == 1:
+        return float(values[0])
+    if count == 2:  # ``+`` commutes exactly, so the order sorted() would give does not matter
+        return float((values[0] + values[1]) / 2)
+    return float(_median(values))
+
+
 @attrs.frozen
 class Aggregate:
     """Every run of one task under one arm, summarised. Build it with :meth:`from_rows`.
@@ -363,14 +377,19 @@ class GroupTally:
         values = self._medians.values(index)
         return None if not values else float(_median(values))
 
+    def _all_medians(self) -> list[float | None]:
+        """``_median(i)`` of every packed field, from one copy of the records."""
+        return self._medians.reduced(_float_median)
+
     def _review_metrics(self) -> Mapping[str, ReviewValue]:
         """Review metrics over scored rows; empty unless some valid row carries a weighted F1."""
         if not self.has_review:
             return {}
         columns, unknown = self._review, self._unknown
         out: dict[str, ReviewValue] = {}
-        for index, name in enumerate(REVIEW_NUMERIC_METRICS):
-            values = None if columns is None or name in unknown else columns.values(index)
+        every = [None] * len(REVIEW_NUMERIC_METRICS) if columns is None else columns.reduced(_same)
+        for name, column in zip(REVIEW_NUMERIC_METRICS, every, strict=True):
+            values = None if name in unknown else column
             out[name] = None if not values else float((min if name in _MIN_REDUCED else _median)(values))
         for name in REVIEW_FLAG_METRICS:
             out[name] = None if not self.scored or name in unknown else name not in self._false
@@ -379,7 +398,8 @@ class GroupTally:
     def build(self, task: str, arm: str) -> Aggregate:
         """The aggregate of the rows added so far."""
         health = self.health.counters()
-        medians = {name: self._median(index) for index, name in enumerate(MEDIAN_FIELDS)}
+        packed = self._all_medians()
+        medians = dict(zip(MEDIAN_FIELDS, packed, strict=False))
         return Aggregate(
             task=task,
             arm=arm,
@@ -392,7 +412,7 @@ class GroupTally:
             resolved_fresh=self.resolved_fresh,
             transcripts_missing=self.transcripts_missing,
             error_kinds=dict(sorted(self.kinds.items())),
-            cost_usd=self._median(_COST),
+            cost_usd=packed[_COST],
             fresh_attempts=health.fresh_attempts,
             admissible=health.admissible,
             execution_failures=health.execution_failures,

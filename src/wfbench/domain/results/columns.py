@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["Columns"]
@@ -59,6 +59,20 @@ class Columns:
             return self._packed[index :: self._width].tolist()
         assert self._plain is not None
         return self._plain[index :: self._width]
+
+    def reduced(self, reduce: Callable[[list[Any]], Any]) -> list[Any]:
+        """``reduce(values(i))`` for every field ``i`` (``None`` where ``values(i)`` is ``None`` or empty).
+
+        One copy of the records for all fields (a group of a few runs has far more fields than
+        records, and ``gate`` builds one per task and arm): the same values, in the same order,
+        as :meth:`values` gives field by field.
+        """
+        width, unknown = self._width, self._unknown
+        if not self.count:
+            return [None] * width
+        records = self._packed.tolist() if self._packed is not None else self._plain
+        assert records is not None
+        return [None if unknown[i] else reduce(records[i::width]) for i in range(width)]
 
     def entries(self, index: int) -> list[Any]:
         """Field ``index`` of every record, unknown or not: a value that was not a number is
