@@ -180,8 +180,23 @@ def test_each_command_alone_is_the_command_of_the_whole_tree() -> None:
     whole = tree(build_app())
     alone = {name: tree(build_app(name)).get(name) for name in whole if name != "version"}
 
-    assert set(whole) - {"version"} == set(COMMAND_MODULES) - {""}
+    assert set(whole) - {"version"} == set(COMMAND_MODULES) - {"", "--help"}
     assert alone == {name: whole[name] for name in alone}
+
+
+def test_the_root_help_listing_is_what_the_commands_register() -> None:
+    """``wfbench --help`` lists the commands from a table; it must say what the modules say."""
+    import typer
+
+    from wfbench.cli.main import ROOT_LISTING, build_app
+
+    group = typer.main.get_command(build_app())
+    listed = [
+        (name, cmd.short_help, None if cmd.short_help else (cmd.help or "").split("\n\n")[0])
+        for name, cmd in group.commands.items()  # type: ignore[attr-defined]
+    ]
+
+    assert listed == [("version", None, "Print wfbench's version."), *ROOT_LISTING]
 
 
 def test_importing_one_domain_module_does_not_load_the_whole_domain() -> None:

@@ -45,6 +45,7 @@ def _print_version(value: bool) -> None:
 #: typo) loads them all, in :data:`MODULES` order, which is the order the root help lists them.
 COMMAND_MODULES: dict[str, str] = {
     "": "",  # ``--version``: no command module at all
+    "--help": "",  # the root help: its listing alone
     "run": "wfbench.cli.run.command",
     "doctor": "wfbench.cli.run.command",
     "tasks": "wfbench.cli.run.command",
@@ -60,6 +61,8 @@ COMMAND_MODULES: dict[str, str] = {
     "evolve": "wfbench.cli.run.evolve",
     "export": "wfbench.cli.commands.export",
 }
+#: :func:`command_named` of a root help request: the listing alone (:data:`ROOT_LISTING`).
+LISTING = "--help"
 MODULES: tuple[str, ...] = (
     "wfbench.cli.run.command",
     "wfbench.cli.commands.review",
@@ -74,6 +77,35 @@ MODULES: tuple[str, ...] = (
 )
 
 
+#: The root help's listing without importing a command module: (name, short help, else the first
+#: paragraph of its help) as each module registers it, in the order the root help lists them.
+#: ``tests/cli/test_cli_surface.py`` checks it against the real command tree.
+ROOT_LISTING: tuple[tuple[str, str | None, str | None], ...] = (
+    ("run", "Run a sweep of task × arm × run cells.", None),
+    ("doctor", "Check what this machine can run (exit 1 if a requirement fails).", None),
+    ("gate", "Re-gate a results.jsonl: aggregates and decisions.", None),
+    ("report", "Write report.md and report.html beside a results.jsonl.", None),
+    (
+        "plan",
+        None,
+        "Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design.",
+    ),
+    ("view", None, "Browse a sweep: the report, every task, arm and cell (transcript, patch, review, row)."),
+    (
+        "compare",
+        None,
+        "Compare two sweeps per task and arm (resolution, cost, quality), paired statistics of B vs A.",
+    ),
+    ("evolve", "Evolve candidate skills with a proposer agent, gated.", None),
+    ("export", "Export trajectories (ATIF) or an Inspect AI log.", None),
+    ("tasks", None, "Inspect and validate corpora."),
+    ("review", None, "Score code-review artifacts against hidden labels."),
+    ("provider", None, "The scripted model provider (offline model endpoint for tests and dry runs)."),
+    ("promote", None, "Apply promoted skill evidence to a repository, transactionally."),
+    ("release", None, "Gate an agent runtime release: one sweep per runtime, compared per task."),
+)
+
+
 def command_named(argv: list[str]) -> str | None:
     """The command ``argv`` invokes (its first word that is not a root option), if any.
 
@@ -81,6 +113,8 @@ def command_named(argv: list[str]) -> str | None:
     """
     if argv[:1] == ["--version"]:
         return ""
+    if all(word in ("-h", "--help") for word in argv):  # the root help (or none: the same help)
+        return LISTING
     return next((word for word in argv if not word.startswith("-")), None)
 
 
@@ -126,9 +160,17 @@ def build_app(command: str | None = None) -> typer.Typer:
 
     for name in names:
         importlib.import_module(name).register(app)
+    if command == LISTING:
+        for name, short, text in ROOT_LISTING:
+            app.command(name, short_help=short, help=text)(_listed_only)
     _plain_help(app)
     _word_metavars()
     return app
+
+
+def _listed_only() -> None:
+    """A command of the root help's listing (never run: that help exits first)."""
+    raise AssertionError("a listing-only command ran")
 
 
 def _word_metavars() -> None:
