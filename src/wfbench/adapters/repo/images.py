@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import attrs
 
 from wfbench.adapters.repo.workspace import private_copy
-from wfbench.domain.environment.image import ContainerImage
+from wfbench.domain.environment.image import ContainerImage, image_path
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec, ImageSource, environment_digest
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken
@@ -124,7 +124,7 @@ class ContainerImages:
             digest = environment_digest(spec, base=base.id, key=key, task_env=task_env, location="podman")
             facts, seconds, hit = self._on_top(spec, snapshot, task_env, base, digest)
             built_s, cached, base = built_s + seconds, cached and hit, facts
-        image = ContainerImage(ref=base.id, workdir=source.workdir, path=base.path)
+        image = ContainerImage(ref=base.id, workdir=source.workdir, path=image_path(base.path, source.path))
         return BuiltEnvironment(
             digest=base.id.removeprefix("sha256:"),
             host_path="",

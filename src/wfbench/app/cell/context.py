@@ -14,6 +14,7 @@ import attrs
 from wfbench.app.cell.wire import CellWire
 from wfbench.app.corpus.arms import Overlay
 from wfbench.app.corpus.binding import BoundTask
+from wfbench.domain.environment.image import IMAGE_DEFAULT_PATH
 from wfbench.domain.environment.spec import ENV_MOUNT
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import (
@@ -33,8 +34,6 @@ from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 #: Bytes a workspace may grow on disk over its sessions (``wfbench run --disk-budget``).
 DEFAULT_DISK_BUDGET = 4 * 1024**3
-#: ``PATH`` of an image task whose image declares none (the usual Debian/Ubuntu one).
-IMAGE_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_SKILL_BYTES = 4 * 1024 * 1024
 
 

@@ -25,7 +25,7 @@ from wfbench.domain.environment.spec import (
 from wfbench.domain.errors import InputError
 
 #: Keys of a container-image environment (docs/containers.md).
-IMAGE_KEYS = frozenset({"image", "containerfile", "context", "workdir", "build_args"})
+IMAGE_KEYS = frozenset({"image", "containerfile", "context", "workdir", "build_args", "path"})
 ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "timeout"}) | IMAGE_KEYS
 #: An image reference: ``NAME[:TAG][@sha256:HEX]`` (registry host and path segments allowed).
 _IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}(@sha256:[0-9a-f]{64})?$")
@@ -81,7 +81,10 @@ def _image_source(raw: Mapping[str, Any], locator: str, field: str, root: str | 
             field=field,
         )
     base = os.path.abspath(root or ".")
-    source = ImageSource(workdir=_workdir(raw.get("workdir", DEFAULT_WORKDIR), locator, f"{field}.workdir"))
+    source = ImageSource(
+        workdir=_workdir(raw.get("workdir", DEFAULT_WORKDIR), locator, f"{field}.workdir"),
+        path=_path_dirs(raw.get("path", []), locator, f"{field}.path"),
+    )
     if image is not None:
         if "context" in raw or "build_args" in raw:
             key = "context" if "context" in raw else "build_args"
@@ -105,6 +108,20 @@ def _workdir(raw: Any, locator: str, field: str) -> str:
     if any(c in raw for c in ",:\x00\n"):
         raise InputError("must not hold ',', ':' or control characters", locator=locator, field=field)
     return raw
+
+
+def _path_dirs(raw: Any, locator: str, field: str) -> tuple[str, ...]:
+    """``path``: directories of the image put first on ``PATH`` (absolute, no ``:``)."""
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise InputError("must be a list of absolute directories of the image", locator=locator, field=field)
+    for item in raw:
+        if not isinstance(item, str) or not os.path.isabs(item) or any(c in item for c in ":\x00\n"):
+            raise InputError(
+                f"{item!r} must be an absolute directory of the image (no ':')", locator=locator, field=field
+            )
+    return tuple(raw)
 
 
 def _corpus_path(raw: Any, base: str, locator: str, field: str, *, directory: bool) -> str:

@@ -77,6 +77,9 @@ class ImageSource:
     container runtime, cached by the digest of both) is set. ``workdir`` is where the task's
     repository lives inside the image (``/testbed`` for SWE-bench images): each cell's private copy
     of the snapshot is mounted there. ``build_args`` are ``--build-arg`` pairs of a Containerfile.
+    ``path`` are directories put before the image's declared ``PATH`` in every command: how an
+    environment inside the image is activated (``/opt/miniconda3/envs/testbed/bin`` for SWE-bench's
+    conda env ``testbed``), with no shell start-up file involved.
     """
 
     image: str | None = None
@@ -84,16 +87,20 @@ class ImageSource:
     context: str | None = None
     workdir: str = DEFAULT_WORKDIR
     build_args: tuple[tuple[str, str], ...] = ()
+    path: tuple[str, ...] = ()
 
     def manifest(self) -> dict[str, object]:
         """The source as canonical data (the image's content digest identifies what was built)."""
-        return {
+        data: dict[str, object] = {
             "image": self.image,
             "containerfile": self.containerfile,
             "context": self.context,
             "workdir": self.workdir,
             "build_args": [list(pair) for pair in self.build_args],
         }
+        if self.path:  # absent otherwise: earlier digests stay as they were
+            data["path"] = list(self.path)
+        return data
 
 
 @attrs.frozen
