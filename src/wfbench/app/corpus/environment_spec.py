@@ -26,7 +26,7 @@ from wfbench.domain.errors import InputError
 
 #: Keys of a container-image environment (docs/containers.md).
 IMAGE_KEYS = frozenset({"image", "containerfile", "context", "workdir", "build_args", "path"})
-ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "timeout"}) | IMAGE_KEYS
+ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "key", "timeout"}) | IMAGE_KEYS
 #: An image reference: ``NAME[:TAG][@sha256:HEX]`` (registry host and path segments allowed).
 _IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}(@sha256:[0-9a-f]{64})?$")
 _VERSION = re.compile(r"^3\.[0-9]{1,2}$")
@@ -66,6 +66,7 @@ def parse_environment(
         key_files=_key_files(raw.get("key_files"), locator, f"{field}.key_files"),
         timeout_s=_timeout(raw.get("timeout", BUILD_TIMEOUT_S), locator, f"{field}.timeout"),
         image=image,
+        key=_key(raw, locator, f"{field}.key"),
     )
 
 
@@ -188,6 +189,18 @@ def _key_files(raw: Any, locator: str, field: str) -> tuple[str, ...] | None:
             )
         paths.append(norm)
     return tuple(sorted(set(paths)))
+
+
+def _key(raw: Mapping[str, Any], locator: str, field: str) -> str | None:
+    """``key``: one line of text naming what the environment depends on (not with ``key_files``)."""
+    if "key" not in raw:
+        return None
+    if "key_files" in raw:
+        raise InputError("key and key_files are exclusive (one keys the build)", locator=locator, field=field)
+    key = raw["key"]
+    if not isinstance(key, str) or not key.strip() or len(key) > 512 or any(c in key for c in "\x00\n\r"):
+        raise InputError("must be one line of text (at most 512 characters)", locator=locator, field=field)
+    return key
 
 
 def _timeout(raw: Any, locator: str, field: str) -> float:

@@ -356,7 +356,7 @@ def import_instances(
             if images is not None
             else _venv_environment(item, repository, environment)
         )
-        tasks.append(_task(item, repository, env))
+        tasks.append(_task(item, repository, shared(env, item)))
     files = {}
     for item in instances:
         base = f"instances/{item.instance_id}"
@@ -385,6 +385,19 @@ def import_instances(
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
     return os.path.join(out_dir, "corpus.yaml")
+
+
+def shared(env: dict[str, Any], item: Instance) -> dict[str, Any]:
+    """``env`` keyed on ``owner/name@environment_setup_commit`` (SWE-bench's unit of an environment).
+
+    Instances of one repository at one ``environment_setup_commit`` then share one build instead of
+    one per base commit; an environment keyed otherwise (``key``, ``key_files``), an image with
+    nothing installed on top (its own id is its identity) or an instance without the field is kept.
+    """
+    setup = item.environment_setup_commit
+    if setup is None or "key" in env or "key_files" in env or ("image" in env and not env.get("install")):
+        return env
+    return {**env, "key": f"{item.repo}@{setup}"}
 
 
 def _venv_environment(

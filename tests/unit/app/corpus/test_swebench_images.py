@@ -1,13 +1,16 @@
-"""SWE-bench's instance images as imported tasks' environments (docs/swebench.md, "Images")."""
+"""SWE-bench's instance images as imported tasks' environments, and one environment per
+``environment_setup_commit`` (docs/swebench.md, "Images")."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from wfbench.app.corpus.environment_spec import parse_environment
+from wfbench.app.corpus.swebench import Instance, shared
 from wfbench.app.corpus.swebench_images import TESTBED_BIN, image_environment, image_name
 from wfbench.domain.environment.image import IMAGE_DEFAULT_PATH, image_path
-from wfbench.domain.environment.spec import ImageSource
+from wfbench.domain.environment.spec import EnvironmentSpec, ImageSource, environment_digest, snapshot_key
 from wfbench.domain.errors import InputError
 
 
@@ -68,3 +71,65 @@ def test_path_directories_come_before_what_the_image_declares() -> None:
 def test_an_image_without_path_keeps_the_manifest_and_so_every_earlier_digest() -> None:
     assert "path" not in ImageSource(image="x/y:1").manifest()
     assert ImageSource(image="x/y:1", path=("/a",)).manifest()["path"] == ["/a"]
+
+
+def _instance(setup: str | None, base: str = "b" * 40) -> Instance:
+    return Instance(
+        line=1,
+        instance_id="acme__lib-1",
+        repo="acme/lib",
+        base_commit=base,
+        patch="p",
+        test_patch="t",
+        problem_statement="s",
+        fail_to_pass=("tests/t.py::test_a",),
+        pass_to_pass=(),
+        environment_setup_commit=setup,
+    )
+
+
+def test_an_imported_venv_environment_is_keyed_on_the_repository_and_its_environment_setup_commit() -> None:
+    env = shared({"python": "harness", "install": ["pip install -e ."]}, _instance("e" * 40))
+    assert env["key"] == "acme/lib@" + "e" * 40
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"python": "harness", "key_files": ["setup.py"]},
+        {"python": "harness", "key": "mine"},
+        {"image": "x/y:1", "workdir": "/testbed"},
+    ],
+)
+def test_an_environment_keyed_otherwise_or_an_image_with_nothing_on_top_is_kept(
+    env: dict[str, object],
+) -> None:
+    assert shared(dict(env), _instance("e" * 40)) == env
+
+
+def test_an_instance_without_an_environment_setup_commit_keeps_the_tree_key() -> None:
+    assert "key" not in shared({"python": "harness"}, _instance(None))
+
+
+def _digest(spec: EnvironmentSpec, repo: str, tree: str) -> str:
+    key = snapshot_key(spec, repo, tree, {})
+    return environment_digest(spec, base="py3.11", key=key, task_env={}, location="/env")
+
+
+def test_two_base_commits_with_one_key_share_one_build_and_another_repository_does_not() -> None:
+    spec = parse_environment({"install": ["pip install -e ."], "key": "acme/lib@e"}, locator="t")
+    assert spec is not None
+    assert _digest(spec, "/r/acme", "tree-1") == _digest(spec, "/r/acme", "tree-2")
+    assert _digest(spec, "/r/acme", "tree-1") != _digest(spec, "/r/other", "tree-1")
+    unkeyed = attrs.evolve(spec, key=None)
+    assert _digest(unkeyed, "/r/acme", "tree-1") != _digest(unkeyed, "/r/acme", "tree-2")
+
+
+def test_key_and_key_files_together_are_refused() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_environment({"key": "a", "key_files": ["setup.py"]}, locator="t")
+    assert caught.value.field == "environment.key"
+
+
+def test_a_spec_without_key_keeps_its_manifest_and_so_every_earlier_digest() -> None:
+    assert "key" not in EnvironmentSpec(install=("x",)).manifest()
