@@ -204,7 +204,7 @@ def _planned(
 ) -> tuple[int, int] | None:
     """The design ``wfbench plan --effect TARGET`` recommends from a 20 x 3 pilot of the same
     candidate (the same generator and true effect)."""
-    from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
+    from wfbench.domain.promotion.planning import PlanRequest, parse_effect, plan_pairs
     from wfbench.domain.statistics.config import AnalysisConfig
 
     pilot = any_rows(_scenario(generator, tasks=20, runs=3, **fields), random.Random(seed))
