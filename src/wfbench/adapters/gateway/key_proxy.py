@@ -328,7 +328,9 @@ class KeyProxy:
     kept); ``secrets_header_value`` is the real key. ``model`` pins the model every request must
     name (``None``: not checked); ``routes`` are the allowed routes; ``prices`` price the metered
     usage (default: the pinned model's, :func:`~wfbench.domain.metering.prices.prices_for`);
-    ``budget_usd`` caps the metered spend. Cells get :meth:`lease`; :attr:`base_url` and
+    ``budget_usd`` caps the metered spend; ``names_cells`` tells the upstream which cell a request
+    came from (the ``x-wfbench-cell`` header: only for the sweep's own scripted provider, whose usage
+    jitter is seeded per cell — never for a real API). Cells get :meth:`lease`; :attr:`base_url` and
     :attr:`dummy_token` are the proxy's own loopback listener.
 
     Raises:
@@ -349,6 +351,7 @@ class KeyProxy:
         budget_usd: float | None = None,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS_PER_CELL,
+        names_cells: bool = False,
     ) -> None:
         parts = urllib.parse.urlsplit(upstream_base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -369,6 +372,8 @@ class KeyProxy:
         self.budget_usd = budget_usd
         self.idle_timeout_s = idle_timeout_s
         self.max_connections = max_connections
+        #: Add ``x-wfbench-cell: <lease label>`` upstream: only for the sweep's own scripted provider.
+        self.names_cells = names_cells
         self._timeout_s = timeout_s
         self._direct = Lease(self, "direct", bridge=None)
         if dummy_token is not None:

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 import yaml
 
+from wfbench.adapters.provider.jitter import UsageJitter, parse_jitter
 from wfbench.domain.errors import InputError
 
 USAGE_KEYS = (
@@ -145,6 +146,8 @@ class ProviderScript:
     source: str = "<script>"
     #: What a compaction request is answered with (its ``say`` is the summary; see the docs).
     compaction: Turn = DEFAULT_COMPACTION
+    #: ``jitter: {seed, usage}``: scripted usage scaled per cell and rule (``jitter.py``); ``None``: exact.
+    jitter: UsageJitter | None = None
 
     @classmethod
     def from_mapping(cls, raw: object, *, source: str = "<script>") -> ProviderScript:
@@ -153,7 +156,7 @@ class ProviderScript:
             raw = {}
         if not isinstance(raw, Mapping):
             raise InputError("the script must be a mapping with `conversations`", source=source)
-        _refuse_unknown(raw, {"default", "conversations", "compaction"}, source=source, locator="")
+        _refuse_unknown(raw, {"default", "conversations", "compaction", "jitter"}, source=source, locator="")
         default = DEFAULT_TURN
         if "default" in raw:
             default = _turn(raw["default"], source=source, locator="default")
@@ -166,7 +169,10 @@ class ProviderScript:
         conversations = tuple(
             _conversation(rule, source=source, index=index) for index, rule in enumerate(rules)
         )
-        return cls(conversations=conversations, default=default, source=source, compaction=compaction)
+        jitter = None if raw.get("jitter") is None else parse_jitter(raw["jitter"], source=source)
+        return cls(
+            conversations=conversations, default=default, source=source, compaction=compaction, jitter=jitter
+        )
 
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "<script>") -> ProviderScript:
