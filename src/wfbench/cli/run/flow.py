@@ -74,13 +74,16 @@ def execute(request: RunRequest) -> int:
     with cancel_on_signals(cancel, out_dir):
         with litter.cleaned_unless_started():
             result = _claimed_sweep(request, out_dir, recorded, litter, cancel)
-        from wfbench.cli.run.summary import summary_event, summary_lines
+        from wfbench.cli.run.summary import plan_lines, summary_event, summary_lines
 
         human = sys.stderr if request.json_events else sys.stdout
         if request.json_events:
             print(json.dumps(summary_event(out_dir, result)), flush=True)
         else:
-            print("\n".join(summary_lines(out_dir, result)), flush=True)
+            lines = summary_lines(out_dir, result)
+            if request.corpus is None and result.decisions and not result.cancelled:
+                lines += plan_lines(out_dir)  # the demo: what a sweep the gate stands behind would take
+            print("\n".join(lines), flush=True)
         if result.cancelled and not result.tripped:
             print(
                 f"interrupted after {result.completed}/{result.planned} cells; resume with: wfbench run"
