@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.demo_run import DEMO_CELLS, IMPL_TASKS, legacy_copy, row, rows, wfbench
-
-#: Rows an interrupted sweep keeps in the resume tests: all but the last 8 cells.
-KEPT = DEMO_CELLS - 8
 from wfbench.app.sweep.reuse_plan import expected_durations
 from wfbench.domain.results.aggregation import aggregate
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.scheduling import Cell, longest_first
 
 TIMING = ("duration", "wall", "recorded_at", "generated_at", "expires_at")
+
+#: Rows an interrupted sweep keeps in the resume tests: all but the last 8 cells.
+KEPT = DEMO_CELLS - 8
 
 
 def _untimed(value: Any) -> Any:

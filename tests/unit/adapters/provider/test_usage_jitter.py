@@ -15,7 +15,9 @@ jitter: {seed: 7, usage: 0.2}
 conversations:
   - when: ["Task a"]
     turns:
-      - {say: "one", tools: [{name: Read, input: {file_path: x}}], usage: {input_tokens: 1000, output_tokens: 0}}
+      - say: "one"
+        tools: [{name: Read, input: {file_path: x}}]
+        usage: {input_tokens: 1000, output_tokens: 0}
       - {say: "two", usage: {input_tokens: 2000, cache_read_input_tokens: 10000}}
   - when: ["Task b"]
     turns: [{say: "b", usage: {input_tokens: 1000, output_tokens: 0}}]
