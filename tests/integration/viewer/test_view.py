@@ -72,7 +72,7 @@ def test_a_legacy_sweep_and_a_torn_line_are_viewed_not_crashed_on(demo_out, tmp_
     assert "is missing" not in cell
     overview = (out / "index.html").read_text()
     assert "results.jsonl has 1 line(s) that are not rows" in overview
-    assert "line 25: torn (no line end)" in overview
+    assert f"line {DEMO_CELLS + 1}: torn (no line end)" in overview
 
 
 def test_a_missing_artifact_is_shown_as_missing(demo_out, tmp_path):
