@@ -88,3 +88,17 @@ def test_a_metric_beyond_the_100_point_scale_is_named_by_its_own_name() -> None:
     assert planning._no_change(calm().resolution, 120.0, "any") == (
         "any resolution change (its MDE, 120.0 points, exceeds the 100-point scale)"
     )
+
+
+def test_a_cell_prices_two_arms_of_its_tasks_times_runs_sessions() -> None:
+    grid = plan(calm(), target=20.0, on_resolution=True, design=DESIGN, session_cost=0.25, **GRID)
+    for cell in grid.cells:
+        assert cell.sessions == 2 * cell.n_tasks * cell.runs
+        assert cell.cost == pytest.approx(0.25 * cell.sessions)
+
+
+def test_the_grid_starts_at_two_tasks_and_includes_the_pilots_own() -> None:
+    grid = plan(
+        calm(), target=20.0, on_resolution=True, design=DESIGN, task_counts=(1, 2, 3), run_counts=(3,)
+    )
+    assert [cell.n_tasks for cell in grid.cells] == [2, 3, 40]
