@@ -28,7 +28,7 @@ Printed, with a binomial 95 % half-width on every rate:
    decision MDE the sentence prints beside the simulated 80 %-promotion effect.
 
 Usage: bench/statistics_calibration.py [--sweeps 2000] [--resamples 2000] [--seed 12]
-       [--only analysis|decision-null|decision-rest] [--generator classic|ushaped]
+       [--only analysis|decision-null|decision-rest|decision-mde] [--generator classic|ushaped]
 """
 
 from __future__ import annotations
