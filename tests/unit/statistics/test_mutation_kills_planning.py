@@ -5,11 +5,14 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from tests.unit.statistics.test_planning_view import calm
+from tests.unit.statistics.test_analysis import arm, pair_samples
+from tests.unit.statistics.test_planning_view import calm, noisy
 from wfbench.domain.statistics import planning
-from wfbench.domain.statistics.gate_power import GateDesign, decision_power, saving_mde
-from wfbench.domain.statistics.planning import plan
+from wfbench.domain.statistics.analysis import analyze_pair
+from wfbench.domain.statistics.gate_power import GateDesign, decision_power, saving_mde, tasks_for_decision
+from wfbench.domain.statistics.planning import detectability, plan
 from wfbench.domain.statistics.power import mde
+from wfbench.domain.statistics.samples import TaskPair
 
 DESIGN = GateDesign(min_runs=2, min_tasks=5)
 GRID = {"task_counts": (4, 10, 80), "run_counts": (1, 2, 3)}
@@ -102,3 +105,68 @@ def test_the_grid_starts_at_two_tasks_and_includes_the_pilots_own() -> None:
         calm(), target=20.0, on_resolution=True, design=DESIGN, task_counts=(1, 2, 3), run_counts=(3,)
     )
     assert [cell.n_tasks for cell in grid.cells] == [2, 3, 40]
+
+
+def _first_runs(stats: object, saving: float) -> int | None:
+    """Brute force: the fewest runs per arm (1 … 100) at which the gate promotes ``saving`` with 80 %."""
+    res, metric = stats.resolution, stats.metric  # type: ignore[attr-defined]
+    for runs in range(1, 101):
+        power = decision_power(
+            res.components, metric.components, GateDesign(), n_tasks=res.n_tasks, runs=runs, saving=saving
+        )
+        if power is not None and power >= 0.8:
+            return runs
+    return None
+
+
+def test_a_missed_target_names_the_tasks_and_the_runs_that_would_reach_it() -> None:
+    stats = noisy()
+    saving = stats.metric.scale.from_presented(30.0)
+    tasks = tasks_for_decision(
+        stats.resolution.components, stats.metric.components, GateDesign(), runs=None, saving=saving
+    )
+    runs = _first_runs(stats, saving)
+    assert (tasks, runs) == (177, 89)
+
+    reach = detectability(stats, target=30.0)
+
+    assert (reach.tasks_needed, reach.runs_needed) == (tasks, runs)
+    assert reach.sentence.endswith(
+        "; it cannot detect the 30.0% asked for: 177 tasks at 3 runs (169 more)"
+        " or 89 runs per arm on these 8 tasks would"
+    )
+
+
+def test_when_no_run_count_reaches_the_sentence_says_why_more_runs_alone_would_not() -> None:
+    reach = detectability(noisy(), target=5.0)
+
+    assert _first_runs(noisy(), noisy().metric.scale.from_presented(5.0)) is None
+    assert reach.runs_needed is None
+    assert reach.sentence.endswith(
+        f"; it cannot detect the 5.0% asked for: {reach.tasks_needed} tasks at 3 runs"
+        f" ({reach.tasks_needed - 8} more) would;"
+        " more runs alone would not (the tasks themselves differ too much)"
+    )
+
+
+def test_runs_that_never_vary_say_so() -> None:
+    pairs = []
+    for index in range(8):
+        level = 1.0 + 0.5 * index
+        inc, cand = ("111", "111") if index % 4 else ("000", "111")
+        pairs.append(
+            TaskPair(f"t{index}", arm(inc, [level] * 3), arm(cand, [0.9 * level * (1 + index % 3 / 10)] * 3))
+        )
+    stats = analyze_pair(pair_samples(*pairs))
+    assert stats.metric.components.sigma2 == 0.0
+
+    reach = detectability(stats, target=1.0)
+
+    assert reach.runs_needed is None
+    assert reach.sentence.endswith("; more runs alone would not (the runs of a task do not vary)")
+
+
+def test_a_plan_no_design_reaches_recommends_none() -> None:
+    grid = plan(calm(), target=20.0, on_resolution=True, design=DESIGN, task_counts=(10,), run_counts=(1,))
+    assert grid.recommended is None
+    assert [cell.refused for cell in grid.cells] == [True, True]
