@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -25,6 +26,9 @@ from wfbench.app.corpus.corpus import Corpus, load_corpus
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
 from wfbench.domain.sweep.manifest import check_model_name
+
+if TYPE_CHECKING:
+    from wfbench.cli.run.request import RunRequest
 
 DEFAULT_ARMS = ("workflow", "workflow_direct", "baseline")
 
@@ -122,3 +126,16 @@ def _price_warning(agent: str, model: str) -> list[str]:
         " the cost gate can only answer insufficient_evidence (re-gate on tokens with `wfbench gate"
         " --metric output_tokens`)"
     ]
+
+
+def setup_of(request: RunRequest, corpus_path: str) -> Setup:
+    """:func:`resolve_setup` with ``request``'s options (the run's and the dry run's)."""
+    return resolve_setup(
+        corpus_path,
+        arms=request.arms,
+        runs=request.runs,
+        model=request.model,
+        candidate_overlay=request.candidate_overlay,
+        provider_script=request.provider_script,
+        agent=request.agent,
+    )
