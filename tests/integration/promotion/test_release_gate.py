@@ -22,7 +22,8 @@ import yaml
 from tests.support.demo_run import WFBENCH, bwrap_or_skip, wfbench
 
 ARMS = "baseline_nomcp,baseline"
-TASKS = ("--tasks", "fix-median,add-mode")  # the demo's first two implementation tasks
+#: The demo's first two implementation tasks: what the sweeps ran and what the gate pins.
+TASKS = ("--tasks", "fix-median,add-mode")
 
 
 @attrs.frozen
@@ -123,6 +124,7 @@ def _gate(sweeps: Sweeps, out: Path, candidate: Path | str, *extra: str) -> subp
         str(sweeps.corpus),
         "--out",
         str(out),
+        *TASKS,
         *extra,
     )
 
