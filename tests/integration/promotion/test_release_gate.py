@@ -195,7 +195,7 @@ def test_stored_evaluations_gate_like_the_sweeps_and_an_edit_is_caught(
     """`release evaluate` writes a portable evaluation; gating it passes; editing a count fails."""
     stored = tmp_path / "rc.json"
     done = wfbench(
-        "release", "evaluate", str(sweeps.rc), "--corpus", str(sweeps.corpus), "--out", str(stored)
+        "release", "evaluate", str(sweeps.rc), "--corpus", str(sweeps.corpus), "--out", str(stored), *TASKS
     )
     assert done.returncode == 0, done.stderr
     assert "complete" in done.stdout
