@@ -270,10 +270,10 @@ def test_a_dummy_token_accepts_and_the_refusal_control_shares_the_same_recorder(
 
 
 def test_only_a_proxy_told_to_names_the_cell_upstream_and_no_client_can_name_it(recorder_for):
-    """names_cells (the run's own scripted provider): x-wfbench-cell is the lease's label, never the
+    """names_cells (the run's own scripted provider): x-wfbench-cell-label is the lease's label, never the
     agent's; without it (a real API) no such header leaves the proxy, whatever the client sent."""
     recorder = recorder_for()
-    forged = {"x-wfbench-cell": "forged-by-the-agent"}
+    forged = {"x-wfbench-cell-label": "forged-by-the-agent"}
     with KeyProxy(recorder.base_url, REAL_KEY, names_cells=True) as naming:
         assert (
             post(naming.base_url, "/v1/messages", ask("hi"), {"x-api-key": naming.dummy_token, **forged})[0]
@@ -284,8 +284,8 @@ def test_only_a_proxy_told_to_names_the_cell_upstream_and_no_client_can_name_it(
             post(plain.base_url, "/v1/messages", ask("hi"), {"x-api-key": plain.dummy_token, **forged})[0]
             == 200
         )
-    assert recorder.header(0, "x-wfbench-cell") == ["direct"]
-    assert recorder.header(1, "x-wfbench-cell") == []
+    assert recorder.header(0, "x-wfbench-cell-label") == ["direct"]
+    assert recorder.header(1, "x-wfbench-cell-label") == []
 
 
 def test_each_proxy_makes_its_own_random_dummy_token(provider):

@@ -131,6 +131,8 @@ class ProxyCore(Protocol):
     def scrubber(self) -> ResponseScrubber: ...
     def note(self, event: str, **fields: Any) -> None: ...
     def count(self, *, refused: bool) -> None: ...
+    def attributed(self, headers: Message, listener: Any) -> CellLease: ...
+    def cell_headers(self, lease: Any) -> list[tuple[str, str]]: ...
 
 
 class ProxyServer(Protocol):
@@ -148,9 +150,10 @@ class ProxyServer(Protocol):
     def track(self, sock: socket.socket | None, *, add: bool) -> None: ...
 
 
-#: Names the cell a request came from, for the sweep's own scripted provider only
-#: (``KeyProxy(names_cells=True)``; read by ``adapters/provider/jitter.py``).
-CELL_HEADER = "x-wfbench-cell"
+#: Names the cell (its label) a request came from, for the sweep's own scripted provider only
+#: (``KeyProxy(names_cells=True)``; read by ``adapters/provider/jitter.py``). Not the model
+#: gateway's ``x-wfbench-cell``, a random id per lease: the jitter needs a name stable across runs.
+LABEL_HEADER = "x-wfbench-cell-label"
 
 
 def bearer(value: str) -> str | None:
@@ -212,7 +215,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_POST
 
     def _forward(self) -> None:
-        lease = self.server.lease
+        # the cell a request is metered in: its listener's, or (behind a gateway) the one it names
+        self._cell = lease = self.server.proxy.attributed(self.headers, self.server.lease)
         lease.begin()
         try:
             self._checked_forward()
@@ -220,7 +224,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             lease.end()
 
     def _checked_forward(self) -> None:
-        proxy, lease = self.server.proxy, self.server.lease
+        proxy, lease = self.server.proxy, self._cell
         self._body_read = False
         self._agent_gone = False
         self._reserved = 0.0
@@ -229,7 +233,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.path = parts[1] if len(parts) == 3 else self.path
         path = self.path.split("?", 1)[0]
         try:
-            credentials = admit(self.headers, lease.token)
+            credentials = admit(self.headers, self.server.lease.token)
             route = route_for(self.command, self.path, proxy.routes)
             proxy.check_budget()
             body = self._read_body()
@@ -251,7 +255,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
     def _forward_checked(
         self, route: Route, credentials: list[tuple[str, str]], body: bytes, path: str
     ) -> None:
-        proxy, lease = self.server.proxy, self.server.lease
+        proxy, lease = self.server.proxy, self._cell
         headers = self._upstream_headers(route, credentials, len(body))
         upstream = proxy.connect()
         try:
@@ -288,7 +292,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         if self._metered:
             return
         self._metered = True
-        lease = self.server.lease
+        lease = self._cell
         if usage is None:
             lease.record(None, metered=False, release=self._take_reserved())
         else:
@@ -335,10 +339,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
         for name in dict.fromkeys(name for name, _ in credentials):
             out.append((name, proxy.key if name == "x-api-key" else f"Bearer {proxy.key}"))
         if proxy.names_cells:  # the sweep's own scripted provider: its usage jitter is seeded per cell
-            out.append((CELL_HEADER, self.server.lease.label))
+            out.append((LABEL_HEADER, self.server.lease.label))
         return [
             ("host", proxy.upstream_host),
             *out,
+            *proxy.cell_headers(self.server.lease),
             ("accept-encoding", "identity"),
             ("content-length", str(length)),
         ]

@@ -28,7 +28,14 @@ from collections.abc import Mapping
 import attrs
 
 from wfbench.adapters.gateway.wire_usage import WireProtocol
-from wfbench.domain.metering.requests import MESSAGES, RESPONSES, RequestRules, check_request, decode_body
+from wfbench.domain.metering.requests import (
+    GATEWAY_RESPONSES,
+    MESSAGES,
+    RESPONSES,
+    RequestRules,
+    check_request,
+    decode_body,
+)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
@@ -94,6 +101,10 @@ ANTHROPIC_ROUTES = (MESSAGES_ROUTE, COUNT_TOKENS_ROUTE)
 OPENAI_RESPONSES_ROUTE = Route(
     "POST", "/v1/responses", WireProtocol.OPENAI_RESPONSES, _OPENAI_HEADERS, rules=RESPONSES
 )
+
+
+#: The upstream meter behind a model gateway (``litellm_gateway``): Responses as LiteLLM sends it.
+GATEWAY_RESPONSES_ROUTE = attrs.evolve(OPENAI_RESPONSES_ROUTE, rules=GATEWAY_RESPONSES)
 
 
 def route_for(method: str, target: str, routes: tuple[Route, ...]) -> Route:

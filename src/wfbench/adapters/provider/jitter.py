@@ -3,7 +3,7 @@
 A script's ``jitter: {seed: 7, usage: 0.15}`` scales every scripted usage field of a
 conversation by one factor ``1 + usage·(2u − 1)``, ``u`` in ``[0, 1)`` drawn from a SHA-256 of the
 seed, the **cell** that sent the request and the rule that answered it. The cell is named by the
-``x-wfbench-cell`` header, which wfbench's key proxy adds for a sweep's own scripted provider (the
+``x-wfbench-cell-label`` header, which wfbench's key proxy adds for a sweep's own scripted provider (the
 cell's label, ``<task>-<arm>-run<i>``); without it every conversation of a rule gets the same factor.
 
 So the same sweep gets the same usage on every machine and in any order of its cells (nothing is
@@ -24,7 +24,7 @@ from wfbench.domain.errors import InputError
 __all__ = ["CELL_HEADER", "UsageJitter", "parse_jitter"]
 
 #: The request header naming the cell (lower case, as the provider reads headers).
-CELL_HEADER = "x-wfbench-cell"
+CELL_HEADER = "x-wfbench-cell-label"
 _SCALE = float(2**64)
 
 

@@ -123,6 +123,9 @@ class Arm:
     network: str = "model-only"
     #: The plugin the arm's phases load (``plugin_dirs``): the arm's identity instead of skill bytes.
     plugin: PluginIdentity | None = None
+    #: What a candidate changes on purpose against its incumbent (``agent``, ``model``): the gate
+    #: decides across a declared difference and refuses an undeclared one (``docs/arms.md``).
+    migrates: tuple[str, ...] = ()
 
     @property
     def is_candidate(self) -> bool:
