@@ -64,6 +64,7 @@ def test_doctor_reports_bwrap_claude_node_and_python():
         "api key:",
         "claude:",
         "codex:",
+        "gemini:",
         "node:",
     ):
         assert prefix in done.stdout

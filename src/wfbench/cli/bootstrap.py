@@ -41,7 +41,7 @@ PODMAN_HINT = (
     "podman cannot run here; install it (scripts/install-tools --podman, or apt-get install podman runc)"
     " and build the base image (scripts/base-image), or pass --sandbox bwrap"
 )
-AGENTS = ("standin", "claude", "codex")
+AGENTS = ("standin", "claude", "codex", "gemini")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
     " or pass `--sandbox host-unsafe` to run WITHOUT containment"
@@ -180,6 +180,18 @@ def find_codex() -> str | None:
     return None
 
 
+def find_gemini() -> str | None:
+    """The real Gemini CLI: $WFBENCH_GEMINI_BIN, the project's cache install, or PATH."""
+    for path in (
+        os.environ.get("WFBENCH_GEMINI_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/gemini/node_modules/.bin/gemini"),
+        shutil.which("gemini") or "",
+    ):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def build_agent(name: str) -> ModelCLI:
     """The stand-in agent (default), the real ``claude`` CLI or the real ``codex`` CLI.
 
@@ -201,6 +213,17 @@ def build_agent(name: str) -> ModelCLI:
                 field="--agent",
             )
         return CodexCLI.real(codex)
+    if name == "gemini":
+        from wfbench.adapters.agents.gemini import GEMINI_VERSION, GeminiCLI
+
+        gemini = find_gemini()
+        if gemini is None:
+            raise InputError(
+                "the gemini CLI is not installed (scripts/install-tools, or npm install"
+                f" @google/gemini-cli@{GEMINI_VERSION})",
+                field="--agent",
+            )
+        return GeminiCLI.real(gemini)
     if name == "claude":
         binary = find_claude()
         if binary is None:
@@ -378,14 +401,15 @@ def proxied(
 
     The real ``key`` never enters the sandbox (docs/security.md); the proxy stops when the
     block ends, however it ends (a cancelled sweep included). Only the agent's protocol is
-    routed: Anthropic Messages, plus OpenAI Responses for Codex. ``names_cells`` (the run's own
-    scripted provider only) tells the upstream each request's cell, for its seeded usage jitter.
+    routed: Anthropic Messages, plus OpenAI Responses for Codex and the Gemini API for Gemini CLI.
+    ``names_cells`` (the run's own scripted provider only) tells the upstream each request's cell,
+    for its seeded usage jitter.
 
     Raises:
         InputError: the upstream URL is unusable (``--base-url``), or a budget cannot be priced.
     """
     from wfbench.adapters.gateway.key_proxy import KeyProxy
-    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
+    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, GEMINI_ROUTES, OPENAI_RESPONSES_ROUTE
 
     options = options or EndpointOptions()
     if options.gateway is not None:
@@ -393,6 +417,7 @@ def proxied(
             yield gated
         return
     routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if "codex" in options.agents else ())
+    routes += GEMINI_ROUTES if "gemini" in options.agents else ()
     proxy = KeyProxy(
         upstream_base_url,
         key,

@@ -62,7 +62,9 @@ HOP_BY_HOP = frozenset(
         "expect",
     }
 )
-CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
+CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization", "x-goog-api-key"})
+#: Credential headers that carry the key itself (not ``Bearer <key>``).
+RAW_KEY_HEADERS = frozenset({"x-api-key", "x-goog-api-key"})
 
 
 class ResponseScrubber(Protocol):
@@ -178,7 +180,7 @@ def admit(headers: Message, token: str) -> list[tuple[str, str]]:
     if not credentials:
         raise Refused(401, "auth", "wfbench key proxy: no API key presented")
     for name, value in credentials:
-        shown = value if name == "x-api-key" else bearer(value)
+        shown = value if name in RAW_KEY_HEADERS else bearer(value)
         if shown is None or not hmac.compare_digest(shown.encode(), token.encode()):
             raise Refused(403, "auth", "wfbench key proxy: this key is not accepted here")
     return credentials
@@ -337,7 +339,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         presented = [(name.lower(), value.strip()) for name, value in self.headers.items()]
         out = [(name, value) for name, value in forwarded_headers(route, presented) if name not in HOP_BY_HOP]
         for name in dict.fromkeys(name for name, _ in credentials):
-            out.append((name, proxy.key if name == "x-api-key" else f"Bearer {proxy.key}"))
+            out.append((name, proxy.key if name in RAW_KEY_HEADERS else f"Bearer {proxy.key}"))
         if proxy.names_cells:  # the sweep's own scripted provider: its usage jitter is seeded per cell
             out.append((LABEL_HEADER, self.server.lease.label))
         return [

@@ -18,7 +18,9 @@ from wfbench.adapters.provider.script import EMPTY_END_TURN, ProviderScript, Scr
 from wfbench.adapters.provider.wire import Protocol
 
 REDACTED = "<redacted>"
-SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie"})
+SECRET_HEADERS = frozenset(
+    {"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie", "x-goog-api-key"}
+)
 
 
 class ReplySource(enum.StrEnum):
@@ -67,7 +69,9 @@ def select_turn(
         if conversation.matches(text, protocol.value):
             if index < len(conversation.turns):
                 cell = (headers or {}).get(CELL_HEADER, "")
-                turn = jittered(script, conversation.turns[index], cell=cell, rule=rule)
+                turn = conversation.turns[index]
+                if conversation.jitter:
+                    turn = jittered(script, turn, cell=cell, rule=rule)
                 return Selection(turn, ReplySource.SCRIPTED, rule, index)
             return Selection(EMPTY_END_TURN, ReplySource.EXHAUSTED, rule, index)
     return Selection(script.default, ReplySource.DEFAULT, None, index)

@@ -26,6 +26,9 @@ USAGE_KEYS = (
     "cache_read_input_tokens",
     "cache_creation_input_tokens",
 )
+#: Thinking tokens: only the Gemini wire reports them apart (``thoughtsTokenCount``); on the
+#: Anthropic and OpenAI wires thinking is part of ``output_tokens``, so it is not sent there.
+THINKING_KEY = "thinking_tokens"
 TURN_KEYS = frozenset(
     {
         "say",
@@ -54,6 +57,8 @@ class ScriptedUsage:
     output_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     cache_creation_input_tokens: int | None = None
+    #: Gemini's ``thoughtsTokenCount`` (not sent on the other wires; see :data:`THINKING_KEY`).
+    thinking_tokens: int | None = None
 
     def present(self) -> dict[str, int]:
         """The scripted fields only, in wire order (absent fields are left out, never 0)."""
@@ -110,7 +115,7 @@ DEFAULT_COMPACTION = Turn(say="Summary of the work so far: continue with the nex
 
 
 #: The wire protocols a rule may be limited to (``protocol:``), as the provider names them.
-RULE_PROTOCOLS = frozenset({"anthropic-messages", "openai-responses"})
+RULE_PROTOCOLS = frozenset({"anthropic-messages", "openai-responses", "gemini"})
 
 
 @attrs.frozen
@@ -129,6 +134,8 @@ class Conversation:
     #: rate-limit burst (the one stateful rule; concurrent requests take the N in arrival order).
     burst: Turn | None = None
     burst_requests: int = 0
+    #: ``jitter: false``: the script's usage jitter leaves this rule's usage exact.
+    jitter: bool = True
 
     def matches(self, user_text: str, protocol: str | None = None) -> bool:
         """True when every ``when`` string occurs in ``user_text`` (and the protocol fits)."""
@@ -217,7 +224,10 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     locator = f"conversations[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError("must be a mapping with `when` and `turns`", source=source, locator=locator)
-    _refuse_unknown(raw, {"when", "turns", "protocol", "burst"}, source=source, locator=locator)
+    _refuse_unknown(raw, {"when", "turns", "protocol", "burst", "jitter"}, source=source, locator=locator)
+    jitter = raw.get("jitter", True)
+    if not isinstance(jitter, bool):
+        raise InputError("must be true or false", source=source, locator=locator, field="jitter")
     burst, burst_requests = _burst(raw.get("burst"), source=source, locator=locator)
     protocol = raw.get("protocol")
     if protocol is not None and protocol not in RULE_PROTOCOLS:
@@ -238,6 +248,7 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     if not isinstance(turns, list) or not turns:
         raise InputError("must be a non-empty list of turns", source=source, locator=locator, field="turns")
     return Conversation(
+        jitter=jitter,
         protocol=protocol,
         burst=burst,
         burst_requests=burst_requests,
@@ -356,9 +367,10 @@ def _tools(raw: object, bad: Any) -> tuple[ToolCall, ...]:
 def _usage(raw: object, bad: Any) -> ScriptedUsage:
     if not isinstance(raw, Mapping):
         raise bad("usage", f"must be a mapping of {', '.join(USAGE_KEYS)}")
-    unknown = sorted(str(key) for key in raw if key not in USAGE_KEYS)
+    allowed = (*USAGE_KEYS, THINKING_KEY)
+    unknown = sorted(str(key) for key in raw if key not in allowed)
     if unknown:
-        raise bad(f"usage.{unknown[0]}", f"unknown usage field (allowed: {', '.join(USAGE_KEYS)})")
+        raise bad(f"usage.{unknown[0]}", f"unknown usage field (allowed: {', '.join(allowed)})")
     for key, value in raw.items():
         if value is None or _not_int(value) or value < 0:
             raise bad(f"usage.{key}", "must be a non-negative integer (leave it out when it is not reported)")
@@ -367,6 +379,7 @@ def _usage(raw: object, bad: Any) -> ScriptedUsage:
         output_tokens=raw.get("output_tokens"),
         cache_read_input_tokens=raw.get("cache_read_input_tokens"),
         cache_creation_input_tokens=raw.get("cache_creation_input_tokens"),
+        thinking_tokens=raw.get(THINKING_KEY),
     )
 
 

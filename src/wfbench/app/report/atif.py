@@ -302,6 +302,10 @@ def _dialect(events: Sequence[Mapping[str, Any]]) -> str:
     kinds = {event.get("type") for event in events}
     if "thread.started" in kinds or any(str(k).startswith(("item.", "turn.")) for k in kinds):
         return "codex"
+    if (
+        events and events[0].get("type") == "init"
+    ):  # Gemini CLI's stream-json (its ``result`` is not Claude's)
+        return "generic"
     if kinds & {"assistant", "result"} or any(e.get("type") == "system" and "subtype" in e for e in events):
         return "claude"
     return "generic"

@@ -5,7 +5,7 @@ Python runtime, git (every workspace is a git snapshot), bubblewrap (the default
 explicit ``--sandbox host-unsafe`` runs without it), and free space where sweeps write (the
 current directory's ``results/`` and ``$TMPDIR``, at least :data:`MIN_FREE_BYTES`). Advisory
 (``warn``): the API key variable (needed only with ``--base-url``), the agent CLIs against their
-pinned versions (needed only with ``--agent claude`` / ``--agent codex``), Node.
+pinned versions (needed only with ``--agent claude`` / ``codex`` / ``gemini``), Node.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ def run_checks(environ: Mapping[str, str]) -> list[Check]:
         _api_key(environ),
         _agent("claude", _claude_pin(), _find("claude")),
         _agent("codex", _codex_pin(), _find("codex")),
+        _agent("gemini", _gemini_pin(), _find("gemini")),
         _node(),
     ]
 
@@ -181,7 +182,8 @@ def _api_key(environ: Mapping[str, str]) -> Check:
 def _find(agent: str) -> str | None:
     from wfbench.cli import bootstrap as boot
 
-    return boot.find_claude() if agent == "claude" else boot.find_codex()
+    finders = {"claude": boot.find_claude, "codex": boot.find_codex, "gemini": boot.find_gemini}
+    return finders[agent]()
 
 
 def _claude_pin() -> str:
@@ -194,6 +196,12 @@ def _codex_pin() -> str:
     from wfbench.adapters.agents.codex import CODEX_VERSION
 
     return CODEX_VERSION
+
+
+def _gemini_pin() -> str:
+    from wfbench.adapters.agents.gemini import GEMINI_VERSION
+
+    return GEMINI_VERSION
 
 
 def _agent(name: str, pinned: str, binary: str | None) -> Check:

@@ -43,6 +43,8 @@ RUN_EPILOG = (
     "                             ~/.cache/wfbench/claude, then PATH)\n"
     "  WFBENCH_CODEX_BIN          the codex CLI for --agent codex (default: ~/.cache/wfbench/codex,\n"
     "                             then PATH)\n"
+    "  WFBENCH_GEMINI_BIN         the gemini CLI for --agent gemini (default: ~/.cache/wfbench/gemini,\n"
+    "                             then PATH; run by the host's node)\n"
     "  WFBENCH_RUNTIME_DIGEST     pins the runtime identity rows are reused under (--reuse-results)\n"
     "  WFBENCH_CACHE              built task environments (envs/) and the codex install (default\n"
     "                             ~/.cache/wfbench)\n"

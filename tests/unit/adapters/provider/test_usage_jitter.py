@@ -91,3 +91,14 @@ def test_a_bad_jitter_is_refused_naming_the_field(raw, field, reason):
         ProviderScript.from_yaml(raw + "\nconversations: []\n", source="s.yaml")
     assert caught.value.field == field
     assert caught.value.reason.startswith(reason)
+
+
+def test_a_rule_may_opt_out_and_report_its_usage_exactly() -> None:
+    exact = ProviderScript.from_yaml(
+        SCRIPT.replace('  - when: ["Task b"]\n', '  - when: ["Task b"]\n    jitter: false\n'), source="inline"
+    )
+    assert _usage(exact, "Task b", "c") == {"input_tokens": 1000, "output_tokens": 0}
+    assert _usage(exact, "Task a", "c") != {"input_tokens": 1000, "output_tokens": 0}
+    with pytest.raises(InputError) as caught:
+        ProviderScript.from_yaml('conversations: [{when: ["x"], turns: [{say: y}], jitter: 1}]', source="s")
+    assert (caught.value.field, caught.value.reason) == ("jitter", "must be true or false")

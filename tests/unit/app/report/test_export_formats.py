@@ -141,6 +141,14 @@ def test_an_unknown_stream_and_torn_lines_are_kept_and_said_not_dropped():
     assert "1 transcript line" in traj["notes"]
 
 
+def test_a_gemini_cli_stream_is_kept_event_by_event_not_read_as_claudes():
+    gemini = b'{"type": "init", "session_id": "s"}\n{"type": "result", "status": "success", "stats": {}}\n'
+    traj = trajectory(gemini, INFO)
+    assert [step["source"] for step in traj["steps"]] == ["system", "system"]
+    assert '"status": "success"' in traj["steps"][1]["message"]
+    assert "not one wfbench maps" in traj["notes"]
+
+
 def test_an_empty_transcript_still_makes_a_trajectory_with_one_step():
     assert len(trajectory(b"", INFO)["steps"]) == 1
 
