@@ -188,7 +188,7 @@ def test_compare_puts_two_sweeps_side_by_side_with_paired_statistics(demo_out, t
     assert "  - cost (cost_usd): +50.0% saved [90% CI +50.0% saved, +50.0% saved]" in done.stdout
     assert "| fix-median | baseline | 0/3 | 3/3 | +100.0 pts |" in done.stdout
     # The demo's usage is jittered per cell, reproducibly (provider.yaml's seed): the same medians everywhere.
-    assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1542 | $0.0771 | −50.0% |" in done.stdout
+    assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1616 | $0.0808 | −50.0% |" in done.stdout
     assert "<h1>wfbench comparison</h1>" in (tmp_path / "c.html").read_text()
 
 
