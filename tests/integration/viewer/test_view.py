@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.support.demo_run import legacy_copy, rows, wfbench
+from tests.support.demo_run import DEMO_CELLS, legacy_copy, rows, wfbench
 
 HREF = re.compile(r'href="([^"#]*)(?:#[^"]*)?"')
 
@@ -29,14 +29,14 @@ def _static(sweep: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_static_pages_cover_every_task_arm_and_cell_and_every_link_resolves(demo_out, tmp_path):
-    """33 pages for the demo (overview, 4 tasks, 4 arms, 24 cells); no link of any page is dangling."""
+    """63 pages for the demo (overview, 7 tasks, 4 arms, 51 cells); no link of any page is dangling."""
     sweep, _ = demo_out
     out = tmp_path / "site"
     done = _static(sweep, out)
 
-    assert "wrote 33 page(s)" in done.stdout
+    assert "wrote 63 page(s)" in done.stdout
     pages = sorted(out.rglob("*.html"))
-    assert len(pages) == 33
+    assert len(pages) == 63 == 1 + 7 + 4 + DEMO_CELLS
     dangling = []
     for page in pages:
         for href in _links(page):
@@ -72,7 +72,7 @@ def test_a_legacy_sweep_and_a_torn_line_are_viewed_not_crashed_on(demo_out, tmp_
     assert "is missing" not in cell
     overview = (out / "index.html").read_text()
     assert "results.jsonl has 1 line(s) that are not rows" in overview
-    assert "line 25: torn (no line end)" in overview
+    assert f"line {DEMO_CELLS + 1}: torn (no line end)" in overview
 
 
 def test_a_missing_artifact_is_shown_as_missing(demo_out, tmp_path):
@@ -184,10 +184,11 @@ def test_compare_puts_two_sweeps_side_by_side_with_paired_statistics(demo_out, t
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == out.read_text()
-    assert "- `workflow` over 2 common task(s), B against A:" in done.stdout
+    assert "- `workflow` over 5 common task(s), B against A:" in done.stdout
     assert "  - cost (cost_usd): +50.0% saved [90% CI +50.0% saved, +50.0% saved]" in done.stdout
     assert "| fix-median | baseline | 0/3 | 3/3 | +100.0 pts |" in done.stdout
-    assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1615 | $0.0808 | −50.0% |" in done.stdout
+    # The demo's usage is jittered per cell, reproducibly (provider.yaml's seed): the same medians everywhere.
+    assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1616 | $0.0808 | −50.0% |" in done.stdout
     assert "<h1>wfbench comparison</h1>" in (tmp_path / "c.html").read_text()
 
 
@@ -199,4 +200,4 @@ def test_compare_refuses_a_torn_results_file(demo_out, tmp_path):
     done = wfbench("compare", str(demo_out[0]), str(after), timeout=60)
     assert done.returncode == 2
     assert "results.jsonl" in done.stderr
-    assert "line 25" in done.stderr
+    assert f"line {DEMO_CELLS + 1}" in done.stderr

@@ -142,7 +142,7 @@ def test_a_table_sorts_and_filters(browser, served):
     arms = table.locator("tbody tr td:nth-child(3)").all_inner_texts()
     assert arms
     assert set(arms) == {"baseline"}
-    assert "filtered from 8" in table.locator(".dt-pager").inner_text()
+    assert "filtered from 17" in table.locator(".dt-pager").inner_text()  # 5 tasks x 3 arms + 2 reviews
     assert console.errors == []
     page.close()
 
