@@ -148,7 +148,13 @@ def _arm_href(links: Links, arm: str) -> str:
 
 def _verdicts(model: SweepModel, links: Links) -> str:
     blocks = "".join(_verdict_block(model, v, links) for v in model.verdicts)
-    if not blocks:
+    if model.pending:
+        blocks = (
+            '<section class="verdict pending"><h3><span class="badge pending">PENDING</span> the sweep is '
+            f"{esc(model.run_status)}</h3><p>The verdict is judged when every cell has run; this page "
+            "refreshes as rows arrive.</p></section>"
+        )
+    elif not blocks:
         blocks = (
             '<p class="muted">No candidate arm ran against its incumbent: there is no promotion decision.</p>'
         )
