@@ -145,11 +145,12 @@ def test_the_viewer_never_listens_beyond_loopback(demo_out):
     assert "--host: 0.0.0.0 is not a loopback address" in done.stderr
 
 
-def test_view_of_a_directory_without_results_is_a_usage_error(tmp_path):
-    """One line naming the directory, exit 2."""
+def test_view_of_a_directory_without_any_sweep_is_a_usage_error(tmp_path):
+    """One line naming the directory, exit 2 (no results.jsonl in it or below it)."""
+    (tmp_path / "notes").mkdir()
     done = wfbench("view", str(tmp_path), timeout=60)
     assert done.returncode == 2
-    assert "holds no regular results.jsonl" in done.stderr
+    assert f"{tmp_path}: holds no sweep" in done.stderr
 
 
 def test_the_review_rows_record_which_finding_hit_which_label(demo_out):

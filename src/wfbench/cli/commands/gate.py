@@ -305,9 +305,19 @@ def report(
     model = _report_model(source, policy, given)
     target, html = source.parent / "report.md", source.parent / "report.html"
     markdown, page = report_parts(model)
+    pages = _write_cell_pages(model, source.parent)
     write_texts_atomic([(target, markdown), (html, page)])
     typer.echo(f"wrote {target}")
-    typer.echo(f"wrote {html}")
+    typer.echo(f"wrote {html}" + (f" and {pages} page(s) of its tasks, arms and cells" if pages else ""))
+
+
+def _write_cell_pages(model: SweepModel, directory: Path) -> int:
+    """The task, arm and cell pages beside report.html, for its links (none for a large sweep)."""
+    from wfbench.adapters.store.sweep_dir import StaticTree, SweepDirectory
+    from wfbench.app.report.cell_pages import write_cell_pages
+
+    sweep = SweepDirectory(str(directory))
+    return write_cell_pages(model, sweep.rows, source=sweep, write=StaticTree(sweep.path).write)
 
 
 def register(app: typer.Typer) -> None:

@@ -58,7 +58,7 @@ var picked=[];
 function pick(name,on){var i=picked.indexOf(name);if(i>=0)picked.splice(i,1);if(on){picked.push(name);if(picked.length>2)picked.shift();}
   document.querySelectorAll("input[type=checkbox]").forEach(function(b){var n=(b.getAttribute("aria-label")||"").slice(8);b.checked=picked.indexOf(n)>=0;});
   var link=document.getElementById("compare-link");if(!link)return;
-  if(picked.length===2){link.href="compare.html?a="+encodeURIComponent(picked[0])+"&b="+encodeURIComponent(picked[1]);link.hidden=false;}else link.hidden=true;}
+  if(picked.length===2){var q="compare.html?a=";link.href=q+encodeURIComponent(picked[0])+"&b="+encodeURIComponent(picked[1]);link.hidden=false;}else link.hidden=true;}
 document.querySelectorAll("div.dt").forEach(build);
 var live=document.getElementById("live");
 if(live&&window.fetch){var src=live.getAttribute("data-src"),token=live.getAttribute("data-token");
