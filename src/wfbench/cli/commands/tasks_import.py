@@ -29,7 +29,7 @@ def import_swebench(
 ) -> None:
     """Convert SWE-bench-format task instances into a wfbench corpus (no network).
 
-    \\b
+    \b
     Examples:
       wfbench tasks import swebench dev.jsonl --repos ~/mirrors --out corpora/swe
       wfbench tasks validate corpora/swe/corpus.yaml      # every gold patch resolves its task
