@@ -103,35 +103,6 @@ def _fail_on(request: RunRequest) -> frozenset[str]:
     return parse_fail_on(request.fail_on)
 
 
-def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
-    """The provider script to serve, or None for ``--base-url``; a conflicting pair is refused.
-
-    Raises:
-        InputError: ``--base-url`` with a provider script (the corpus's or ``--provider-script``)
-            unless ``--no-provider-script``; ``--no-provider-script`` without ``--base-url``.
-    """
-    if request.no_provider_script:
-        if request.base_url is None:
-            raise InputError(
-                "--no-provider-script needs --base-url (the endpoint to use instead)",
-                field="--no-provider-script",
-            )
-        if request.provider_script is not None:
-            raise InputError(
-                "--no-provider-script and --provider-script contradict each other", field="--provider-script"
-            )
-        return None
-    script = resolved
-    if request.base_url is not None and script is not None:
-        where = "--provider-script" if request.provider_script else f"the corpus's provider_script ({script})"
-        raise InputError(
-            f"--base-url and {where} conflict: the sweep would silently ignore --base-url;"
-            " pass --no-provider-script to run against --base-url",
-            field="--base-url",
-        )
-    return script
-
-
 def _default_out() -> str:
     return os.path.join("results", "wfbench-" + dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S"))
 
@@ -146,7 +117,7 @@ def _claimed_sweep(
     request: RunRequest, out_dir: str, recorded: Any, litter: Litter, cancel: threading.Event
 ) -> Any:
     from wfbench.adapters.store import claim as stale
-    from wfbench.cli.run.setup import resolve_setup
+    from wfbench.cli.run.setup import provider_script_for, resolve_setup
 
     prior = None
     if request.reuse_results is not None:
@@ -176,7 +147,7 @@ def _claimed_sweep(
             provider_script=request.provider_script,
             agent=request.agent,
         )
-        setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
+        setup = attrs.evolve(setup, provider_script=provider_script_for(request, setup.provider_script))
         if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
             request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
         from wfbench.cli.run.guards import check_budget_prices, check_host_network
@@ -311,6 +282,7 @@ def _settings(
 ) -> RunSettings:
     """The run-wide settings every cell shares: the endpoint, the limits, the runtime identities."""
     from wfbench.app.cell.context import RunSettings
+    from wfbench.cli.run.setup import incumbent_overlay_for
 
     return RunSettings(
         out_dir=out_dir,
@@ -327,7 +299,7 @@ def _settings(
         withheld=ep.withheld,
         disk_budget_bytes=request.disk_budget,
         arm_runtimes=runtimes,
-        incumbent_overlay=_incumbent_overlay(request, setup),
+        incumbent_overlay=incumbent_overlay_for(request, setup),
         fail_on=_fail_on(request),
         directory=services.directory_at(out_dir),
     )
@@ -355,15 +327,6 @@ def _sweep_request(request: RunRequest, setup: Setup, settings: RunSettings) -> 
         throttle_backoff_s=request.throttle_backoff,
         cancel_grace_s=request.executor.cancel_grace_s if request.executor is not None else 30.0,
     )
-
-
-def _incumbent_overlay(request: RunRequest, setup: Setup) -> Any:
-    """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
-    if request.incumbent_overlay is None:
-        return None
-    from wfbench.app.corpus.arms import load_overlay
-
-    return load_overlay(request.incumbent_overlay, setup.arms)
 
 
 def _manifest_starter(
@@ -433,8 +396,9 @@ def _manifest_starter(
 def _evolve_fields(request: RunRequest, setup: Setup) -> dict[str, Any]:
     """What ``wfbench evolve`` adds to a generation's manifest: the incumbent overlay, the proposer."""
     from wfbench.app.corpus.arms import overlay_digest
+    from wfbench.cli.run.setup import incumbent_overlay_for
 
-    incumbent = _incumbent_overlay(request, setup)
+    incumbent = incumbent_overlay_for(request, setup)
     return {
         "incumbent_overlay": None if incumbent is None else incumbent.root,
         "incumbent_overlay_digest": None if incumbent is None else overlay_digest(incumbent),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -25,6 +26,9 @@ from wfbench.app.corpus.corpus import Corpus, load_corpus
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
 from wfbench.domain.sweep.manifest import check_model_name
+
+if TYPE_CHECKING:
+    from wfbench.cli.run.request import RunRequest
 
 DEFAULT_ARMS = ("workflow", "workflow_direct", "baseline")
 
@@ -122,3 +126,41 @@ def _price_warning(agent: str, model: str) -> list[str]:
         " the cost gate can only answer insufficient_evidence (re-gate on tokens with `wfbench gate"
         " --metric output_tokens`)"
     ]
+
+
+def provider_script_for(request: RunRequest, resolved: str | None) -> str | None:
+    """The provider script to serve, or None for ``--base-url``; a conflicting pair is refused.
+
+    Raises:
+        InputError: ``--base-url`` with a provider script (the corpus's or ``--provider-script``)
+            unless ``--no-provider-script``; ``--no-provider-script`` without ``--base-url``.
+    """
+    if request.no_provider_script:
+        if request.base_url is None:
+            raise InputError(
+                "--no-provider-script needs --base-url (the endpoint to use instead)",
+                field="--no-provider-script",
+            )
+        if request.provider_script is not None:
+            raise InputError(
+                "--no-provider-script and --provider-script contradict each other", field="--provider-script"
+            )
+        return None
+    script = resolved
+    if request.base_url is not None and script is not None:
+        where = "--provider-script" if request.provider_script else f"the corpus's provider_script ({script})"
+        raise InputError(
+            f"--base-url and {where} conflict: the sweep would silently ignore --base-url;"
+            " pass --no-provider-script to run against --base-url",
+            field="--base-url",
+        )
+    return script
+
+
+def incumbent_overlay_for(request: RunRequest, setup: Setup) -> Any:
+    """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
+    if request.incumbent_overlay is None:
+        return None
+    from wfbench.app.corpus.arms import load_overlay
+
+    return load_overlay(request.incumbent_overlay, setup.arms)
