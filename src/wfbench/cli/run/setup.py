@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from wfbench.app.corpus.arm_fit import arm_problems, skill_presence
 from wfbench.app.corpus.arms import (
     Arm,
     Overlay,
@@ -71,7 +72,8 @@ def resolve_setup(
     candidates = [arm for arm in chosen if arm.is_candidate]
     overlay_dir = candidate_overlay or (loaded.defaults.candidate_overlay if candidates else None)
     overlay = None if overlay_dir is None else load_overlay(overlay_dir, candidates)
-    check_overlay_arms(overlay, chosen, loaded.arms)
+    has_skill = skill_presence(loaded)
+    check_overlay_arms(overlay, chosen, loaded.arms, has_skill=has_skill)
     if model is not None:
         pinned = check_model_name(model)
     else:
@@ -81,7 +83,12 @@ def resolve_setup(
             raise exc.located(source=loaded.path) from None
     count = runs or loaded.defaults.runs or (policy.min_runs if candidates else 1)
     script = os.path.abspath(provider_script) if provider_script else loaded.provider_script
-    warnings = [*_runs_warning(count, candidates, policy), *_price_warning(agent, pinned)]
+    kinds = [task.kind for task in loaded.tasks]
+    warnings = [
+        *_runs_warning(count, candidates, policy),
+        *_price_warning(agent, pinned),
+        *arm_problems(loaded, chosen, kinds),
+    ]
     return Setup(
         corpus=loaded,
         arms=chosen,
