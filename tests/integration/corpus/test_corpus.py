@@ -427,8 +427,9 @@ def test_a_repository_without_a_plan_skill_is_asked_only_for_the_arms_it_can_run
     check_overlay_arms(
         work, [arms["workflow_direct"], arms["candidate_workflow_direct"]], arms, has_skill=only_work
     )
-    with pytest.raises(InputError, match=r"add candidate_workflow_direct to --arms \(--arms baseline,"):
-        check_overlay_arms(work, [arms["baseline"]], arms, has_skill=only_work)
+    wanted = r"add candidate_workflow_direct to --arms \(--arms baseline,candidate_workflow,workflow_direct,"
+    with pytest.raises(InputError, match=wanted):
+        check_overlay_arms(work, [arms["baseline"], arms["candidate_workflow"]], arms, has_skill=only_work)
 
 
 def test_an_authors_own_candidate_pair_needs_no_preset_arm(tmp_path):
