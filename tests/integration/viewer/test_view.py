@@ -189,7 +189,12 @@ def test_compare_puts_two_sweeps_side_by_side_with_paired_statistics(demo_out, t
     assert "  - cost (cost_usd): +50.0% saved [90% CI +50.0% saved, +50.0% saved]" in done.stdout
     assert "| fix-median | baseline | 0/3 | 3/3 | +100.0 pts |" in done.stdout
     assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1615 | $0.0808 | −50.0% |" in done.stdout
-    assert "<h1>wfbench comparison</h1>" in (tmp_path / "c.html").read_text()
+    page = (tmp_path / "c.html").read_text()
+    assert "<h1>wfbench comparison</h1>" in page
+    assert "`" not in page.split("<h2>Per task", 1)[0]  # no Markdown in the page
+    assert str(tmp_path) not in page  # the sweeps as named on the command line, links relative
+    assert '"after/cells/add-mode/workflow/"' in page  # B has no pages: its cells' directory
+    assert "tasks/add-mode.html#arm-workflow" in page  # A has its pages beside its report
 
 
 def test_compare_refuses_a_torn_results_file(demo_out, tmp_path):

@@ -174,10 +174,18 @@ def register(app: typer.Typer) -> None:
 
             here = os.path.dirname(os.path.abspath(html))
             links = tuple(
-                Links(mode="report", root=os.path.relpath(s.path, here).replace(os.sep, "/") + "/")
+                Links(
+                    mode="report",
+                    root=os.path.relpath(s.path, here).replace(os.sep, "/") + "/",
+                    cell_pages=os.path.isdir(os.path.join(s.path, "tasks")),  # written beside report.html
+                )
                 for s in sweeps
             )
-            write_text_atomic(html, render_comparison_html(comparison, links=(links[0], links[1])))
+            import attrs
+
+            # The page names each sweep by the path its links use (relative: the page moves with them).
+            named = attrs.evolve(comparison, names=(links[0].root.rstrip("/"), links[1].root.rstrip("/")))
+            write_text_atomic(html, render_comparison_html(named, links=(links[0], links[1])))
 
 
 def _strict_rows(sweep: SweepDirectory) -> tuple[Row, ...]:
