@@ -16,6 +16,7 @@ import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
 from wfbench.domain.ports import (
+    ClaimableSweepDirectory,
     Clock,
     Environments,
     ModelCLI,
@@ -35,7 +36,7 @@ BWRAP_HINT = (
 )
 
 
-def sweep_directory(root: str) -> SweepDirectory:
+def sweep_directory(root: str) -> ClaimableSweepDirectory:
     """The sweep directory at ``root`` on disk (every write durable: ``adapters/store/atomic.py``)."""
     from wfbench.adapters.store.sweep_files import FileSweepDirectory
 

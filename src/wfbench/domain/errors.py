@@ -6,6 +6,11 @@ are exceptions defined here and raised at the edge; the CLI maps them to exit co
 
 from __future__ import annotations
 
+import errno
+
+#: The errno values of storage that refuses writes: a full disk, a quota, a read-only mount, an I/O error.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+
 
 class WfbenchError(Exception):
     """Base class for every error wfbench raises on purpose."""
@@ -67,3 +72,27 @@ class EvidenceCaptureError(SandboxError):
     Unlike other sandbox errors this is the arm's failure (``implementation-evidence-invalid``),
     never an ``infra-error``.
     """
+
+
+class SweepStorageError(WfbenchError):
+    """The sweep's own directory refuses writes (full, over quota, read-only, failing). Exit code 1.
+
+    A harness failure, never a row: writing a cell's artifacts or a row there failed, so the sweep
+    stops at once (running cells are cancelled, nothing more is written). Every row already in
+    ``results.jsonl`` is whole; once there is room again, ``--resume`` continues the sweep.
+    """
+
+    def __init__(self, reason: str, *, path: str = "", errno_: int | None = None) -> None:
+        self.reason = reason
+        self.path = path
+        self.errno = errno_
+        where = f" ({path})" if path else ""
+        super().__init__(
+            f"{reason}{where}: the sweep directory cannot be written; stopped the sweep. Every row already"
+            " in results.jsonl is whole (free space, then continue with --resume DIR)"
+        )
+
+    @classmethod
+    def of(cls, exc: OSError, *, path: str = "") -> SweepStorageError:
+        """The failure ``exc`` (its errno in :data:`STORAGE_ERRNOS`) of ``path`` (default: its file name)."""
+        return cls(exc.strerror or str(exc), path=path or str(exc.filename or ""), errno_=exc.errno)

@@ -8,7 +8,8 @@ raise the :mod:`wfbench.domain.errors` named in each docstring.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
@@ -19,6 +20,7 @@ from wfbench.domain.results.rows import Row
 from wfbench.domain.results.spend import Spend as SweepSpend
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.sweep.live import SweepState
+from wfbench.domain.sweep.manifest import RunManifest
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
 from wfbench.domain.workspace.rules import Churn, Patch, Snapshot, WorkspaceState
@@ -150,11 +152,9 @@ class SweepDirectory(Protocol):
     What app code writes through it: the cells' artifacts (``cells/…``: transcripts, review
     output, oracle evidence), the reports (``report.md``, ``report.html``), the evidence
     (``promotion.json``), the rows' companion files (``concurrency.json``) and an evolution's
-    journal and run file. Every write is durable and whole (unique temporary, fsync, rename, fsync
-    of the directory): a reader sees the old bytes or the new ones. The claim and lock of the
-    directory and the move of cancelled rows stay with the CLI's composition root
-    (``adapters/store/claim.py``, ``adapters/store/cancelled_rows.py``): they happen before and
-    after a use case runs, never inside one.
+    journal and run file. Every write is durable and whole (unique temporary, fsync, rename,
+    fsync of the directory): a reader sees the old bytes or the new ones. The claim of the
+    directory and its run manifest are the :class:`ClaimableSweepDirectory`'s.
     """
 
     def write(self, rel: str, data: bytes) -> None:
@@ -164,6 +164,7 @@ class SweepDirectory(Protocol):
 
         Raises:
             ValueError: ``rel`` is absolute, empty or leaves the directory.
+            SweepStorageError: the directory refuses writes (full, over quota, read-only, failing).
             OSError: the file could not be written; its previous content is intact.
         """
         ...
@@ -177,6 +178,47 @@ class SweepDirectory(Protocol):
         ...
 
 
+class ClaimableSweepDirectory(SweepDirectory, Protocol):
+    """A sweep directory the run use case (:func:`wfbench.app.sweep.run.claimed_sweep`) owns for one sweep.
+
+    Beyond its files: the claim (the lock, a resume's repairs, the move of cancelled rows) and the
+    run manifest. A directory that only carries files (a Ray node's, an evolution's) need not be one.
+    """
+
+    def claim(self, *, resume: bool, note: Callable[[str], None]) -> AbstractContextManager[SweepClaim]:
+        """Hold the directory (made when missing) for one sweep until the block ends.
+
+        No other sweep can claim it meanwhile. A fresh sweep refuses a directory that already
+        holds rows. A resume repairs what an interruption left (a torn last row, partial files)
+        and sets the rows a cancellation made aside (``results.cancelled.jsonl``), so their cells
+        run again; each repair is told to ``note``. When the block raises before
+        :meth:`SweepClaim.started`, what the run created in the directory is removed again.
+
+        Raises:
+            InputError: another sweep holds the directory; a fresh sweep would append to rows
+                already there; a resumed ``results.jsonl`` repeats a cell or has an invalid line;
+                the directory cannot be used.
+        """
+        ...
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        """Replace ``manifest.json`` with ``manifest``, durably (as :meth:`write`).
+
+        Raises:
+            SweepStorageError: the directory refuses writes.
+            OSError: the file could not be written; its previous content is intact.
+        """
+        ...
+
+
+class SweepClaim(Protocol):
+    """A sweep's hold on its directory (:meth:`ClaimableSweepDirectory.claim`)."""
+
+    def started(self) -> None:
+        """The sweep is under way (its manifest is written): a later failure keeps what it wrote."""
+        ...
+
+
 class ResultStore(Protocol):
     """Append-only storage of rows; a row is either wholly there or not at all."""
 
@@ -184,6 +226,8 @@ class ResultStore(Protocol):
         """Persist one row durably (flushed and fsynced) before returning.
 
         Raises:
+            SweepStorageError: the storage refuses writes (full, over quota, read-only, failing);
+                rows already written are intact.
             OSError: the row could not be written; rows already written are intact.
         """
         ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from wfbench.adapters.store.sweep_files import FileSweepDirectory
 from wfbench.app.cell.review import LABELS_TARGET, grade_review
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFile
 
@@ -46,7 +47,9 @@ def _grade(tmp_path: Path, evidence: str, secrets: tuple[str, ...]) -> tuple[dic
     out = tmp_path / "out"
     out.mkdir()
     oracle = OracleBundle((OracleFile.of(LABELS_TARGET, json.dumps(LABELS).encode()),))
-    grade = grade_review(str(src), oracle, str(out), "cells/r/arm/run-0/review.json", secrets=secrets)
+    grade = grade_review(
+        str(src), oracle, FileSweepDirectory(str(out)), "cells/r/arm/run-0/review.json", secrets=secrets
+    )
     assert grade.evidence_valid
     assert grade.oracle_passed
     copy = out / str(grade.row_fields["review_artifact"])

@@ -338,12 +338,6 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(out)], check=False)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known regression (issue 24 merge): the durable write now removes its temporary file when the"
-    " disk is full, so results.jsonl still fits and the sweep ends 0 with infra-error rows naming ENOSPC"
-    " instead of stopping loudly; a full sweep directory must become a harness failure (open)",
-)
 def test_a_full_out_directory_fails_loudly_without_tearing_results(tmp_path, tiny_disk):
     """A 1 MiB --out fills up mid-sweep: non-zero exit, one clear message, every results.jsonl line parses."""
     bwrap_or_skip()
@@ -369,8 +363,9 @@ def test_a_full_out_directory_fails_loudly_without_tearing_results(tmp_path, tin
 
 
 def test_a_row_that_does_not_fit_on_the_disk_leaves_no_torn_line(tiny_disk):
-    """JsonlResultStore.append on a full disk raises OSError and cuts off its partial line."""
+    """JsonlResultStore.append on a full disk raises SweepStorageError and cuts off its partial line."""
     from wfbench.adapters.store.jsonl_store import JsonlResultStore, read_rows
+    from wfbench.domain.errors import SweepStorageError
     from wfbench.domain.results.rows import Row
 
     store = JsonlResultStore(tiny_disk / "results.jsonl")
@@ -385,7 +380,7 @@ def test_a_row_that_does_not_fit_on_the_disk_leaves_no_torn_line(tiny_disk):
     finally:
         os.close(fd)
     big = Row.from_mapping({**row.to_mapping(), "run": 1, "error_detail": "d" * 20_000})
-    with pytest.raises(OSError):
+    with pytest.raises(SweepStorageError, match="No space left on device"):
         store.append(big)
     assert read_rows(tiny_disk / "results.jsonl") == (row,)
 

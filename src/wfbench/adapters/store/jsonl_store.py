@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from wfbench.adapters.store.atomic import write_bytes_atomic
 from wfbench.adapters.store.json_indent import dumps_indented
-from wfbench.domain.errors import InputError
+from wfbench.domain.errors import STORAGE_ERRNOS, InputError, SweepStorageError
 from wfbench.domain.results.jsonl import parse_row_lines
 from wfbench.domain.results.rows import Row
 
@@ -57,12 +57,19 @@ class JsonlResultStore:
 
         Raises:
             InputError: the file ends in a torn line (appending would glue a row onto it).
-            OSError: the row could not be written; rows already written are intact.
+            SweepStorageError: the disk refuses writes (full, quota, read-only, I/O error); rows
+                already written are intact.
+            OSError: the row could not be written otherwise; rows already written are intact.
         """
         if self._converter is None:
             self._converter = make_converter()
         data = encode_row(row, self._converter)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            if exc.errno in STORAGE_ERRNOS:
+                raise SweepStorageError.of(exc, path=str(self.path)) from exc
+            raise
         try:
             self._refuse_torn_tail(fd)
             start = os.fstat(fd).st_size
@@ -71,10 +78,12 @@ class JsonlResultStore:
                 while written < len(data):  # only on a short write (e.g. a signal); finish the line
                     written += os.write(fd, data[written:])
                 os.fsync(fd)
-            except OSError:
+            except OSError as exc:
                 # A full disk can take part of the line: cut it off so no torn row is left behind.
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, start)
+                if exc.errno in STORAGE_ERRNOS:
+                    raise SweepStorageError.of(exc, path=str(self.path)) from exc
                 raise
         finally:
             os.close(fd)

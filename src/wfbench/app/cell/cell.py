@@ -41,7 +41,13 @@ from wfbench.app.cell.review import grade_review
 from wfbench.app.cell.wire import CellWire
 from wfbench.app.corpus.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
 from wfbench.app.corpus.binding import BoundTask, dependency_source, sha256_text
-from wfbench.domain.errors import EvidenceCaptureError, SandboxError, WfbenchError
+from wfbench.domain.errors import (
+    STORAGE_ERRNOS,
+    EvidenceCaptureError,
+    SandboxError,
+    SweepStorageError,
+    WfbenchError,
+)
 from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
@@ -119,7 +125,11 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
         row = _measure(plan, ctx)
+    except SweepStorageError:
+        raise  # the sweep directory refuses writes: a harness failure that stops the sweep, never a row
     except (WfbenchError, OSError, ValueError, RuntimeError) as exc:
+        if isinstance(exc, OSError) and _under(exc, settings.out_dir) and exc.errno in STORAGE_ERRNOS:
+            raise SweepStorageError.of(exc) from exc
         measured = {} if ctx is None else measured_fields(ctx.sessions, ctx.transcripts)  # paid sessions stay
         row = _failure_row(plan, settings, f"{type(exc).__name__}: {exc}", cancel, measured=measured)
     finally:
@@ -131,6 +141,14 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
     return attrs.evolve(
         row, extra={**row.extra, "cell_wall_s": round(services.clock.monotonic() - started, 3)}
     )
+
+
+def _under(exc: OSError, root: str) -> bool:
+    """Whether ``exc`` names a file in ``root`` (the sweep directory); not its scratch or workspace."""
+    if not exc.filename:
+        return False
+    path, base = os.path.abspath(os.fsdecode(exc.filename)), os.path.abspath(root)
+    return path == base or path.startswith(base + os.sep)
 
 
 def _measure(plan: CellPlan, ctx: CellContext) -> Row:
@@ -215,7 +233,7 @@ def _check(
             grade = grade_review(
                 os.path.join(review_dir, REVIEW_FILE),
                 plan.task.hidden_oracle(),
-                ctx.settings.out_dir,
+                ctx.settings.directory,
                 plan.artifact(layout.REVIEW_NAME),
                 secrets=ctx.redacted(),
             )

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError
+from wfbench.domain.ports import SweepDirectory
 from wfbench.domain.redaction import redact_text
 from wfbench.domain.workspace.oracle import OracleBundle
 
@@ -57,11 +58,12 @@ def read_artifact(path: str) -> bytes:
 
 
 def grade_review(
-    path: str, oracle: OracleBundle, out_dir: str, name: str, secrets: Iterable[str] = ()
+    path: str, oracle: OracleBundle, directory: SweepDirectory, name: str, secrets: Iterable[str] = ()
 ) -> ReviewGrade:
-    """Score the artifact at ``path`` against the labels in ``oracle``; copy it to ``out_dir/name``.
+    """Score the artifact at ``path`` against the labels in ``oracle``; copy it to ``name``.
 
-    ``name`` is the copy's path relative to ``out_dir`` (the cell's ``review.json``). The copy is
+    ``name`` is the copy's path in the sweep ``directory`` (the cell's ``review.json``), written
+    durably through the port like every other artifact of the cell. The copy is
     the artifact with ``secrets`` (and credential-shaped tokens) redacted; the score is taken
     from the artifact as written.
     """
@@ -84,10 +86,7 @@ def grade_review(
         fields: dict[str, Any] = {"review_score": None, "review_evidence_detail": exc.reason}
         return ReviewGrade(False, False, "review artifact unusable", fields)
     scrubbed = redact_text(data.decode("utf-8", "replace"), tuple(secrets))
-    target = os.path.join(out_dir, name)
-    os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
-    with open(target, "wb") as handle:
-        handle.write(scrubbed.encode("utf-8"))
+    directory.write(name, scrubbed.encode("utf-8"))
     passed = review_oracle_passed(score)
     matching = {
         "pairs": [{"finding": finding, "label": label} for finding, label in score.pairs],

@@ -1,15 +1,19 @@
-"""The run use case: one resolved sweep request, run through the ports it is handed.
+"""The run use case: claim the sweep's directory, run one resolved sweep request, record its start.
 
-``wfbench run`` (the CLI) parses its options, resolves the corpus, builds the adapters in its
-composition root and calls :func:`sweep`; the CLI renders the result and maps errors to exit
-codes. Everything between (the retry policy of throttled cells, the log beside the view, the
-sweep's configuration and services, the call of :func:`~wfbench.app.sweep.sweep.run_sweep`)
-happens here, so it is tested with the in-package fakes (``tests/unit/app/sweep/``).
+``wfbench run`` (the CLI) parses its options and calls :func:`claimed_sweep` with its sweep
+directory and a ``prepare`` step (its composition root: the corpus, the adapters, the endpoint),
+then renders the result and maps errors to exit codes. The order is this module's: claim the
+directory (lock, a resume's repairs, cancelled rows set aside), prepare inside the claim, record
+the manifest once tasks are bound (:mod:`wfbench.app.sweep.start`), run every cell
+(:func:`sweep`: the retry policy, the log beside the view, the call of
+:func:`~wfbench.app.sweep.sweep.run_sweep`). It is tested with the in-package fakes
+(``tests/unit/app/sweep/``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 
 import attrs
 
@@ -20,11 +24,12 @@ from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import Corpus
 from wfbench.app.sweep.executor_sweep import DEFAULT_GRACE_S
 from wfbench.app.sweep.progress import LogObserver
+from wfbench.app.sweep.start import StartPorts, SweepStart, starter
 from wfbench.app.sweep.sweep import ExecutorFactory, SweepConfig, SweepResult, SweepServices, run_sweep
-from wfbench.domain.ports import CancelToken, PriorResults, ResultStore
+from wfbench.domain.ports import CancelToken, ClaimableSweepDirectory, PriorResults, ResultStore
 from wfbench.domain.sweep.pacing import RetryPolicy
 
-__all__ = ["SweepRequest", "observed", "sweep"]
+__all__ = ["PreparedSweep", "SweepRequest", "claimed_sweep", "observed", "sweep"]
 
 #: The longest wait before a throttled cell runs again, unless the first back-off is longer.
 MAX_BACKOFF_S = 600.0
@@ -124,3 +129,63 @@ def sweep(
         cancel_grace_s=request.cancel_grace_s,
     )
     return run_sweep(config, services=services, cancel=cancel)
+
+
+@attrs.frozen(kw_only=True)
+class PreparedSweep:
+    """A sweep built inside its claimed directory: the request, its ports, the start it records."""
+
+    request: SweepRequest
+    start: SweepStart
+    cell: CellServices
+    store: ResultStore
+    view: SweepObserver
+    log: Callable[..., None]
+    #: Where a person's warnings go (the CLI: stderr).
+    warn: Callable[[str], None]
+    executor: ExecutorFactory | None = None
+    prior: PriorResults | None = None
+    provider_replies: Callable[[], Mapping[str, int]] | None = None
+
+
+def claimed_sweep(
+    *,
+    directory: ClaimableSweepDirectory,
+    resume: bool,
+    note: Callable[[str], None],
+    cancel: CancelToken,
+    prepare: Callable[[], AbstractContextManager[PreparedSweep]],
+) -> SweepResult:
+    """Claim ``directory``, build the sweep inside the claim (``prepare``), record its start, run it.
+
+    ``note`` hears the claim's repairs (a resume's torn row, cancelled rows set aside). The
+    manifest is written (a resume: checked) once the tasks are bound; a failure before that
+    leaves the directory as it was (:meth:`~wfbench.domain.ports.SweepDirectory.claim`).
+
+    Raises:
+        InputError: the directory is another sweep's or holds rows a fresh sweep would append to;
+            a resume drifted from its manifest; what ``prepare`` or :func:`sweep` raise.
+        SweepStorageError: the directory refused a write (the sweep stopped; its rows are whole).
+    """
+    with directory.claim(resume=resume, note=note) as claim, prepare() as ready:
+        out_dir = ready.request.settings.out_dir
+        ports = StartPorts(
+            directory=directory,
+            claim=claim,
+            store=ready.store,
+            log=ready.log,
+            warn=ready.warn,
+            out_dir=out_dir,
+        )
+        return sweep(
+            ready.request,
+            cell=ready.cell,
+            store=ready.store,
+            view=ready.view,
+            log=ready.log,
+            cancel=cancel,
+            on_bound=starter(ready.start, ports),
+            executor=ready.executor,
+            prior=ready.prior,
+            provider_replies=ready.provider_replies,
+        )

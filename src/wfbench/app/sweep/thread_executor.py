@@ -7,6 +7,10 @@ never started). The cells' cancel token is set by the caller's ``cancel`` event 
 :meth:`ThreadCellExecutor.cancel`: threads stop cooperatively only (every process a cell starts
 watches the token), so the grace period of the port does not apply here.
 
+A cell that raises :class:`~wfbench.domain.errors.SweepStorageError` (the sweep directory refuses
+writes) makes no row: the error is raised again on the caller's thread by the next :meth:`wait`,
+so the sweep stops loudly instead of recording the harness's failure as the cell's.
+
 The fold, the breaker and every row stay with the caller (:mod:`wfbench.app.sweep.scheduler`); the
 Ray executor (:mod:`wfbench.adapters.executors.ray_executor`) is the other implementation of the port.
 """
@@ -22,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 
+from wfbench.domain.errors import SweepStorageError
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.scheduling import Cell, CellFinished, failed_cell_row
@@ -64,6 +69,8 @@ class _CellJob:
     on_start: Callable[[Cell], None] | None
     may_start: Callable[[], bool] | None = None
     delay_s: float = 0.0
+    #: Told a harness failure of the cell (it makes no row; :meth:`ThreadCellExecutor.wait` raises it).
+    on_fatal: Callable[[SweepStorageError], None] | None = None
 
 
 def _execute(job: _CellJob) -> None:
@@ -82,6 +89,10 @@ def _execute(job: _CellJob) -> None:
             row = failed_cell_row(
                 job.cell, f"run_cell returned {got!r} for cell {job.cell.key!r}", cancelled=False
             )
+    except SweepStorageError as exc:  # the harness's failure, not the cell's: no row, the sweep stops
+        if job.on_fatal is None:
+            raise
+        job.on_fatal(exc)
     except BaseException as exc:  # a worker must always report; the row carries the failure
         row = failed_cell_row(job.cell, f"{type(exc).__name__}: {exc}", cancelled=job.token.is_set())
     finally:
@@ -112,6 +123,7 @@ class ThreadCellExecutor:
         self._on_start = on_start
         self._may_start = may_start
         self._halt = threading.Event()
+        self._fatal: list[SweepStorageError] = []
         self._token = _EitherToken(cancel, self._halt)
         self._reports: queue.SimpleQueue[CellFinished] = queue.SimpleQueue()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wfbench-cell")
@@ -124,21 +136,41 @@ class ThreadCellExecutor:
     def submit(self, index: int, cell: Cell, delay_s: float = 0.0) -> None:
         """Hand ``cell`` to a thread; it starts after ``delay_s`` s unless cancelled first."""
         job = _CellJob(
-            index, cell, self._run_cell, self._token, self._reports, self._on_start, self._may_start, delay_s
+            index,
+            cell,
+            self._run_cell,
+            self._token,
+            self._reports,
+            self._on_start,
+            self._may_start,
+            delay_s,
+            on_fatal=self._stop,
         )
         self._pool.submit(contextvars.copy_context().run, _execute, job)
 
     def wait(self, timeout: float) -> tuple[CellFinished, ...]:
-        """The cells finished since the last call, in the order they finished; waits up to ``timeout`` s."""
+        """The cells finished since the last call, in the order they finished; waits up to ``timeout`` s.
+
+        Raises:
+            SweepStorageError: a cell found the sweep directory refusing writes (every cell was told
+                to stop).
+        """
         try:
             finished = [self._reports.get(timeout=timeout)]
         except queue.Empty:
             return ()
         while True:
+            if self._fatal:
+                raise self._fatal[0]
             try:
                 finished.append(self._reports.get_nowait())
             except queue.Empty:
                 return tuple(finished)
+
+    def _stop(self, exc: SweepStorageError) -> None:
+        """A cell's harness failure: stop every cell; the next :meth:`wait` raises ``exc``."""
+        self._fatal.append(exc)
+        self._halt.set()
 
     def cancel(self, grace_s: float) -> None:
         """Set every cell's token (threads stop cooperatively; ``grace_s`` does not apply)."""

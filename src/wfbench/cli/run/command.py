@@ -1,15 +1,12 @@
 """``wfbench run``: the command, its options declared once in :mod:`wfbench.cli.options.run`.
 
-The command only collects its options into a :class:`~wfbench.cli.run.request.RunRequest` (with the
-names the user really typed, which ``--resume`` checks against the run manifest) and hands it to
-:func:`wfbench.cli.run.flow.execute`. Nothing heavy is imported here: ``wfbench run --help``
-must answer fast.
+The command only collects its options, in typed parts (:mod:`wfbench.cli.run.request`), into a
+:class:`~wfbench.cli.run.request.RunRequest` (with the names the user really typed, which
+``--resume`` checks against the run manifest) and hands it to :func:`wfbench.cli.run.flow.execute`.
+Nothing heavy is imported here: ``wfbench run --help`` must answer fast.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -18,9 +15,6 @@ from wfbench.cli.options import executor as exe
 from wfbench.cli.options import limits as lim
 from wfbench.cli.options import run as ro
 from wfbench.cli.options import sweep as opt
-
-if TYPE_CHECKING:
-    from wfbench.cli.run.request import RunRequest
 
 #: The preset arms (``wfbench.app.corpus.arms.preset_arms``; pinned equal by a test).
 PRESET_ARMS = (
@@ -111,63 +105,40 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     json_events: ro.JsonEvents = False,
 ) -> None:
     """Run a sweep of task × arm × run cells: results.jsonl, report.md, report.html, promotion.json."""
-    options = dict(locals())  # the parameters as Typer converted them, by name: first, before any other local
-    from wfbench.cli.run.flow import execute
+    from wfbench.cli.run import request as rq
+    from wfbench.cli.run.flow import execute, explicit_options
 
-    raise typer.Exit(execute(_request(ctx, options)))
-
-
-def _request(ctx: typer.Context, options: Mapping[str, Any]) -> RunRequest:
-    """The :class:`RunRequest` of ``run``'s parameters (``options``, by name), its parts checked and typed."""
-    from wfbench.cli.run.flow import explicit_options
-    from wfbench.cli.run.request import RunRequest
-
-    explicit = explicit_options(ctx)
-    limits = lim.resource_limits(
-        memory=options["memory_limit"],
-        processes=options["process_limit"],
-        open_files=options["open_files"],
-        file_size=options["file_size_limit"],
-        tmpfs=options["tmpfs_size"],
+    request = rq.RunRequest.of(
+        rq.Selection(corpus=corpus, arms=arms, runs=runs, tasks=tasks, model=model),
+        rq.Places(out=out, resume=resume, reuse=reuse_results, overlay=candidate_overlay),
+        rq.Agents(sandbox=sandbox, agent=agent),
+        rq.Endpoint(script=provider_script, url=base_url, no_script=no_provider_script, log=provider_log),
+        rq.Pace(
+            workers=workers,
+            window=window,
+            outage_streak=outage_streak,
+            retries=throttle_retries,
+            backoff=throttle_backoff,
+        ),
+        rq.Limits(
+            memory=memory_limit,
+            processes=process_limit,
+            open_files=open_files,
+            file_size=file_size_limit,
+            tmpfs=tmpfs_size,
+            disk=disk_budget,
+            timeout=timeout,
+            verify_timeout=verify_timeout,
+        ),
+        rq.Executor(name=executor, address=ray_address, retries=node_loss_retries, grace=cancel_grace),
+        rq.Outcome(
+            fail_on=fail_on,
+            dry_run=dry_run,
+            json_events=json_events,
+            max_cost=max_cost,
+            allow_host_network=allow_host_network,
+            include_expensive=include_expensive,
+        ),
+        explicit=explicit_options(ctx),
     )
-    choice = exe.ExecutorChoice.of(
-        options["executor"],
-        ray_address=options["ray_address"],
-        node_loss_retries=options["node_loss_retries"],
-        cancel_grace_s=options["cancel_grace"],
-        explicit=explicit,
-    )
-    return RunRequest(
-        corpus=options["corpus"],
-        runs=options["runs"],
-        workers=options["workers"],
-        window=options["window"],
-        outage_streak=options["outage_streak"],
-        throttle_retries=options["throttle_retries"],
-        throttle_backoff=options["throttle_backoff"],
-        out=options["out"],
-        sandbox=options["sandbox"],
-        agent=options["agent"],
-        model=options["model"],
-        provider_script=options["provider_script"],
-        base_url=options["base_url"],
-        reuse_results=options["reuse_results"],
-        resume=options["resume"],
-        candidate_overlay=options["candidate_overlay"],
-        include_expensive=options["include_expensive"],
-        timeout=options["timeout"],
-        verify_timeout=options["verify_timeout"],
-        fail_on=options["fail_on"],
-        dry_run=options["dry_run"],
-        json_events=options["json_events"],
-        provider_log=options["provider_log"],
-        no_provider_script=options["no_provider_script"],
-        max_cost=options["max_cost"],
-        allow_host_network=options["allow_host_network"],
-        arms=ro.split_list(options["arms"]),
-        tasks=ro.split_list(options["tasks"]),
-        explicit=explicit,
-        limits=limits,
-        disk_budget=lim.size_option(options["disk_budget"], "--disk-budget"),
-        executor=choice,
-    )
+    raise typer.Exit(execute(request))

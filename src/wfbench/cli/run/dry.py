@@ -37,18 +37,10 @@ def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> 
     from wfbench.adapters.repo.workspace import GitWorkspaces
     from wfbench.app.corpus.binding import bind_tasks, prepare_snapshots
     from wfbench.app.sweep.sweep import plan_cells, selected_tasks
-    from wfbench.cli.run.setup import resolve_setup
+    from wfbench.cli.run.setup import setup_of
 
     corpus_path = request.corpus or _demo_corpus(out_dir, scratch)
-    setup = resolve_setup(
-        corpus_path,
-        arms=request.arms,
-        runs=request.runs,
-        model=request.model,
-        candidate_overlay=request.candidate_overlay,
-        provider_script=request.provider_script,
-        agent=request.agent,
-    )
+    setup = setup_of(request, corpus_path)
     from wfbench.cli.run.setup import provider_script_for
 
     setup = attrs.evolve(setup, provider_script=provider_script_for(request, setup.provider_script))

@@ -18,17 +18,10 @@ from typing import Any
 
 import attrs
 
+from wfbench.app.sweep.start import SweepStart, refuse
 from wfbench.cli.run.setup import Setup
 from wfbench.domain.errors import InputError
-from wfbench.domain.sweep.manifest import (
-    CONFIG_OPTIONS,
-    MANIFEST_NAME,
-    Conflict,
-    RunManifest,
-    drift_conflicts,
-    option_conflicts,
-    row_conflicts,
-)
+from wfbench.domain.sweep.manifest import CONFIG_OPTIONS, MANIFEST_NAME, RunManifest, option_conflicts
 
 #: RunRequest attribute → manifest option name, for the options a resume checks.
 REQUEST_OPTIONS: Mapping[str, str] = {
@@ -97,11 +90,6 @@ def read_manifest(resume_dir: str) -> RunManifest | None:
     return RunManifest.from_mapping(raw, source=path)
 
 
-def check_rows(current: RunManifest, rows: Sequence[Any], *, out_dir: str) -> None:
-    """Refuse resuming rows written without a manifest under a configuration they contradict."""
-    refuse(row_conflicts(current, rows), source=os.path.join(out_dir, "results.jsonl"))
-
-
 def given_options(request: Any) -> dict[str, object]:
     """The configuration options the user typed, normalized as the manifest records them."""
     given: dict[str, object] = {}
@@ -144,20 +132,6 @@ def resumed_request(request: Any, recorded: RunManifest | None) -> Any:
     values["timeout"] = recorded.session_timeout_s
     values["verify_timeout"] = recorded.verify_timeout_s
     return attrs.evolve(request, **values, out=resume_dir)
-
-
-def refuse(conflicts: Sequence[Conflict], *, source: str) -> None:
-    """Raise the first conflict as one error line (the others are counted), or return."""
-    if not conflicts:
-        return
-    more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
-    first = conflicts[0]
-    advice = (
-        "; resuming would mix two configurations in one results.jsonl — start a new sweep with --out"
-        if first.drift
-        else "; omit it to resume this sweep as it was started, or start a new sweep with --out"
-    )
-    raise InputError(first.message() + more + advice, source=source)
 
 
 @attrs.frozen
@@ -227,18 +201,52 @@ def build_manifest(
     )
 
 
-def write_manifest(out_dir: str, manifest: RunManifest) -> str:
-    """Write ``manifest.json`` atomically; its path."""
-    from wfbench.adapters.store.jsonl_store import write_json_atomic
+def start_manifest(
+    request: Any, setup: Setup, runtime: str, *, secrets: Sequence[str], runtimes: Mapping[str, Any]
+) -> RunManifest:
+    """The manifest ``request``'s sweep starts with (secrets redacted from its command line)."""
+    from wfbench.domain.redaction import redact_text
 
-    path = os.path.join(out_dir, MANIFEST_NAME)
-    write_json_atomic(path, manifest.to_mapping())
-    return path
+    inputs = ManifestInputs(
+        argv=tuple(redact_text(arg, tuple(secrets)) for arg in argv()),
+        demo=request.corpus is None,
+        agent=request.agent,
+        agent_version=_default_agent_version(request.agent, runtimes),
+        sandbox=request.sandbox,
+        base_url=request.base_url,
+        reuse_results=request.reuse_results,
+        include_expensive=request.include_expensive,
+        task_filter=request.tasks,
+        no_provider_script=request.no_provider_script,
+        session_timeout_s=request.timeout,
+        verify_timeout_s=request.verify_timeout,
+        runtime_digest=runtime,
+        workers=request.workers,
+        window=request.window,
+        outage_streak=request.outage_streak,
+        started_at=dt.datetime.now(dt.UTC),
+    )
+    return build_manifest(setup, inputs, arm_runtimes=runtimes)
 
 
-def check_drift(recorded: RunManifest, current: RunManifest, *, out_dir: str) -> None:
-    """Refuse a resume whose files, runtime or task bindings changed since the sweep started."""
-    refuse(drift_conflicts(recorded, current), source=os.path.join(out_dir, MANIFEST_NAME))
+def sweep_start(
+    request: Any, setup: Setup, manifest: RunManifest, *, recorded: RunManifest | None
+) -> SweepStart:
+    """What the run use case records once tasks are bound (a resume: what it checks)."""
+    return SweepStart(
+        manifest=manifest,
+        recorded=recorded,
+        resume=request.resume is not None,
+        warnings=tuple(setup.warnings),
+    )
+
+
+def _default_agent_version(agent: str, runtimes: Mapping[str, Any]) -> str | None:
+    """The version of ``--agent``, from the runtime of an arm that runs it (None when no arm does)."""
+    for runtime in runtimes.values():
+        if runtime.agent == agent:
+            return str(runtime.agent_version) if runtime.agent_version is not None else None
+    return None
 
 
 def argv() -> tuple[str, ...]:
@@ -250,11 +258,10 @@ __all__ = [
     "CONFIG_OPTIONS",
     "ManifestInputs",
     "build_manifest",
-    "check_drift",
-    "check_rows",
     "file_digest",
     "given_options",
     "read_manifest",
     "resumed_request",
-    "write_manifest",
+    "start_manifest",
+    "sweep_start",
 ]

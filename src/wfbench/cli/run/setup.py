@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -135,6 +135,19 @@ def _price_warning(agent: str, model: str) -> list[str]:
     ]
 
 
+def setup_of(request: RunRequest, corpus_path: str) -> Setup:
+    """:func:`resolve_setup` with ``request``'s options (the run's and the dry run's)."""
+    return resolve_setup(
+        corpus_path,
+        arms=request.arms,
+        runs=request.runs,
+        model=request.model,
+        candidate_overlay=request.candidate_overlay,
+        provider_script=request.provider_script,
+        agent=request.agent,
+    )
+
+
 def provider_script_for(request: RunRequest, resolved: str | None) -> str | None:
     """The provider script to serve, or None for ``--base-url``; a conflicting pair is refused.
 
@@ -164,7 +177,7 @@ def provider_script_for(request: RunRequest, resolved: str | None) -> str | None
     return script
 
 
-def incumbent_overlay_for(request: RunRequest, setup: Setup) -> Any:
+def incumbent_overlay_for(request: RunRequest, setup: Setup) -> Overlay | None:
     """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
     if request.incumbent_overlay is None:
         return None

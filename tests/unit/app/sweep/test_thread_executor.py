@@ -132,3 +132,27 @@ def test_a_cell_that_raises_is_an_infra_error_row_and_a_refused_start_has_none()
 def test_zero_workers_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ThreadCellExecutor(0, run_cell=lambda cell, _t: _row(cell), cancel=threading.Event())
+
+
+def test_a_sweep_directory_that_refuses_writes_stops_the_sweep_instead_of_making_a_row() -> None:
+    from wfbench.domain.errors import SweepStorageError
+
+    told_to_stop, other_started = threading.Event(), threading.Event()
+
+    def run(cell: Cell, token: CancelToken) -> Row:
+        if cell.run == 0:
+            other_started.wait(5.0)
+            raise SweepStorageError("No space left on device", path="out/cells/t/a/0/transcript.jsonl")
+        other_started.set()
+        token.wait(5.0)  # the other cell runs until it is told to stop
+        if token.is_set():
+            told_to_stop.set()
+        return _row(cell)
+
+    executor = ThreadCellExecutor(2, run_cell=run, cancel=threading.Event())
+    for index, cell in enumerate(_cells(2)):
+        executor.submit(index, cell)
+    with pytest.raises(SweepStorageError, match="No space left on device"):
+        _drain(executor, 2)
+    executor.close()
+    assert told_to_stop.is_set()
