@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Median wall time of a 2-turn scripted session, start to result: stand-in, Claude Code, Codex.
+"""Median wall time of a 2-turn scripted session, start to result: stand-in, Claude Code, Codex, Gemini CLI.
 
-Each session goes through the real path: ``ClaudeCLI.run_session`` / ``CodexCLI.run_session`` →
+Each session goes through the real path: ``ClaudeCLI`` / ``CodexCLI`` / ``GeminiCLI.run_session`` →
 a pass-through sandbox (``run_managed``: own process group) or bubblewrap (``--bwrap``) → the
 agent process → the loopback scripted provider → a real file write (``Write``; Codex:
-``exec_command``) → the strict event-stream parser. Usage::
+``exec_command``; Gemini CLI: ``write_file``) → the strict event-stream parser. Usage::
 
-    python bench/agent_bench.py [--runs 15] [--real-runs 5] [--claude PATH] [--codex PATH] [--bwrap]
+    python bench/agent_bench.py [--runs 15] [--real-runs 5] [--claude PATH] [--codex PATH]
+        [--gemini PATH] [--bwrap]
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.conftest import claude_binary, codex_binary
+from tests.conftest import claude_binary, codex_binary, gemini_binary
 from tests.fakes import DirectSandbox
 
 from wfbench.adapters.agents.claude import ClaudeCLI
 from wfbench.adapters.agents.codex import CodexCLI
+from wfbench.adapters.agents.gemini import GeminiCLI
 from wfbench.adapters.provider.script import ProviderScript
 from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.domain.session.records import SessionRequest
@@ -58,9 +60,26 @@ SCRIPT = {
                 {"say": "Done.", "usage": {"input_tokens": 5, "output_tokens": 2}},
             ],
         },
+        {
+            "when": ["Task bench"],
+            "protocol": "gemini",
+            "turns": [
+                {
+                    "tools": [
+                        {
+                            "name": "write_file",
+                            "input": {"file_path": "{workspace}/out.txt", "content": "x\n"},
+                        }
+                    ],
+                    "usage": {"input_tokens": 100, "output_tokens": 10},
+                },
+                {"say": "Done.", "usage": {"input_tokens": 5, "output_tokens": 2}},
+            ],
+        },
     ]
 }
-SCRIPT["conversations"].reverse()  # the Codex rule (protocol-limited) first
+SCRIPT["conversations"].reverse()  # the protocol-limited rules (Gemini, Codex) first
+MODELS = {CodexCLI: "gpt-5.5", GeminiCLI: "gemini-2.5-pro"}
 
 
 def sandbox_for(use_bwrap: bool, home: str) -> object:
@@ -71,7 +90,9 @@ def sandbox_for(use_bwrap: bool, home: str) -> object:
     return DirectSandbox(home=home)
 
 
-def measure(cli: ClaudeCLI | CodexCLI, runs: int, provider: ScriptedProvider, use_bwrap: bool) -> list[float]:
+def measure(
+    cli: ClaudeCLI | CodexCLI | GeminiCLI, runs: int, provider: ScriptedProvider, use_bwrap: bool
+) -> list[float]:
     times = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as root:
@@ -80,7 +101,7 @@ def measure(cli: ClaudeCLI | CodexCLI, runs: int, provider: ScriptedProvider, us
             home.mkdir()
             request = SessionRequest(
                 prompt="Task bench",
-                model="gpt-5.5" if isinstance(cli, CodexCLI) else "claude-sonnet-4-5",
+                model=MODELS.get(type(cli), "claude-sonnet-4-5"),
                 allowed_tools=("Write",),
                 env={"ANTHROPIC_BASE_URL": provider.base_url},
                 secrets={"ANTHROPIC_API_KEY": "bench-key-0000"},
@@ -109,6 +130,7 @@ def main() -> None:
     parser.add_argument("--real-runs", type=int, default=5)
     parser.add_argument("--claude", default=claude_binary())
     parser.add_argument("--codex", default=codex_binary())
+    parser.add_argument("--gemini", default=gemini_binary())
     parser.add_argument("--bwrap", action="store_true", help="run inside the bubblewrap sandbox")
     args = parser.parse_args()
     where = "bwrap" if args.bwrap else "direct"
@@ -127,6 +149,12 @@ def main() -> None:
             report(f"real codex CLI ({where})", measure(codex, args.real_runs, provider, args.bwrap))
         else:
             print("real codex CLI: not installed, skipped")
+        if args.gemini and os.access(args.gemini, os.X_OK) and args.real_runs > 0:
+            gemini = GeminiCLI.real(args.gemini)
+            measure(gemini, 1, provider, args.bwrap)  # warm-up
+            report(f"real gemini CLI ({where})", measure(gemini, args.real_runs, provider, args.bwrap))
+        else:
+            print("real gemini CLI: not installed, skipped")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,19 @@ def codex_binary() -> str | None:
     return None
 
 
+def gemini_binary() -> str | None:
+    """The real Gemini CLI: $WFBENCH_GEMINI_BIN, the project's cache install, or PATH."""
+    candidates = [
+        os.environ.get("WFBENCH_GEMINI_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/gemini/node_modules/.bin/gemini"),
+        shutil.which("gemini") or "",
+    ]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 @pytest.fixture
 def sigint_handled() -> Iterator[None]:
     """Python's own SIGINT handler for the test: ``interrupt_main`` does nothing while SIGINT is ignored.

@@ -89,13 +89,14 @@ def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
     text = wfbench("run", "--help").stdout
 
     for expected in (
-        "--sandbox <bwrap|host-unsafe>",
-        "--agent <standin|claude|codex>",
+        "--sandbox <bwrap|podman|host-unsafe>",
+        "--agent <standin|claude|codex|gemini>",
         "candidate_workflow_direct",
         "WFBENCH_ANTHROPIC_API_KEY",
         "ANTHROPIC_API_KEY is NOT read",
         "WFBENCH_CLAUDE_BIN",
         "WFBENCH_CODEX_BIN",
+        "WFBENCH_GEMINI_BIN",
         "WFBENCH_CACHE",
         "WFBENCH_HEARTBEAT_S",
         "--max-cost USD",

@@ -37,6 +37,20 @@ def test_a_missing_corpus_names_the_file_and_exits_2(tmp_path):
     assert f"{missing}: corpus file does not exist" in done.stderr
 
 
+def test_a_bad_prices_file_is_one_message_naming_file_line_and_field_and_exits_2(tmp_path):
+    """`--prices` with a bad price: refused before any cell (and before a dry run plans one)."""
+    prices = tmp_path / "ours.csv"
+    prices.write_text(
+        "provider,model,input,cache_write,cache_read,output,source,as_of\n"
+        "openai,gpt-5.5,5,5,0.5,abc,contract,2026-11-01\n"
+    )
+    for extra in (("--dry-run",), ()):
+        done = cli("run", "--prices", str(prices), "--out", str(tmp_path / "out"), *extra)
+        assert done.returncode == 2, done.stderr
+        assert f"wfbench: error: {prices}: line 2: output: 'abc' is not a price" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
 def test_doctor_reports_bwrap_claude_node_and_python():
     """`wfbench doctor` prints one line for each capability it checks."""
     done = cli("doctor")
@@ -50,6 +64,7 @@ def test_doctor_reports_bwrap_claude_node_and_python():
         "api key:",
         "claude:",
         "codex:",
+        "gemini:",
         "node:",
     ):
         assert prefix in done.stdout

@@ -6,8 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from wfbench.cli.run.guards import check_budget_prices, check_host_network
+from wfbench.adapters.gateway.price_table import builtin_prices
+from wfbench.cli.run.guards import check_budget_prices, check_host_network, check_local_only
+from wfbench.cli.run.setup import price_warnings
 from wfbench.domain.errors import InputError
+from wfbench.domain.metering.prices import ModelPrices, PriceEntry, PriceTable
 
 PRICED = "claude-sonnet-4-5"
 
@@ -54,8 +57,44 @@ def test_a_budget_needs_prices_for_every_model_of_the_sweep() -> None:
         check_budget_prices(1.0, "unpriced-model", [])
 
 
+def test_a_budget_works_with_a_codex_arm_on_a_priced_openai_model() -> None:
+    check_budget_prices(1.0, PRICED, [_arm(model="gpt-5.5")])  # type: ignore[list-item]
+    with pytest.raises(InputError, match="--prices FILE"):
+        check_budget_prices(1.0, PRICED, [_arm(model="gpt-9")])  # type: ignore[list-item]
+    table = PriceTable((PriceEntry("acme", "gpt-9", ModelPrices(1, 1, 0.1, 2), "contract", "2026-11-01"),))
+    check_budget_prices(1.0, "gpt-9", [], prices=table)  # a --prices table prices it
+
+
+def test_a_mixed_sweep_warns_once_per_unpriced_model_naming_each_arm_and_agent() -> None:
+    arms = [
+        SimpleNamespace(name="workflow", model=None, agent=None),
+        SimpleNamespace(name="codex_direct", model="gpt-5.5", agent=SimpleNamespace(name="codex")),
+        SimpleNamespace(name="new_a", model="gpt-9", agent=SimpleNamespace(name="codex")),
+        SimpleNamespace(name="new_b", model="gpt-9", agent=None),
+    ]
+    assert price_warnings(arms, "claude", PRICED, builtin_prices()) == [  # type: ignore[arg-type]
+        "model gpt-9 has no price (built-in tables or --prices FILE): cost_usd will be n/a for arm(s)"
+        " new_a (codex), new_b (claude), and the cost gate can only answer insufficient_evidence for them"
+        " (add the model to a --prices file, or re-gate on tokens: `wfbench gate DIR --metric output_tokens`)"
+    ]
+    assert price_warnings(arms[:2], "claude", PRICED, builtin_prices()) == []  # type: ignore[arg-type]
+
+
 def test_a_budget_is_refused_on_a_cluster_executor() -> None:
     check_budget_prices(None, PRICED, [], executor="ray")  # no budget: any executor
     with pytest.raises(InputError, match="--executor ray") as raised:
         check_budget_prices(1.0, PRICED, [], executor="ray")
     assert raised.value.field == "--max-cost"
+
+
+def test_prices_and_the_gateway_are_refused_on_a_cluster_executor() -> None:
+    plain = SimpleNamespace(prices=None, gateway=None)
+    check_local_only(plain, executor="ray")
+    check_local_only(SimpleNamespace(prices="p.csv", gateway="openai"), executor="local")
+    for option, request in (
+        ("--prices", SimpleNamespace(prices="p.csv", gateway=None)),
+        ("--gateway", SimpleNamespace(prices=None, gateway="openai")),
+    ):
+        with pytest.raises(InputError, match="--executor ray") as raised:
+            check_local_only(request, executor="ray")
+        assert raised.value.field == option

@@ -73,7 +73,8 @@ def test_an_unpriced_model_warns_that_cost_will_be_n_a(demo: Path, tmp_path: Pat
     done = wfbench("run", demo, "--out", tmp_path / "o", "--model", "acme-model-7", "--dry-run")
 
     assert done.returncode == 0, done.stderr
-    assert "warning: --model acme-model-7: the standin agent reports no cost for this model" in done.stdout
+    assert "warning: model acme-model-7 has no price (built-in tables or --prices FILE)" in done.stdout
+    assert "cost_usd will be n/a for arm(s) workflow (standin)" in done.stdout
     assert "the cost gate can only answer insufficient_evidence" in done.stdout
 
 

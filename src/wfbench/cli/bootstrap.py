@@ -15,10 +15,12 @@ from typing import Any
 import attrs
 
 from wfbench.domain.errors import InputError, SandboxUnavailable
+from wfbench.domain.metering.prices import PriceTable
 from wfbench.domain.ports import (
     ClaimableSweepDirectory,
     Clock,
     Environments,
+    ImageWorkdirs,
     ModelCLI,
     ModelGateway,
     Sandbox,
@@ -27,9 +29,19 @@ from wfbench.domain.ports import (
 )
 
 API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
+#: The upstream key of ``--gateway openai`` (never on the command line).
+OPENAI_KEY_ENV = "WFBENCH_OPENAI_API_KEY"
+GATEWAYS = ("openai",)
 OFFLINE_KEY = "offline-scripted-provider"
-SANDBOXES = ("bwrap", "host-unsafe")
-AGENTS = ("standin", "claude", "codex")
+SANDBOXES = ("bwrap", "podman", "host-unsafe")
+#: The image ``--sandbox podman`` runs tasks without an image of their own in (``scripts/base-image``).
+PODMAN_IMAGE_ENV = "WFBENCH_PODMAN_IMAGE"
+DEFAULT_PODMAN_IMAGE = "localhost/wfbench-base:bookworm-v1"
+PODMAN_HINT = (
+    "podman cannot run here; install it (scripts/install-tools --podman, or apt-get install podman runc)"
+    " and build the base image (scripts/base-image), or pass --sandbox bwrap"
+)
+AGENTS = ("standin", "claude", "codex", "gemini")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
     " or pass `--sandbox host-unsafe` to run WITHOUT containment"
@@ -41,6 +53,20 @@ def sweep_directory(root: str) -> ClaimableSweepDirectory:
     from wfbench.adapters.store.sweep_files import FileSweepDirectory
 
     return FileSweepDirectory(root)
+
+
+def image_workdirs() -> ImageWorkdirs:
+    """The Harbor import's image builder (podman, runc)."""
+    from wfbench.adapters.repo.image_capture import PodmanWorkdirs
+
+    return PodmanWorkdirs()
+
+
+def git_workspaces() -> Workspaces:
+    """The git workspaces adapter (snapshots of a corpus's repositories)."""
+    from wfbench.adapters.repo.workspace import GitWorkspaces
+
+    return GitWorkspaces()
 
 
 def system_clock() -> Clock:
@@ -88,6 +114,10 @@ class EndpointOptions:
     #: Every agent the sweep runs (``codex`` speaks OpenAI Responses: that route is opened too).
     agents: tuple[str, ...] = ("standin",)
     budget_usd: float | None = None
+    #: Prices of every model (``--prices`` over the built-in tables; None: the built-in tables).
+    price_table: PriceTable | None = attrs.field(default=None, repr=False, eq=False)
+    #: ``--gateway openai``: Anthropic-protocol agents reach an OpenAI (Responses) model through LiteLLM.
+    gateway: str | None = None
 
 
 def build_sandbox(name: str, limits: Any = None) -> Sandbox:
@@ -108,6 +138,16 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
             sandbox.preflight()
         except SandboxUnavailable as exc:
             raise SandboxUnavailable(f"{BWRAP_HINT} ({exc})") from None
+        return sandbox
+    if name == "podman":
+        from wfbench.adapters.sandbox.podman import PodmanSandbox
+
+        image = os.environ.get(PODMAN_IMAGE_ENV) or DEFAULT_PODMAN_IMAGE
+        sandbox = PodmanSandbox(image, limits=limits)
+        try:
+            sandbox.preflight()
+        except SandboxUnavailable as exc:
+            raise SandboxUnavailable(f"{PODMAN_HINT} ({exc})") from None
         return sandbox
     if name == "host-unsafe":
         from wfbench.adapters.sandbox.host import UnsafeHostSandbox
@@ -140,6 +180,18 @@ def find_codex() -> str | None:
     return None
 
 
+def find_gemini() -> str | None:
+    """The real Gemini CLI: $WFBENCH_GEMINI_BIN, the project's cache install, or PATH."""
+    for path in (
+        os.environ.get("WFBENCH_GEMINI_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/gemini/node_modules/.bin/gemini"),
+        shutil.which("gemini") or "",
+    ):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def build_agent(name: str) -> ModelCLI:
     """The stand-in agent (default), the real ``claude`` CLI or the real ``codex`` CLI.
 
@@ -161,6 +213,17 @@ def build_agent(name: str) -> ModelCLI:
                 field="--agent",
             )
         return CodexCLI.real(codex)
+    if name == "gemini":
+        from wfbench.adapters.agents.gemini import GEMINI_VERSION, GeminiCLI
+
+        gemini = find_gemini()
+        if gemini is None:
+            raise InputError(
+                "the gemini CLI is not installed (scripts/install-tools, or npm install"
+                f" @google/gemini-cli@{GEMINI_VERSION})",
+                field="--agent",
+            )
+        return GeminiCLI.real(gemini)
     if name == "claude":
         binary = find_claude()
         if binary is None:
@@ -236,10 +299,19 @@ def bootstrap(
 
 def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environments:
     """Task environments built through ``sandbox`` into ``$WFBENCH_CACHE/envs`` (docs/real-repos.md)."""
-    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir, default_uv
 
     cache = default_cache_dir(environ)
-    return CachedEnvironments(sandbox, cache_dir=cache, command_env=harness_command_env())
+    images: Environments | None = None
+    if sandbox.name == "podman":
+        from wfbench.adapters.repo.images import ContainerImages
+
+        command = sandbox.command()  # type: ignore[attr-defined]
+        images = ContainerImages(command, cache_dir=os.path.join(os.path.dirname(cache), "images"))
+    uv = default_uv(environ)  # uv when installed (scripts/install-tools), else venv + pip
+    return CachedEnvironments(
+        sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv, images=images
+    )
 
 
 def harness_command_env() -> dict[str, str]:
@@ -296,9 +368,10 @@ def endpoint(
         )
     if base_url is None:
         raise InputError("no provider script in the corpus: pass --provider-script FILE or --base-url URL")
-    key = environ.get(API_KEY_ENV, "")
+    key_env = OPENAI_KEY_ENV if options.gateway == "openai" else API_KEY_ENV
+    key = environ.get(key_env, "")
     if not key.strip():
-        raise InputError(f"--base-url needs the API key in the {API_KEY_ENV} environment variable")
+        raise InputError(f"--base-url needs the API key in the {key_env} environment variable")
     if key in " ".join(sys.argv):
         warn(
             "WARNING: the API key appears on the command line, where other users can read it;"
@@ -326,18 +399,69 @@ def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = 
 
     The real ``key`` never enters the sandbox (docs/security.md); the proxy stops when the
     block ends, however it ends (a cancelled sweep included). Only the agent's protocol is
-    routed: Anthropic Messages, plus OpenAI Responses for Codex.
+    routed: Anthropic Messages, plus OpenAI Responses for Codex and the Gemini API for Gemini CLI.
 
     Raises:
         InputError: the upstream URL is unusable (``--base-url``), or a budget cannot be priced.
     """
     from wfbench.adapters.gateway.key_proxy import KeyProxy
-    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, OPENAI_RESPONSES_ROUTE
+    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, GEMINI_ROUTES, OPENAI_RESPONSES_ROUTE
 
     options = options or EndpointOptions()
+    if options.gateway is not None:
+        with gatewayed(upstream_base_url, key, options) as gated:
+            yield gated
+        return
     routes = ANTHROPIC_ROUTES + ((OPENAI_RESPONSES_ROUTE,) if "codex" in options.agents else ())
+    routes += GEMINI_ROUTES if "gemini" in options.agents else ()
     proxy = KeyProxy(
-        upstream_base_url, key, model=options.model, routes=routes, budget_usd=options.budget_usd
+        upstream_base_url,
+        key,
+        model=options.model,
+        routes=routes,
+        budget_usd=options.budget_usd,
+        price_table=options.price_table,
     )
     with proxy:
         yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),), gateway=proxy)
+
+
+@contextlib.contextmanager
+def gatewayed(upstream_base_url: str, key: str, options: EndpointOptions) -> Iterator[Endpoint]:
+    """The model gateway (``--gateway openai``): key proxy → LiteLLM → upstream meter → upstream.
+
+    Cells get leases of the front key proxy, as without a gateway; LiteLLM (one per sweep, on
+    loopback) holds only its master key and the upstream meter's token; the upstream meter holds
+    the real key and meters each cell's native usage (``adapters/gateway/litellm_gateway.py``).
+
+    Raises:
+        InputError: no model, LiteLLM is not installed, or the upstream URL is unusable.
+        WfbenchError: LiteLLM did not start.
+    """
+    from wfbench.adapters.gateway.key_proxy import CellTagging, KeyProxy
+    from wfbench.adapters.gateway.litellm_gateway import CELL_HEADER, LiteLLMProcess
+    from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, GATEWAY_RESPONSES_ROUTE
+
+    if not options.model:
+        raise InputError("needs the model the gateway serves (--model)", field="--gateway")
+    meter = KeyProxy(
+        upstream_base_url,
+        key,
+        model=options.model,
+        routes=(GATEWAY_RESPONSES_ROUTE,),
+        price_table=options.price_table,
+        cells=CellTagging(read_header=CELL_HEADER),
+    )
+    with meter, LiteLLMProcess(options.model, meter.base_url, meter.dummy_token) as litellm:
+        front = KeyProxy(
+            litellm.base_url,
+            litellm.master_key,
+            model=options.model,
+            routes=ANTHROPIC_ROUTES,
+            budget_usd=options.budget_usd,
+            price_table=options.price_table,
+            cells=CellTagging(send_header=CELL_HEADER, native=meter),
+        )
+        with front:
+            withheld = (key.strip(), litellm.master_key, meter.dummy_token)
+            yield Endpoint(front.base_url, front.dummy_token, withheld=withheld, gateway=front)

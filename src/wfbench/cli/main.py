@@ -43,6 +43,9 @@ def _print_version(value: bool) -> None:
 def build_app() -> typer.Typer:
     """Build the Typer application (nothing is built at import time)."""
     from wfbench.cli.commands import (
+        export as export_cmd,
+    )
+    from wfbench.cli.commands import (
         gate as gate_cmd,
     )
     from wfbench.cli.commands import (
@@ -108,6 +111,7 @@ def build_app() -> typer.Typer:
         promote_cmd,
         release_cmd,
         evolve_cmd,
+        export_cmd,
     )
     for module in commands:
         module.register(app)

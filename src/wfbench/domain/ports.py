@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
+from wfbench.domain.environment.capture import CapturedWorkdir, CaptureRequest
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
 from wfbench.domain.metering.evidence import Spend
+from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireMeter
 from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
 from wfbench.domain.results.rows import Row
@@ -104,6 +106,8 @@ class ModelLease(Protocol):
 
     bridge: Bridge | None
     token: str
+    #: The prices of the lease's model (``None``: unpriced; the cell's cost is then unknown, never 0).
+    prices: ModelPrices | None
 
     def meter(self, *, settle_s: float = 0.0) -> WireMeter:
         """What was measured of this cell so far (waiting up to ``settle_s`` for requests in flight)."""
@@ -329,6 +333,23 @@ class Environments(Protocol):
         cancel: CancelToken | None = None,
     ) -> BuiltEnvironment:
         """The environment of ``spec`` for ``snapshot``: from the cache when its digest was built."""
+
+
+class ImageWorkdirs(Protocol):
+    """Build a task's image and capture its working directory as a git repository (the Harbor import).
+
+    Used by ``wfbench tasks import harbor`` only, before any sweep: a Harbor task's starting state is
+    its image's working directory as built.
+    """
+
+    def capture(self, request: CaptureRequest, dest: str) -> CapturedWorkdir:
+        """Build (or reuse) the image and commit its working directory, once, as a repository at ``dest``.
+
+        Raises:
+            InputError: the image does not build, or has no such working directory.
+            SandboxUnavailable: no container runtime can run here.
+        """
+        ...
 
 
 class SkillTarget(Protocol):

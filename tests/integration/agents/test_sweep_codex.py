@@ -87,7 +87,7 @@ def test_a_claude_arm_and_a_codex_arm_on_the_demo_tasks_end_with_a_valid_report(
             "codex-cli 0.171.0",
             "gpt-5.5",
         )
-        assert cell["cost_usd"] is None  # Codex reports no cost
+        assert cell["cost_usd"] > 0  # Codex reports no cost: the wire's usage at gpt-5.5's prices is it
     median = table[("fix-median", "codex_direct")]
     assert median["tool_use_counts"] == {"command_execution": 2, "file_change": 1}  # via apply_patch
     assert table[("add-mode", "codex_direct")]["tool_use_counts"] == {
@@ -105,6 +105,8 @@ def test_a_claude_arm_and_a_codex_arm_on_the_demo_tasks_end_with_a_valid_report(
         median["cache_creation_input_tokens"],
         median["output_tokens"],
     ) == (8000, 56000, 0, 3200)
+    assert median["cost_usd"] == pytest.approx((8000 * 5.0 + 56000 * 0.50 + 3200 * 30.0) / 1e6)
+    assert median["agent_reported_cost_usd"] is None
     assert median["agent_reported_usage"] == {
         "input_tokens": 8000,
         "cache_creation_input_tokens": None,

@@ -8,8 +8,10 @@ make the harness's git follow a gitlink into a host repository or stall on a FIF
 tmpfs or disk, write a 3 GB sparse file, put terminal escapes in file names, print U+2028 in tool
 output, hang verify or the oracle. Every attempt has a positive control (a task that shows the
 probe works: the oracle passes when the work is really done, a small allocation succeeds…).
-Stand-in agent, bwrap, the scripted provider; the real Claude CLI for the event-stream class.
-Skipped with a reason unless bwrap works; required under WFBENCH_REQUIRE_BWRAP=1.
+Stand-in agent, the scripted provider; the real Claude CLI for the event-stream class. The main
+sweep runs once per backend, bwrap and podman (issue 28: the same probes against the container
+backend, over the local base image); skipped with a reason unless the backend works, required under
+WFBENCH_REQUIRE_BWRAP=1 / WFBENCH_REQUIRE_PODMAN=1.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class Sweep:
     done: subprocess.CompletedProcess[str]
     host_head: str
     seconds: float
+    backend: str = "bwrap"
 
     def row(self, task: str) -> dict[str, Any]:
         return by_task(self.out)[task]
@@ -206,10 +209,17 @@ IMPL_TASKS = (
 )
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
-    """One hostile sweep: workers 3, breaker off, tight limits so each probe meets its limit."""
-    bwrap_or_skip()
+@pytest.fixture(scope="module", params=["bwrap", "podman"])
+def sweep(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Sweep:
+    """One hostile sweep per backend: workers 3, breaker off, tight limits so each probe meets its limit."""
+    backend = str(request.param)
+    env = None
+    if backend == "bwrap":
+        bwrap_or_skip()
+    else:
+        from tests.support.podman_kit import base_image
+
+        env = {**os.environ, "WFBENCH_PODMAN_IMAGE": base_image()}
     registry_or_skip()
     root = tmp_path_factory.mktemp("evidence")
     host = root / "host-repo"
@@ -248,9 +258,12 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
         "3500M",
         "--disk-budget",
         "100M",
+        "--sandbox",
+        backend,
+        env=env,
         timeout=900,
     )
-    return Sweep(root, out, done, host_head, time.monotonic() - started)
+    return Sweep(root, out, done, host_head, time.monotonic() - started, backend)
 
 
 def test_the_sweep_finishes_with_a_row_per_cell(sweep: Sweep) -> None:
@@ -350,7 +363,9 @@ def test_tmpfs_mounts_are_bounded_and_the_root_and_dev_are_read_only(sweep: Swee
         assert f"{place}-exit-1" in out, out
     assert "No space left on device" in out
     assert "/rootfile: Read-only file system\nroot-exit-1" in out
-    assert "/dev/newfile: Read-only file system\ndev-exit-1" in out
+    # podman's /dev is its own tmpfs, owned by the image's root: the unprivileged user is refused.
+    refusal = "Read-only file system" if sweep.backend == "bwrap" else "Permission denied"
+    assert f"/dev/newfile: {refusal}\ndev-exit-1" in out
 
 
 def test_files_past_the_file_size_limit_cannot_be_written(sweep: Sweep) -> None:

@@ -116,7 +116,7 @@ TASK_CASES = [
     (
         "tasks.0.oracle",
         {"command": "true"},
-        "t1: oracle: must have `command` and `files` (and optionally `report`, `expect`)",
+        "t1: oracle: must have `command` and `files` (and optionally `report`, `expect`, `mount`, `reward_above`)",
     ),
     ("tasks.0.oracle", {"command": "true", "files": "x"}, "t1: oracle.files: must be a list"),
     ("tasks.0.oracle", {"command": "true", "files": []}, "t1: oracle.files: must name at least one file"),
@@ -164,7 +164,7 @@ TOP_CASES = [
     ("arms", {"a": {"phases": [{"prompt": "{task}", "tools": "Read"}]}}, "phases[0].tools: must be a list"),
     ("arms", {"a": {"phases": [{"prompt": "{task}", "shell": 1}]}}, "arm a: phases[0].shell: unknown key"),
     ("arms", {"a": {**ARM, "incumbent": "ghost"}}, "arm a: incumbent: unknown incumbent arm 'ghost'"),
-    ("arms", {"a": {**ARM, "agent": "gemini"}}, "arm a: agent: must be one of claude, codex, standin"),
+    ("arms", {"a": {**ARM, "agent": "aider"}}, "arm a: agent: must be one of claude, codex, gemini, standin"),
     ("arms", {"a": {**ARM, "agent": {"name": "codex", "path": "x"}}}, "arm a: agent.path: unknown key"),
     (
         "arms",
@@ -261,6 +261,34 @@ def test_an_arm_names_its_agent_and_model_and_may_be_like_another(root):
     same = _load(root, _with("arms", {"twin": {"like": "workflow_direct", "incumbent": "workflow_direct"}}))
     with pytest.raises(InputError, match=r"candidate arms \(twin\) need --candidate-overlay"):
         check_overlay_arms(None, [same.arms["workflow_direct"], same.arms["twin"]], same.arms)
+
+
+def test_a_candidate_declares_the_agent_and_model_it_migrates_and_each_must_differ(root):
+    """`migrates: [agent, model]` on a candidate; a declaration without a difference or an incumbent is refused."""
+    migrating = {
+        "like": "workflow_direct",
+        "incumbent": "workflow_direct",
+        "agent": "codex",
+        "model": "gpt-5.5",
+    }
+    corpus = _load(root, _with("arms", {"codex_direct": {**migrating, "migrates": ["model", "agent"]}}))
+    assert corpus.arms["codex_direct"].migrates == ("agent", "model")
+    assert corpus.arms["workflow_direct"].migrates == ()
+    one = _load(root, _with("arms", {"codex_direct": {**migrating, "migrates": "agent"}}))
+    assert one.arms["codex_direct"].migrates == ("agent",)
+    for arm, fragment in [
+        (
+            {**migrating, "model": None, "migrates": ["model"]},
+            "declares a model migration but runs the model",
+        ),
+        ({"like": "workflow_direct", "migrates": ["agent"]}, "only a candidate"),
+        ({**migrating, "migrates": ["prompt"]}, "must be a list of agent and model"),
+        ({**migrating, "migrates": []}, "must be a list of agent and model"),
+    ]:
+        message = _refused(root, _with("arms", {"codex_direct": arm}))
+        assert "arm codex_direct" in message
+        assert "migrates" in message
+        assert fragment in message
 
 
 # --- presets ------------------------------------------------------------------------------

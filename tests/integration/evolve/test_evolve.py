@@ -24,7 +24,7 @@ import pytest
 
 from tests.support.demo_run import WFBENCH, bwrap_or_skip
 from tests.support.evolve_kit import CONCISE, EXHAUSTIVE, write_evolve_corpus
-from wfbench.domain.metering.prices import prices_for
+from wfbench.adapters.gateway.price_table import builtin_prices
 from wfbench.domain.session.records import Usage
 
 MODEL = "claude-sonnet-4-5"
@@ -125,7 +125,7 @@ def test_the_spend_is_the_sum_of_the_sweeps_metered_cells_and_the_metered_propos
     The proposer reached the model through its own metered lease: its cost is the wire's usage at the
     model's prices, which equals what its transcript reports (the lease would have flagged a disagreement).
     """
-    prices = prices_for(MODEL)
+    prices = builtin_prices().prices_for(MODEL)
     assert prices is not None
     for record in evolved.records():
         rows = evolved.rows(record["generation"])

@@ -66,3 +66,11 @@ def test_other_hosts_ports_and_plain_requests_are_refused_without_connecting():
 
 def test_the_default_allow_list_is_the_package_registries():
     assert {"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"} <= REGISTRIES
+
+
+def test_closing_the_proxy_ends_its_accept_thread_at_once():
+    """close() wakes the blocked accept() (closing the socket alone does not): a build never waits on it."""
+    proxy = RegistryProxy()
+    with proxy:
+        pass
+    assert not proxy._thread.is_alive()  # close() joins with a 5 s timeout: alive here means it timed out

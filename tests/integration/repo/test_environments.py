@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_or_skip
 from tests.support.sweep_kit import (
     base_files,
     bash,
@@ -28,7 +29,7 @@ from tests.support.sweep_kit import (
     turn,
     write_corpus,
 )
-from wfbench.adapters.repo.envbuild import CachedEnvironments
+from wfbench.adapters.repo.envbuild import CachedEnvironments, default_uv
 from wfbench.adapters.repo.workspace import GitWorkspaces
 from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.cli.bootstrap import harness_command_env
@@ -230,3 +231,44 @@ def test_a_hostile_build_of_one_corpus_makes_nothing_appear_in_another_corpus_bu
     assert sorted(Path(line).name for line in seen) == ["pip", "uv"]  # its own caches, empty
     assert not (Path(b.host_path) / "bin" / "planted").exists()
     assert (tmp_path / "cache" / "caches" / a.digest / "pip" / "planted").is_file()  # A did plant
+
+
+def _uv_or_skip() -> str:
+    found = default_uv(os.environ)
+    if found is None:
+        require_or_skip("WFBENCH_REQUIRE_UV", "uv is not installed (scripts/install-tools pins it)")
+    assert found is not None
+    return found
+
+
+def test_with_uv_an_environment_is_made_by_uv_and_its_pip_commands_run_as_uv_pip(sandbox, snapshot, tmp_path):
+    uv = _uv_or_skip()
+    spec = EnvironmentSpec(install=(COPY_INTO_SITE, "pip list --format freeze > /env/installed.txt"))
+    cache = str(tmp_path / "cache")
+    with_uv = CachedEnvironments(sandbox, cache_dir=cache, uv=uv)
+    built = with_uv.ensure(spec, snapshot=snapshot, task_env={})
+    env = Path(built.host_path)
+    assert "uv = " in (env / "pyvenv.cfg").read_text()  # made by uv venv
+    assert not list(env.glob("lib/python3*/site-packages/pip"))  # no pip bundled
+    assert (env / "installed.txt").is_file()  # `pip list` ran (as uv pip list)
+    assert run_in(sandbox, built, snapshot, "python -c 'import greeting; print(greeting.hello())'").ok
+    assert with_uv.installer(spec) is not None
+    plain = CachedEnvironments(sandbox, cache_dir=cache)
+    assert plain.digest(spec, snapshot=snapshot, task_env={}) != built.digest  # the installer is an input
+
+
+def test_with_uv_an_environment_with_nothing_to_install_is_still_the_interpreters_venv(
+    sandbox, snapshot, tmp_path
+):
+    uv = _uv_or_skip()
+    spec = EnvironmentSpec()
+    cache = str(tmp_path / "cache")
+    with_uv = CachedEnvironments(sandbox, cache_dir=cache, uv=uv)
+    assert with_uv.installer(spec) is None
+    assert (
+        with_uv.installer(EnvironmentSpec(install=("python -m pip install .",))) is None
+    )  # needs pip itself
+    plain = CachedEnvironments(sandbox, cache_dir=cache)
+    assert with_uv.digest(spec, snapshot=snapshot, task_env={}) == plain.digest(
+        spec, snapshot=snapshot, task_env={}
+    )

@@ -18,7 +18,7 @@ from tests.integration.repo.test_workspace import ENV, git
 from wfbench.adapters.repo.capture import MAX_DIFF_FILE_BYTES, CaptureError
 from wfbench.adapters.repo.snapshot import build_snapshot
 from wfbench.adapters.repo.workspace import capture_patch, churn, private_copy
-from wfbench.domain.workspace.rules import Snapshot
+from wfbench.domain.workspace.rules import Churn, Snapshot
 
 
 @pytest.fixture
@@ -60,6 +60,27 @@ def test_ignored_files_are_in_the_patch_and_in_churn(snapshot: Snapshot, ws: Pat
     patch = capture_patch(str(ws), snapshot, 1_000_000)
     assert {"pytest.py", ".gitignore", "excluded.txt", "global.txt"} <= _paths(patch.data)
     assert churn(str(ws), snapshot).files == 4
+
+
+def test_the_patch_carries_the_churn_of_the_same_capture_and_starts_at_its_first_diff(
+    snapshot: Snapshot, ws: Path
+) -> None:
+    """One git diff gives both: the shortstat line is split off, the patch is what git apply reads."""
+    (ws / "app.py").write_text("def f():\n    return 2\n\n\ndef g():\n    return 3\n")
+    (ws / "new.txt").write_text("a\nb\n")
+    (ws / "blob.bin").write_bytes(b"\0\1\2")
+    patch = capture_patch(str(ws), snapshot, 1_000_000)
+    assert patch.churn == churn(str(ws), snapshot)
+    assert patch.churn is not None
+    assert patch.churn.files == 3
+    assert patch.data.startswith(b"diff --git a/app.py b/app.py\n")
+    cut = capture_patch(str(ws), snapshot, 40)
+    assert (cut.truncated, len(cut.data), cut.churn) == (True, 40, patch.churn)
+    (ws / "app.py").write_text("def f():\n    return 1\n")
+    for path in ("new.txt", "blob.bin"):
+        (ws / path).unlink()
+    unchanged = capture_patch(str(ws), snapshot, 1_000_000)
+    assert (unchanged.data, unchanged.truncated, unchanged.churn) == (b"", False, Churn(0, 0, 0))
 
 
 def test_the_control_git_add_hides_the_ignored_file(ws: Path) -> None:

@@ -16,11 +16,11 @@ import pytest
 
 from tests.conftest import require_or_skip
 from tests.support.sweep_kit import bwrap_or_skip
-from wfbench.adapters.sandbox import memory_cgroup
+from wfbench.adapters.sandbox import command_limits, memory_cgroup, pids_cgroup
 from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.adapters.sandbox.command_limits import ResourceLimits, parse_size
 from wfbench.adapters.sandbox.memory_cgroup import MemoryUnavailable, find_memory_mount
-from wfbench.domain.workspace.sandbox import SandboxPolicy
+from wfbench.domain.workspace.sandbox import ProcessState, SandboxPolicy
 
 PY = os.path.realpath(sys.executable)
 
@@ -141,3 +141,27 @@ def test_a_bad_limit_option_is_one_line_naming_the_flag_exit_2(tmp_path: Path, f
     assert flag in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_a_group_the_launcher_cannot_join_is_a_spawn_failure_and_the_command_never_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cgroups are joined by the launcher before exec: when that fails nothing of the command runs."""
+    bwrap_or_skip()
+    try:
+        pids_cgroup.detect()
+    except pids_cgroup.PidsUnavailable as exc:
+        require_or_skip("WFBENCH_REQUIRE_BWRAP", f"no writable pids cgroup here: {exc}")
+    start = command_limits.CommandLimits.start
+
+    def gone(self: command_limits.CommandLimits) -> command_limits.RunLimits:
+        limits = start(self)
+        assert limits.pids is not None
+        os.rmdir(limits.pids.path)  # the group vanished between its creation and the join
+        return limits
+
+    monkeypatch.setattr(command_limits.CommandLimits, "start", gone)
+    result = BwrapSandbox().run(["/bin/sh", "-c", "touch ran"], policy=_policy(tmp_path))
+    assert result.state is ProcessState.SPAWN_FAILURE
+    assert "cgroup.procs" in result.detail
+    assert not (tmp_path / "ran").exists()

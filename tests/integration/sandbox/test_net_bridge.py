@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_or_skip
 from wfbench.adapters.sandbox import bridge_forwarder
+from wfbench.adapters.sandbox.launch import compiled_forwarder
 from wfbench.adapters.sandbox.net_bridge import TcpBridge, forwarder_source, socket_path
 from wfbench.adapters.sandbox.nondumpable import elf_interpreter, exec_only_copy
 from wfbench.domain.errors import SandboxError
@@ -126,16 +128,34 @@ def test_the_forwarder_parses_bridges_then_the_program() -> None:
     assert parsed == ([(80, "/a"), (81, "/b")], ["prog", "--x"])
 
 
-def test_a_forwarder_setup_failure_is_one_line_and_status_125() -> None:
+def _compiled() -> list[str]:
+    found = compiled_forwarder(os.environ)
+    if found is None:
+        require_or_skip(
+            "WFBENCH_REQUIRE_BRIDGE", "the compiled forwarder is not built (scripts/install-tools)"
+        )
+    assert found is not None
+    return [found]
+
+
+#: Both forwarders keep one contract: the Python script and the compiled one install-tools builds.
+FORWARDERS = pytest.mark.parametrize(
+    "forwarder",
+    [lambda: [PY, "-I", "-S", forwarder_source()], _compiled],
+    ids=["python", "compiled"],
+)
+
+
+@FORWARDERS
+def test_a_forwarder_setup_failure_is_one_line_and_status_125(forwarder) -> None:
     """A program that cannot start: ``wfbench-bridge: ...`` on stderr, exit 125."""
-    done = subprocess.run(
-        [PY, "-I", "-S", forwarder_source(), "--", "/nonexistent/program"], capture_output=True, check=False
-    )
+    done = subprocess.run([*forwarder(), "--", "/nonexistent/program"], capture_output=True, check=False)
     assert done.returncode == 125
     assert done.stderr.startswith(b"wfbench-bridge: ")
 
 
-def test_the_forwarder_relays_a_loopback_port_to_a_unix_socket(echo: tuple[str, int]) -> None:
+@FORWARDERS
+def test_the_forwarder_relays_a_loopback_port_to_a_unix_socket(echo: tuple[str, int], forwarder) -> None:
     """On the host (as host-unsafe runs it): the program reaches the UNIX socket through 127.0.0.1:<port>."""
     with TcpBridge(echo) as bridge:
         port = bridge.bridge.port
@@ -144,19 +164,7 @@ def test_the_forwarder_relays_a_loopback_port_to_a_unix_socket(echo: tuple[str, 
             " print(s.recv(7).decode())"
         )
         done = subprocess.run(
-            [
-                PY,
-                "-I",
-                "-S",
-                forwarder_source(),
-                "--bridge",
-                str(port),
-                bridge.bridge.socket,
-                "--",
-                PY,
-                "-c",
-                code,
-            ],
+            [*forwarder(), "--bridge", str(port), bridge.bridge.socket, "--", PY, "-c", code],
             capture_output=True,
             check=False,
             timeout=30,
@@ -165,14 +173,10 @@ def test_the_forwarder_relays_a_loopback_port_to_a_unix_socket(echo: tuple[str, 
     assert done.stdout.strip() == b"through"
 
 
-def test_the_forwarder_reports_a_signal_as_128_plus_its_number() -> None:
+@FORWARDERS
+def test_the_forwarder_reports_a_signal_as_128_plus_its_number(forwarder) -> None:
     code = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
-    done = subprocess.run(
-        [PY, "-I", "-S", forwarder_source(), "--", PY, "-c", code],
-        capture_output=True,
-        check=False,
-        timeout=30,
-    )
+    done = subprocess.run([*forwarder(), "--", PY, "-c", code], capture_output=True, check=False, timeout=30)
     assert done.returncode == 128 + 15
 
 

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wfbench.adapters.gateway.price_table import builtin_prices
 from wfbench.domain.metering.evidence import Spend, usage_disagreement
-from wfbench.domain.metering.prices import ModelPrices, prices_for
+from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import (
     MAX_REFUSALS_KEPT,
     WireMeter,
@@ -119,16 +120,20 @@ def test_spend_behind_the_agents_back_is_a_disagreement() -> None:
         ("claude-opus-4-5-20251101", ModelPrices(5.0, 6.25, 0.50, 25.0)),
         ("claude-opus-4-1", ModelPrices(15.0, 18.75, 1.50, 75.0)),
         ("Claude-Haiku-4-5", ModelPrices(1.0, 1.25, 0.10, 5.0)),
-        ("claude-3-5-haiku-latest", ModelPrices(0.80, 1.0, 0.08, 4.0)),
+        ("claude-3-5-haiku-2024-10-22", ModelPrices(0.80, 1.0, 0.08, 4.0)),
+        ("gpt-5.5", ModelPrices(5.0, 5.0, 0.50, 30.0)),
+        ("gemini-2.5-pro", ModelPrices(1.25, 1.25, 0.125, 10.0)),
     ],
 )
-def test_models_price_like_their_family(model: str, expected: ModelPrices) -> None:
-    assert prices_for(model) == expected
+def test_models_and_their_dated_snapshots_are_priced(model: str, expected: ModelPrices) -> None:
+    assert builtin_prices().prices_for(model) == expected
 
 
-@pytest.mark.parametrize("model", ["gpt-5.5", "", "sonnet", "my-model"])
-def test_an_unknown_model_has_no_price(model: str) -> None:
-    assert prices_for(model) is None
+@pytest.mark.parametrize(
+    "model", ["", "sonnet", "my-model", "gpt-5.6", "claude-opus-4-9", "claude-3-5-haiku-latest", "gpt-5.5x"]
+)
+def test_an_unknown_model_has_no_price_not_even_its_neighbours(model: str) -> None:
+    assert builtin_prices().prices_for(model) is None
 
 
 def test_cost_is_from_all_four_fields_per_million_tokens() -> None:
@@ -164,8 +169,10 @@ def test_a_disagreement_is_one_sentence_listing_each_field_in_order() -> None:
 
 
 def test_a_model_id_is_priced_whatever_its_case_and_surrounding_space() -> None:
-    assert prices_for("  CLAUDE-Sonnet-4-5-20250929\n") == ModelPrices(3.0, 3.75, 0.30, 15.0)
-    assert prices_for(" claude-opus-4-5 ") == ModelPrices(5.0, 6.25, 0.50, 25.0)  # the longer prefix wins
+    assert builtin_prices().prices_for("  CLAUDE-Sonnet-4-5-20250929\n") == ModelPrices(3.0, 3.75, 0.30, 15.0)
+    assert builtin_prices().prices_for(" claude-opus-4-5 ") == ModelPrices(
+        5.0, 6.25, 0.50, 25.0
+    )  # the longer prefix wins
 
 
 def test_the_exact_cost_counts_an_unknown_cache_field_as_no_tokens() -> None:

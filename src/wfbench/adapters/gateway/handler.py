@@ -62,7 +62,9 @@ HOP_BY_HOP = frozenset(
         "expect",
     }
 )
-CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
+CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization", "x-goog-api-key"})
+#: Credential headers that carry the key itself (not ``Bearer <key>``).
+RAW_KEY_HEADERS = frozenset({"x-api-key", "x-goog-api-key"})
 
 
 class ResponseScrubber(Protocol):
@@ -127,6 +129,8 @@ class ProxyCore(Protocol):
     def scrubber(self) -> ResponseScrubber: ...
     def note(self, event: str, **fields: Any) -> None: ...
     def count(self, *, refused: bool) -> None: ...
+    def attributed(self, headers: Message, listener: Any) -> CellLease: ...
+    def cell_headers(self, lease: Any) -> list[tuple[str, str]]: ...
 
 
 class ProxyServer(Protocol):
@@ -166,7 +170,7 @@ def admit(headers: Message, token: str) -> list[tuple[str, str]]:
     if not credentials:
         raise Refused(401, "auth", "wfbench key proxy: no API key presented")
     for name, value in credentials:
-        shown = value if name == "x-api-key" else bearer(value)
+        shown = value if name in RAW_KEY_HEADERS else bearer(value)
         if shown is None or not hmac.compare_digest(shown.encode(), token.encode()):
             raise Refused(403, "auth", "wfbench key proxy: this key is not accepted here")
     return credentials
@@ -203,7 +207,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_POST
 
     def _forward(self) -> None:
-        lease = self.server.lease
+        # the cell a request is metered in: its listener's, or (behind a gateway) the one it names
+        self._cell = lease = self.server.proxy.attributed(self.headers, self.server.lease)
         lease.begin()
         try:
             self._checked_forward()
@@ -211,7 +216,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             lease.end()
 
     def _checked_forward(self) -> None:
-        proxy, lease = self.server.proxy, self.server.lease
+        proxy, lease = self.server.proxy, self._cell
         self._body_read = False
         self._agent_gone = False
         self._reserved = 0.0
@@ -220,7 +225,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.path = parts[1] if len(parts) == 3 else self.path
         path = self.path.split("?", 1)[0]
         try:
-            credentials = admit(self.headers, lease.token)
+            credentials = admit(self.headers, self.server.lease.token)
             route = route_for(self.command, self.path, proxy.routes)
             proxy.check_budget()
             body = self._read_body()
@@ -242,7 +247,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
     def _forward_checked(
         self, route: Route, credentials: list[tuple[str, str]], body: bytes, path: str
     ) -> None:
-        proxy, lease = self.server.proxy, self.server.lease
+        proxy, lease = self.server.proxy, self._cell
         headers = self._upstream_headers(route, credentials, len(body))
         upstream = proxy.connect()
         try:
@@ -279,7 +284,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         if self._metered:
             return
         self._metered = True
-        lease = self.server.lease
+        lease = self._cell
         if usage is None:
             lease.record(None, metered=False, release=self._take_reserved())
         else:
@@ -324,10 +329,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
         presented = [(name.lower(), value.strip()) for name, value in self.headers.items()]
         out = [(name, value) for name, value in forwarded_headers(route, presented) if name not in HOP_BY_HOP]
         for name in dict.fromkeys(name for name, _ in credentials):
-            out.append((name, proxy.key if name == "x-api-key" else f"Bearer {proxy.key}"))
+            out.append((name, proxy.key if name in RAW_KEY_HEADERS else f"Bearer {proxy.key}"))
         return [
             ("host", proxy.upstream_host),
             *out,
+            *proxy.cell_headers(self.server.lease),
             ("accept-encoding", "identity"),
             ("content-length", str(length)),
         ]

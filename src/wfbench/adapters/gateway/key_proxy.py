@@ -52,15 +52,17 @@ import urllib.parse
 from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import structlog
 
 from wfbench.adapters.gateway.budget import SpendLedger
 from wfbench.adapters.gateway.handler import ProxyHandler, ProxyServer
+from wfbench.adapters.gateway.price_table import builtin_prices
 from wfbench.adapters.gateway.rules import ANTHROPIC_ROUTES, Refused, Route, check_body
 from wfbench.adapters.sandbox.net_bridge import free_port, socket_path
 from wfbench.domain.errors import InputError, SandboxError, WfbenchError
 from wfbench.domain.metering.evidence import Spend
-from wfbench.domain.metering.prices import ModelPrices, prices_for
+from wfbench.domain.metering.prices import ModelPrices, PriceTable
 from wfbench.domain.metering.requests import BodyRefusal, output_cap
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
 from wfbench.domain.redaction import REDACTED, redact_text
@@ -123,8 +125,13 @@ class Lease:
         self.label = label
         #: The model every request must name (the proxy's pinned model unless the cell's arm pins its own).
         self.model = model or proxy.model
-        self.prices = proxy.prices if model in (None, proxy.model) else prices_for(model or "")
+        #: The prices of :attr:`model` (``None``: unpriced, its cost stays unknown).
+        self.prices = proxy.prices if model in (None, proxy.model) else proxy.price_table.prices_for(model)
         self.token = TOKEN_PREFIX + random_tokens.token_hex(24)
+        #: Names the cell to a model gateway behind the proxy (not a secret: it opens nothing).
+        self.cell_id = random_tokens.token_hex(12)
+        #: The cell's meter at the native upstream, behind a model gateway (None: this is the wire).
+        self.native: Lease | None = None
         self.bridge = bridge
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)
@@ -200,6 +207,8 @@ class Lease:
         """Stop serving, cut open exchanges, remove the socket and its directory (idempotent)."""
         server, self._server = self._server, None
         self.proxy.forget(self)
+        if self.native is not None:
+            self.native.proxy.forget_attributed(self.cell_id)
         if server is None:
             return
         server.shutdown()
@@ -321,13 +330,30 @@ if TYPE_CHECKING:  # mypy checks that both listeners fit the handler's typed vie
     _LISTENERS: tuple[type[ProxyServer], ...] = (_TcpServer, _CellServer)
 
 
+@attrs.frozen
+class CellTagging:
+    """How requests name their cell across a model gateway (``docs/gateway.md``).
+
+    The sweep's key proxy (in front of the gateway) sends ``send_header: <cell id>`` with each
+    forwarded request, and links each lease to its meter at ``native``, the upstream meter: a
+    second key proxy behind the gateway that meters each request in the cell its
+    ``read_header`` names. The agent cannot forge it: the front proxy forwards only allow-listed
+    headers, and ``x-wfbench-cell`` is none of them.
+    """
+
+    send_header: str | None = None
+    read_header: str | None = None
+    native: KeyProxy | None = None
+
+
 class KeyProxy:
     """The key proxy of one sweep. Use as a context manager, or start()/stop().
 
     ``upstream_base_url`` is where requests go (``https://api.anthropic.com``; a path prefix is
     kept); ``secrets_header_value`` is the real key. ``model`` pins the model every request must
     name (``None``: not checked); ``routes`` are the allowed routes; ``prices`` price the metered
-    usage (default: the pinned model's, :func:`~wfbench.domain.metering.prices.prices_for`);
+    usage (default: the pinned model's in ``price_table``, itself by default the built-in tables,
+    :func:`~wfbench.adapters.gateway.price_table.builtin_prices`; an arm's model is priced from it too);
     ``budget_usd`` caps the metered spend. Cells get :meth:`lease`; :attr:`base_url` and
     :attr:`dummy_token` are the proxy's own loopback listener.
 
@@ -346,9 +372,11 @@ class KeyProxy:
         model: str | None = None,
         routes: tuple[Route, ...] = ANTHROPIC_ROUTES,
         prices: ModelPrices | None = None,
+        price_table: PriceTable | None = None,
         budget_usd: float | None = None,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS_PER_CELL,
+        cells: CellTagging | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(upstream_base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -361,7 +389,8 @@ class KeyProxy:
         self.key = secrets_header_value.strip()
         self.model = model
         self.routes = routes
-        self.prices = prices or (prices_for(model) if model else None)
+        self.price_table = builtin_prices() if price_table is None else price_table
+        self.prices = prices or self.price_table.prices_for(model)
         if budget_usd is not None and self.prices is None:
             raise InputError(
                 f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"
@@ -383,6 +412,8 @@ class KeyProxy:
         self._log = structlog.get_logger("wfbench.key_proxy")
         self.forwarded = 0
         self.refused = 0
+        self.cells = cells or CellTagging()
+        self._attributed: dict[str, Lease] = {}
 
     def __repr__(self) -> str:
         return f"KeyProxy(upstream={self._upstream.hostname!r}, running={self._server is not None})"
@@ -460,13 +491,15 @@ class KeyProxy:
         if (
             self.budget_usd is not None
             and model not in (None, self.model)
-            and prices_for(model or "") is None
+            and self.price_table.prices_for(model) is None
         ):
             raise InputError(
                 f"no prices are known for model {model!r}: the budget cannot be enforced", field="--max-cost"
             )
         bridge = Bridge(socket=_socket_under(scratch), port=port or free_port())
         lease = Lease(self, label, bridge=bridge, model=model)
+        if self.cells.native is not None:  # behind a model gateway: the cell's meter at the upstream too
+            lease.native = self.cells.native.attributed_lease(lease.cell_id, label)
         try:
             lease.serve()
         except SandboxError:
@@ -476,6 +509,30 @@ class KeyProxy:
         with self._lock:
             self._leases.add(lease)
         return lease
+
+    def attributed_lease(self, cell_id: str, label: str) -> Lease:
+        """The meter of the requests that name ``cell_id`` in :attr:`CellTagging.read_header` (no socket)."""
+        lease = Lease(self, label, bridge=None)
+        with self._lock:
+            self._attributed[cell_id] = lease
+        return lease
+
+    def forget_attributed(self, cell_id: str) -> None:
+        """A closed cell's requests are no longer attributed (its meter stays with its lease)."""
+        with self._lock:
+            self._attributed.pop(cell_id, None)
+
+    def attributed(self, headers: Any, listener: Lease) -> Lease:
+        """The lease a request is metered in: the cell its header names, else the listener's own."""
+        name = self.cells.read_header
+        cell_id = None if name is None else headers.get(name)
+        with self._lock:
+            return self._attributed.get(cell_id or "", listener)
+
+    def cell_headers(self, lease: Lease) -> list[tuple[str, str]]:
+        """The header that names the cell to the model gateway upstream (none without one)."""
+        name = self.cells.send_header
+        return [] if name is None or lease.bridge is None else [(name, lease.cell_id)]
 
     def forget(self, lease: Lease) -> None:
         """A closed lease leaves the proxy (its spend stays in :meth:`spend`)."""

@@ -12,6 +12,11 @@ Two protocols, plain JSON and SSE each:
   (``input_tokens`` includes cached tokens: ``input_tokens_details.cached_tokens`` are cache
   reads and ``cache_write_tokens`` cache writes, subtracted to get the uncached input, as the
   Anthropic fields count it). A JSON reply: its top-level ``usage``.
+* **Gemini API**: every chunk's ``usageMetadata`` (the last one seen wins: the API repeats the
+  prompt counts in every chunk and completes them in the last); complete at the chunk whose
+  candidate has a ``finishReason``. ``promptTokenCount`` includes ``cachedContentTokenCount``
+  (cache reads); the output is ``candidatesTokenCount`` plus ``thoughtsTokenCount`` (thinking is
+  billed as output); the API reports no cache writes. A JSON reply: its top-level ``usageMetadata``.
 
 A usage field the reply did not carry stays ``None``; a value that is not a non-negative integer
 makes the reply unreadable (``None``), so a forged or garbled number is never summed. SSE events
@@ -25,6 +30,8 @@ import enum
 import json
 from collections.abc import Mapping
 from typing import Any
+
+import attrs
 
 from wfbench.domain.session.records import Usage
 
@@ -43,6 +50,7 @@ class WireProtocol(enum.StrEnum):
 
     ANTHROPIC = "anthropic-messages"
     OPENAI_RESPONSES = "openai-responses"
+    GEMINI = "gemini"
 
 
 def _count(value: object) -> int | None:
@@ -74,6 +82,27 @@ def responses_usage(raw: object) -> Usage:
     if uncached is not None and uncached < 0:
         raise ValueError("cached tokens exceed input_tokens")
     return Usage(uncached, written, cached, _count(raw.get("output_tokens")))
+
+
+def gemini_usage(raw: object) -> Usage:
+    """A Gemini ``usageMetadata`` object in the Anthropic fields. Raises ValueError."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("usageMetadata is not an object")
+    prompt, cached = _count(raw.get("promptTokenCount")), _count(raw.get("cachedContentTokenCount"))
+    tool_prompt = _count(raw.get("toolUsePromptTokenCount"))
+    candidates, thoughts = _count(raw.get("candidatesTokenCount")), _count(raw.get("thoughtsTokenCount"))
+    uncached = None if prompt is None else prompt - (cached or 0) + (tool_prompt or 0)
+    if uncached is not None and uncached < 0:
+        raise ValueError("cachedContentTokenCount exceeds promptTokenCount")
+    output = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+    return Usage(uncached, None, cached, output)
+
+
+def _finished(chunk: Mapping[str, Any]) -> bool:
+    candidates = chunk.get("candidates")
+    return isinstance(candidates, list) and any(
+        isinstance(candidate, Mapping) and candidate.get("finishReason") for candidate in candidates
+    )
 
 
 class UsageReader:
@@ -159,6 +188,13 @@ class UsageReader:
             self._broken = True
 
     def _stream_event(self, event: Mapping[str, Any]) -> None:
+        if self._protocol is WireProtocol.GEMINI:
+            if event.get("usageMetadata") is not None:
+                self._fields = attrs.asdict(gemini_usage(event["usageMetadata"]))
+            if _finished(event):
+                self._result = Usage(**self._fields) if self._fields is not None else Usage()
+                self._complete = True
+            return
         kind = event.get("type")
         if self._protocol is WireProtocol.OPENAI_RESPONSES:
             if kind == "response.completed":
@@ -181,9 +217,11 @@ class UsageReader:
     def _json(self, body: object) -> None:
         if not isinstance(body, Mapping):
             raise ValueError("the reply is not an object")
-        usage = body.get("usage")
+        usage = body.get("usageMetadata" if self._protocol is WireProtocol.GEMINI else "usage")
         if usage is None:
             self._result = Usage()
+        elif self._protocol is WireProtocol.GEMINI:
+            self._result = gemini_usage(usage)
         elif self._protocol is WireProtocol.OPENAI_RESPONSES:
             self._result = responses_usage(usage)
         else:

@@ -17,7 +17,9 @@ from wfbench.adapters.provider.script import EMPTY_END_TURN, ProviderScript, Tur
 from wfbench.adapters.provider.wire import Protocol
 
 REDACTED = "<redacted>"
-SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie"})
+SECRET_HEADERS = frozenset(
+    {"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie", "x-goog-api-key"}
+)
 
 
 class ReplySource(enum.StrEnum):

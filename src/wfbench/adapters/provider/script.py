@@ -25,6 +25,9 @@ USAGE_KEYS = (
     "cache_read_input_tokens",
     "cache_creation_input_tokens",
 )
+#: Thinking tokens: only the Gemini wire reports them apart (``thoughtsTokenCount``); on the
+#: Anthropic and OpenAI wires thinking is part of ``output_tokens``, so it is not sent there.
+THINKING_KEY = "thinking_tokens"
 TURN_KEYS = frozenset(
     {
         "say",
@@ -53,6 +56,8 @@ class ScriptedUsage:
     output_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     cache_creation_input_tokens: int | None = None
+    #: Gemini's ``thoughtsTokenCount`` (not sent on the other wires; see :data:`THINKING_KEY`).
+    thinking_tokens: int | None = None
 
     def present(self) -> dict[str, int]:
         """The scripted fields only, in wire order (absent fields are left out, never 0)."""
@@ -109,7 +114,7 @@ DEFAULT_COMPACTION = Turn(say="Summary of the work so far: continue with the nex
 
 
 #: The wire protocols a rule may be limited to (``protocol:``), as the provider names them.
-RULE_PROTOCOLS = frozenset({"anthropic-messages", "openai-responses"})
+RULE_PROTOCOLS = frozenset({"anthropic-messages", "openai-responses", "gemini"})
 
 
 @attrs.frozen
@@ -350,9 +355,10 @@ def _tools(raw: object, bad: Any) -> tuple[ToolCall, ...]:
 def _usage(raw: object, bad: Any) -> ScriptedUsage:
     if not isinstance(raw, Mapping):
         raise bad("usage", f"must be a mapping of {', '.join(USAGE_KEYS)}")
-    unknown = sorted(str(key) for key in raw if key not in USAGE_KEYS)
+    allowed = (*USAGE_KEYS, THINKING_KEY)
+    unknown = sorted(str(key) for key in raw if key not in allowed)
     if unknown:
-        raise bad(f"usage.{unknown[0]}", f"unknown usage field (allowed: {', '.join(USAGE_KEYS)})")
+        raise bad(f"usage.{unknown[0]}", f"unknown usage field (allowed: {', '.join(allowed)})")
     for key, value in raw.items():
         if value is None or _not_int(value) or value < 0:
             raise bad(f"usage.{key}", "must be a non-negative integer (leave it out when it is not reported)")
@@ -361,6 +367,7 @@ def _usage(raw: object, bad: Any) -> ScriptedUsage:
         output_tokens=raw.get("output_tokens"),
         cache_read_input_tokens=raw.get("cache_read_input_tokens"),
         cache_creation_input_tokens=raw.get("cache_creation_input_tokens"),
+        thinking_tokens=raw.get(THINKING_KEY),
     )
 
 

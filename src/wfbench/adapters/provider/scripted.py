@@ -1,8 +1,10 @@
 """The scripted model provider: a loopback HTTP server that answers like a model API.
 
 It speaks Anthropic Messages (``POST /v1/messages``, streaming SSE and plain JSON, plus
-``/v1/messages/count_tokens``) and OpenAI Responses (``POST /v1/responses``, streaming and
-plain; :mod:`wfbench.adapters.provider.responses`). What it says comes from a
+``/v1/messages/count_tokens``), OpenAI Responses (``POST /v1/responses``, streaming and
+plain; :mod:`wfbench.adapters.provider.responses`) and the Gemini API
+(``POST /v1beta/models/{model}:generateContent``, ``:streamGenerateContent?alt=sse`` and
+``:countTokens``; :mod:`wfbench.adapters.provider.gemini`). What it says comes from a
 :class:`~wfbench.adapters.provider.script.ProviderScript`.
 
 The reply is chosen from the request alone (the first rule whose ``when`` strings all occur in
@@ -26,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from wfbench.adapters.provider import responses, wire
+from wfbench.adapters.provider import gemini, gemini_read, responses, wire
 from wfbench.adapters.provider.records import (
     RecordedRequest,
     ReplySource,
@@ -259,6 +261,10 @@ class _Handler(BaseHTTPRequestHandler):
         protocol = wire.protocol_for(self.path)
         body = _parse(raw)
         stream = isinstance(body, dict) and body.get("stream") is True
+        path_model = None
+        if protocol is Protocol.GEMINI:  # the path says model and streaming; the body neither
+            path_model, method = gemini_read.model_of_path(self.path) or ("", "")
+            stream = method == "streamGenerateContent"
         if protocol is Protocol.UNKNOWN:
             self._record(body, protocol, ReplySource.NOT_FOUND, None, None)
             self._send_json(HTTPStatus.NOT_FOUND, wire.anthropic_error(404, f"no route for {self.path}"))
@@ -268,6 +274,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif protocol is Protocol.ANTHROPIC_COUNT_TOKENS:
             self._record(body, protocol, ReplySource.COUNT_TOKENS, None, None, stream=False)
             self._send_json(HTTPStatus.OK, wire.count_tokens_reply(body))
+        elif protocol is Protocol.GEMINI_COUNT_TOKENS:
+            self._record(body, protocol, ReplySource.COUNT_TOKENS, None, None, stream=False)
+            self._send_json(HTTPStatus.OK, gemini.count_tokens_reply(body))
         else:
             headers = {name.lower(): value for name, value in self.headers.items()}
             selection = select_turn(self.server.provider.script, body, protocol, headers)
@@ -275,7 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
                 body, protocol, selection.source, selection.rule, selection.turn_index, stream=stream
             )
             turn = self.server.provider.take_burst(selection.rule) or selection.turn
-            self._answer(turn, ReplyContext.from_request(body, protocol), protocol, stream)
+            ctx = ReplyContext.from_request(body, protocol, path_model=path_model)
+            self._answer(turn, ctx, protocol, stream)
 
     # ------------------------------------------------------------------ answering
 
@@ -288,27 +298,17 @@ class _Handler(BaseHTTPRequestHandler):
         elif turn.status is not None:
             self._send_error(protocol, turn.status)
         elif stream:
-            created = int(time.time())
-            events = (
-                wire.anthropic_events(turn, ctx)
-                if protocol is Protocol.ANTHROPIC
-                else responses.openai_events(turn, ctx, created_at=created)
-            )
-            self._send_events(events, turn)
+            self._send_events(_events(turn, ctx, protocol), turn)
         else:
-            reply = (
-                wire.anthropic_message(turn, ctx)
-                if protocol is Protocol.ANTHROPIC
-                else responses.openai_response(turn, ctx, created_at=int(time.time()))
-            )
-            self._send_json(HTTPStatus.OK, reply, turn=turn)
+            self._send_json(HTTPStatus.OK, _reply(turn, ctx, protocol), turn=turn)
 
     def _send_error(self, protocol: Protocol, status: int, message: str = "") -> None:
-        body = (
-            responses.openai_error(status, message)
-            if protocol is Protocol.OPENAI_RESPONSES
-            else wire.anthropic_error(status, message)
-        )
+        if protocol is Protocol.OPENAI_RESPONSES:
+            body = responses.openai_error(status, message)
+        elif protocol in (Protocol.GEMINI, Protocol.GEMINI_COUNT_TOKENS):
+            body = gemini.gemini_error(status, message)
+        else:
+            body = wire.anthropic_error(status, message)
         self._send_json(status, body)
 
     def _send_json(self, status: int, body: Any, *, turn: Turn = EMPTY_END_TURN) -> None:
@@ -340,7 +340,8 @@ class _Handler(BaseHTTPRequestHandler):
             text = json.dumps(data, separators=(",", ":"))
             if turn.malformed and number == min(MALFORMED_EVENT, len(events) - 1):
                 text = text[: len(text) // 2]
-            event = f"event: {name}\ndata: {text}\n\n".encode()
+            named = f"event: {name}\n" if name else ""  # the Gemini API names no event
+            event = f"{named}data: {text}\n\n".encode()
             chunks.append(b"%x\r\n%b\r\n" % (len(event), event))
         if limit is not None and limit < len(events):
             self.close_connection = True  # no terminating chunk: the client sees a cut stream
@@ -425,6 +426,22 @@ class _Handler(BaseHTTPRequestHandler):
                 stream=stream,
             )
         )
+
+
+def _events(turn: Turn, ctx: ReplyContext, protocol: Protocol) -> list[wire.Event]:
+    if protocol is Protocol.ANTHROPIC:
+        return wire.anthropic_events(turn, ctx)
+    if protocol is Protocol.GEMINI:
+        return gemini.gemini_chunks(turn, ctx)
+    return responses.openai_events(turn, ctx, created_at=int(time.time()))
+
+
+def _reply(turn: Turn, ctx: ReplyContext, protocol: Protocol) -> Any:
+    if protocol is Protocol.ANTHROPIC:
+        return wire.anthropic_message(turn, ctx)
+    if protocol is Protocol.GEMINI:
+        return gemini.gemini_response(turn, ctx)
+    return responses.openai_response(turn, ctx, created_at=int(time.time()))
 
 
 def _parse(raw: bytes) -> Any:

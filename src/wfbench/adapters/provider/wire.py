@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from wfbench.adapters.provider import gemini_read as gemini
 from wfbench.adapters.provider.script import Turn
 
 DEFAULT_WORKSPACE = "/workspace"
@@ -41,6 +42,7 @@ HARNESS_PREFIXES = (
     "# AGENTS.md instructions for ",  # Codex: the AGENTS.md block
     "<user_instructions>",  # Codex (older): the AGENTS.md block
     "<skill>",  # Codex: a $skill mention's injected body
+    "<session_context>",  # Gemini CLI: date, OS, workspace directories and their listing
     COMPACTION_PROMPT,
     COMPACTION_SUMMARY,
 )
@@ -49,6 +51,8 @@ _COMPACTED = re.compile(r"\[wfbench compaction: (\d{1,6}) assistant turns?\]")
 _EXEC_SESSION = re.compile(r"Process running with session ID (\d{1,12})")
 _WORKDIR = re.compile(r"(?:primary |current )?working directory\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
 _CWD = re.compile(r"<cwd>(/[^<>\n]*)</cwd>")
+#: The Gemini CLI's ``<session_context>``: ``- **Workspace Directories:**`` then ``  - /path``.
+_GEMINI_DIRS = re.compile(r"\*\*Workspace Directories:\*\*\s*\n\s*- (/[^\s<>\"'`]*)")
 _REVIEW_OUTPUT = re.compile(r"review output file\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
 _ASSISTANT_ITEM_TYPES = frozenset({"function_call", "reasoning", "custom_tool_call"})
 _TOOL_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
@@ -62,12 +66,17 @@ class Protocol(enum.StrEnum):
     ANTHROPIC = "anthropic-messages"
     ANTHROPIC_COUNT_TOKENS = "anthropic-count-tokens"
     OPENAI_RESPONSES = "openai-responses"
+    GEMINI = "gemini"
+    GEMINI_COUNT_TOKENS = "gemini-count-tokens"
     UNKNOWN = "unknown"
 
 
 def protocol_for(path: str) -> Protocol:
     """The protocol of a request path; the query string and a trailing slash are ignored."""
     route = path.split("?", 1)[0].rstrip("/")
+    found = gemini.model_of_path(route)
+    if found is not None:
+        return Protocol.GEMINI_COUNT_TOKENS if found[1] == "countTokens" else Protocol.GEMINI
     if route.endswith("/messages/count_tokens"):
         return Protocol.ANTHROPIC_COUNT_TOKENS
     if route.endswith("/messages"):
@@ -90,10 +99,12 @@ class ReplyContext:
     exec_session: int | None = None
 
     @classmethod
-    def from_request(cls, body: Mapping[str, Any], protocol: Protocol) -> ReplyContext:
-        """Derive the context from the request body alone (no server state)."""
+    def from_request(
+        cls, body: Mapping[str, Any], protocol: Protocol, *, path_model: str | None = None
+    ) -> ReplyContext:
+        """Derive the context from the request alone (no server state); Gemini names the model in the path."""
         text = user_text(body, protocol)
-        model = body.get("model")
+        model = path_model or body.get("model")
         return cls(
             model=model if isinstance(model, str) and model else "scripted-model",
             workspace=workspace_of(body, protocol),
@@ -127,6 +138,8 @@ def _text_parts(content: object, text_types: frozenset[str]) -> Iterator[str]:
 
 
 def _messages(body: Mapping[str, Any], protocol: Protocol) -> list[Mapping[str, Any]]:
+    if protocol in (Protocol.GEMINI, Protocol.GEMINI_COUNT_TOKENS):
+        return list(gemini.as_messages(body))
     key = "input" if protocol is Protocol.OPENAI_RESPONSES else "messages"
     items = body.get(key)
     if isinstance(items, str):
@@ -249,14 +262,14 @@ def workspace_of(body: Mapping[str, Any], protocol: Protocol) -> str:
     ``<cwd>/path</cwd>`` in its environment context.
     """
     system = body.get("instructions" if protocol is Protocol.OPENAI_RESPONSES else "system")
-    texts = [*_text_parts(system, frozenset({"text", "input_text"}))]
+    texts = [*_text_parts(system, frozenset({"text", "input_text"})), *gemini.system_text(body)]
     for message in _messages(body, protocol):
         texts.extend(_text_parts(message.get("content"), frozenset({"text", "input_text"})))
     for text in texts:
         found = _WORKDIR.search(text)
         if found:
             return found.group(1).rstrip(".,;:")
-        cwd = _CWD.search(text)
+        cwd = _CWD.search(text) or _GEMINI_DIRS.search(text)
         if cwd:
             return cwd.group(1).strip()
     return DEFAULT_WORKSPACE

@@ -19,15 +19,17 @@ Each file is read once, with a bounded buffer, and hashed as a git blob; only bl
 does not already hold are written (``git hash-object -w --no-filters``). The index is written with
 ``update-index -z --index-info`` into a private, bare ``GIT_DIR`` with no work tree, so the diff
 that follows reads no ``.gitattributes``, hook or config of the workspace. git runs with bounded
-pack windows and caches and under ``RLIMIT_AS`` (:data:`GIT_ADDRESS_SPACE`).
+pack windows and caches and under ``RLIMIT_AS`` (:data:`GIT_ADDRESS_SPACE`). The base tree of a
+snapshot's commit is listed once per snapshot (:func:`snapshot_entries`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-import resource
 import stat
+import types
 from collections.abc import Mapping
 
 import attrs
@@ -97,11 +99,6 @@ class Scan:
     read_bytes: int = 0
 
 
-def limit_git_memory() -> None:
-    """``RLIMIT_AS`` for a capture's git process (runs between fork and exec: one system call)."""
-    resource.setrlimit(resource.RLIMIT_AS, (GIT_ADDRESS_SPACE, GIT_ADDRESS_SPACE))
-
-
 def git(
     args: list[str],
     env: Mapping[str, str],
@@ -112,7 +109,7 @@ def git(
 ) -> bytes:
     """Run a bounded git command; its stdout. Raises CaptureError naming ``what``."""
     result = run_git(
-        [*BOUNDED_GIT, *args], env=env, stdin=stdin, stdout_limit=limit, preexec=limit_git_memory
+        [*BOUNDED_GIT, *args], env=env, stdin=stdin, stdout_limit=limit, address_space=GIT_ADDRESS_SPACE
     )
     if not result.ok or result.stdout_overflow:
         tail = result.stderr_tail.decode("utf-8", "replace").strip()[-300:]
@@ -230,6 +227,21 @@ def _record(  # noqa: PLR0917 - one walk step's state, passed positionally from 
 def base_entries(env: Mapping[str, str], base: str) -> dict[bytes, tuple[int, str]]:
     """path -> (mode, oid) of every blob and gitlink of the base tree (a harness-owned commit)."""
     out = git(["ls-tree", "-r", "-z", "--full-tree", base], env, "listing the base tree", limit=1024**3)
+    return _parse_tree(out)
+
+
+@functools.lru_cache(maxsize=16)
+def snapshot_entries(git_dir: str, base: str) -> Mapping[bytes, tuple[int, str]]:
+    """:func:`base_entries` of a commit of the harness-owned snapshot repository at ``git_dir``.
+
+    Listed once per (snapshot, commit) and shared by every cell of the task: a commit's tree never
+    changes, and the snapshot repository is the harness's own (no agent writes to it). Read-only:
+    callers must not change the mapping.
+    """
+    return types.MappingProxyType(base_entries({"GIT_DIR": git_dir}, base))
+
+
+def _parse_tree(out: bytes) -> dict[bytes, tuple[int, str]]:
     entries: dict[bytes, tuple[int, str]] = {}
     for record in out.split(b"\x00"):
         if not record:

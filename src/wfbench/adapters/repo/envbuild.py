@@ -49,7 +49,7 @@ from wfbench.adapters.repo.workspace import private_copy
 from wfbench.adapters.sandbox.common import force_remove
 from wfbench.domain.environment.spec import ENV_MOUNT, BuiltEnvironment, EnvironmentSpec, environment_digest
 from wfbench.domain.errors import InputError, SandboxError
-from wfbench.domain.ports import CancelToken, Sandbox
+from wfbench.domain.ports import CancelToken, Environments, Sandbox
 from wfbench.domain.workspace.rules import Snapshot
 from wfbench.domain.workspace.sandbox import Bridge, Mount, SandboxPolicy
 
@@ -57,10 +57,30 @@ MARKER = ".wfbench-env.json"
 CACHE_MOUNT = "/wfbench-cache"
 #: The system CA bundle: pip and uv otherwise trust only their own bundled roots.
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: Where a container backend's build sees the host's CA bundle (the image's may lack this machine's
+#: roots, e.g. a TLS-inspecting proxy's): the registry access is the host's, so is its trust.
+HOST_CA_TARGET = "/opt/wfbench/host-ca-certificates.crt"
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 LOG_TAIL = 1500
 #: The repository's entry in a ``key_files`` key (NUL: never a path of the snapshot).
 REPOSITORY_KEY = "\0repository"
+#: Where a build sees the uv binary (read-only), when uv is the installer.
+UV_MOUNT = "/opt/wfbench/uv"
+#: Install commands that need pip itself (a module of the environment), not a ``pip`` command.
+_REAL_PIP_MARKERS = ("-m pip", "ensurepip", "pip.main")
+
+
+def default_uv(environ: Mapping[str, str]) -> str | None:
+    """The uv binary builds use: ``$WFBENCH_UV_BIN`` (``off``: none, pip only), else the one
+    ``scripts/install-tools`` pins (``$WFBENCH_CACHE/uv/bin/uv``), else ``uv`` on PATH; None without one."""
+    chosen = environ.get("WFBENCH_UV_BIN")
+    if chosen == "off":
+        return None
+    root = os.path.dirname(default_cache_dir(environ))
+    for candidate in (chosen, os.path.join(root, "uv", "bin", "uv"), shutil.which("uv")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.realpath(candidate)
+    return None
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> str:
@@ -147,11 +167,33 @@ class CachedEnvironments:
         cache_dir: str,
         registry: Callable[[], contextlib.AbstractContextManager[RegistryAccess]] = proxied_registries,
         command_env: Mapping[str, str] | None = None,
+        images: Environments | None = None,
+        uv: str | None = None,
     ) -> None:
         self._sandbox = sandbox
+        self._images = images  # image environments (a container backend only; docs/containers.md)
         self._cache = os.path.abspath(cache_dir)
         self._registry = registry
         self._command_env = dict(command_env or {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+        self._uv = uv
+        self._uv_version: str | None = None
+
+    def installer(self, spec: EnvironmentSpec) -> str | None:
+        """``uv <version>`` when uv makes this spec's environment and runs its ``pip`` commands; None
+        for the interpreter's ``venv`` and pip: no uv, a shell-only environment, nothing to install
+        (``venv --without-pip`` starts faster than uv's interpreter query in a fresh cache), or an
+        install command that needs pip's own module (``python -m pip``, ``ensurepip``)."""
+        if self._uv is None or spec.python is None or not spec.install:
+            return None  # nothing to install: the interpreter's own venv is the cheaper start
+        if any(marker in command for command in spec.install for marker in _REAL_PIP_MARKERS):
+            return None
+        if self._uv_version is None:
+            probe = subprocess.run(
+                [self._uv, "--version"], capture_output=True, text=True, timeout=60, check=False, env={}
+            )
+            words = probe.stdout.split()
+            self._uv_version = f"uv {words[1]}" if probe.returncode == 0 and len(words) >= 2 else ""
+        return self._uv_version or None
 
     @property
     def cache_dir(self) -> str:
@@ -159,7 +201,10 @@ class CachedEnvironments:
         return self._cache
 
     def location(self) -> str:
-        """Where commands see an environment: ``/env`` under bwrap, the host path otherwise."""
+        """Where commands see an environment: ``/env`` under bwrap, ``/env`` over the default image
+        under podman (the image's userland is part of the identity), the host path otherwise."""
+        if self._sandbox.name == "podman":
+            return f"podman:{getattr(self._sandbox, 'default_image', '')}:{ENV_MOUNT}"
         return ENV_MOUNT if self._sandbox.name == "bwrap" else f"host:{self._cache}"
 
     def digest(self, spec: EnvironmentSpec, *, snapshot: Snapshot, task_env: Mapping[str, str]) -> str:
@@ -167,7 +212,10 @@ class CachedEnvironments:
 
         Raises:
             InputError: the interpreter cannot be used.
+            SandboxError: an image environment cannot be built (its digest is the image's id).
         """
+        if spec.image is not None:
+            return self.ensure(spec, snapshot=snapshot, task_env=task_env).digest
         base = None if spec.python is None else resolve_base(spec.python)
         return self._digest(spec, snapshot, task_env, base)
 
@@ -184,6 +232,7 @@ class CachedEnvironments:
             key=key,
             task_env=env,
             location=self.location(),
+            installer=self.installer(spec),
         )
 
     def ensure(
@@ -198,8 +247,16 @@ class CachedEnvironments:
 
         Raises:
             InputError: the interpreter cannot be used.
-            SandboxError: the build failed (the message holds the log's tail and its path).
+            SandboxError: the build failed (the message holds the log's tail and its path), or the
+                environment is an image and the sandbox is not a container backend.
         """
+        if spec.image is not None:
+            if self._images is None:
+                raise SandboxError(
+                    "this task's environment is a container image: run it with --sandbox podman"
+                    " (docs/containers.md)"
+                )
+            return self._images.ensure(spec, snapshot=snapshot, task_env=task_env, cancel=cancel)
         base = None if spec.python is None else resolve_base(spec.python)
         digest = self._digest(spec, snapshot, task_env, base)
         os.makedirs(self._cache, mode=0o700, exist_ok=True)
@@ -219,6 +276,7 @@ class CachedEnvironments:
                     "spec": spec.manifest(),
                     "build_s": seconds,
                     "base": None if base is None else base.identity,
+                    "installer": self.installer(spec) or "venv+pip",
                 },
             )
         return attrs.evolve(self._built(digest, final, base, cached=False), build_s=seconds)
@@ -226,7 +284,7 @@ class CachedEnvironments:
     def _built(
         self, digest: str, final: str, base: BaseInterpreter | None, *, cached: bool
     ) -> BuiltEnvironment:
-        mount = ENV_MOUNT if self._sandbox.name == "bwrap" else final
+        mount = ENV_MOUNT if self._sandbox.name in ("bwrap", "podman") else final
         runtime = () if base is None or _under_system(base.prefix) else (base.prefix,)
         return BuiltEnvironment(
             digest=digest,
@@ -258,6 +316,13 @@ class CachedEnvironments:
             mounts = [Mount(final, ENV_MOUNT, writable=True), Mount(caches, CACHE_MOUNT, writable=True)]
             if base is not None and not _under_system(base.prefix):
                 mounts.append(Mount(base.prefix, base.prefix))
+            ca = CA_BUNDLE
+            if self._sandbox.name == "podman" and os.path.isfile(CA_BUNDLE):
+                mounts.append(Mount(os.path.realpath(CA_BUNDLE), HOST_CA_TARGET))
+                ca = HOST_CA_TARGET
+            uv = self._uv if self.installer(spec) is not None else None
+            if uv is not None:
+                mounts.append(Mount(uv, UV_MOUNT))
             with self._registry() as registry:
                 policy = SandboxPolicy(
                     workspace=workspace,
@@ -269,9 +334,10 @@ class CachedEnvironments:
                 )
                 where = self._sandbox.mount_path(ENV_MOUNT, policy)
                 cache_seen = self._sandbox.mount_path(CACHE_MOUNT, policy)
-                env = {**self._build_env(where, cache_seen, task_env), **registry.env}
+                env = {**self._build_env(where, cache_seen, task_env, ca), **registry.env}
                 policy = attrs.evolve(policy, env=env)
-                script = _script(spec, base, where)
+                uv_seen = None if uv is None else self._sandbox.mount_path(UV_MOUNT, policy)
+                script = _script(spec, base, where, uv=uv_seen)
                 result = self._sandbox.run(["/bin/sh", "-c", script], policy=policy, cancel=cancel)
         finally:
             force_remove(scratch)
@@ -285,7 +351,9 @@ class CachedEnvironments:
             status = f"{result.state}, exit {result.returncode}"
             raise SandboxError(f"the environment build failed ({status}; log {log_path}): {tail}")
 
-    def _build_env(self, where: str, cache_seen: str, task_env: Mapping[str, str]) -> dict[str, str]:
+    def _build_env(
+        self, where: str, cache_seen: str, task_env: Mapping[str, str], ca: str = CA_BUNDLE
+    ) -> dict[str, str]:
         env = dict(self._command_env)
         env["PATH"] = f"{where}/bin:{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
         env.update(
@@ -297,16 +365,33 @@ class CachedEnvironments:
             PIP_PROGRESS_BAR="off",
         )
         if os.path.isfile(CA_BUNDLE):
-            env.update(PIP_CERT=CA_BUNDLE, SSL_CERT_FILE=CA_BUNDLE, REQUESTS_CA_BUNDLE=CA_BUNDLE)
+            env.update(PIP_CERT=ca, SSL_CERT_FILE=ca, REQUESTS_CA_BUNDLE=ca)
         env.update(task_env)
         return env
 
 
-def _script(spec: EnvironmentSpec, base: BaseInterpreter | None, where: str) -> str:
-    """The build: ``set -eu``, the environment itself, then the install commands."""
+def _script(spec: EnvironmentSpec, base: BaseInterpreter | None, where: str, *, uv: str | None = None) -> str:
+    """The build: ``set -eu``, the environment itself, then the install commands.
+
+    With ``uv`` (where the build sees the binary): ``uv venv`` makes the environment (no pip in it)
+    and ``pip``/``pip3`` on the build's PATH are ``uv pip``, so ``pip install -e .[test]`` and
+    ``pip install -r requirements.txt`` run through uv; without it, the interpreter's ``venv``.
+    """
     lines = ["set -eu"]
     if base is None:
         lines.append(f"mkdir -p '{where}/bin'")
+    elif uv is not None:
+        lines.append(
+            f"UV_PYTHON_DOWNLOADS=never '{uv}' venv --quiet --no-config --no-project"
+            f" --python '{base.executable}' '{where}'"
+        )
+        if spec.install:
+            lines += [
+                'shim="${TMPDIR:-/tmp}/wfbench-uv-pip" && mkdir -p "$shim"',
+                f"printf '#!/bin/sh\\nexec %s pip \"$@\"\\n' '{uv}' >\"$shim/pip\"",
+                'chmod 755 "$shim/pip" && cp "$shim/pip" "$shim/pip3"',
+                'PATH="$shim:$PATH" && export PATH',
+            ]
     else:
         pip = "" if spec.with_pip else " --without-pip"
         lines.append(f"'{base.executable}' -m venv{pip} '{where}'")

@@ -10,7 +10,7 @@ alternates, so ``git log --all`` and ``git show`` can reveal nothing but that tr
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from wfbench.adapters.sandbox.common import force_remove
 from wfbench.adapters.sandbox.process import run_managed
@@ -51,6 +51,11 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: ``git`` under an address-space limit: ``ulimit -v`` (KiB) in ``/bin/sh``, then ``exec`` (no
+#: ``preexec_fn``, so the harness spawns with ``vfork`` instead of a full ``fork``).
+_LIMITED = 'ulimit -v "$0" && exec "$@"'
+
+
 def run_git(
     args: Sequence[str],
     *,
@@ -58,20 +63,22 @@ def run_git(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     stdout_limit: int = 8 * 1024 * 1024,
-    preexec: Callable[[], None] | None = None,
+    address_space: int | None = None,
 ) -> ExecResult:
     """Run ``git <SAFE_CONFIG> args`` as a managed process; the result, whatever it is.
 
-    ``preexec`` runs in the child before exec (e.g. an ``RLIMIT_AS`` for a bounded capture).
+    ``address_space`` (bytes) bounds git's ``RLIMIT_AS`` (a bounded capture).
     """
+    argv = [GIT, *SAFE_CONFIG, *args]
+    if address_space is not None:
+        argv = ["/bin/sh", "-c", _LIMITED, str(address_space // 1024), *argv]
     return run_managed(
-        [GIT, *SAFE_CONFIG, *args],
+        argv,
         env=git_env(env),
         cwd=cwd,
         stdin=stdin,
         timeout_s=GIT_TIMEOUT_S,
         stdout_limit=stdout_limit,
-        preexec=preexec,
     )
 
 

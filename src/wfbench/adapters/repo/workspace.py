@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from wfbench.adapters.repo import capture, oracle_files
 from wfbench.adapters.repo import snapshot as git_snapshot
 from wfbench.adapters.repo.capture import CaptureError, Scan
-from wfbench.adapters.repo.snapshot import checked_git, run_git
+from wfbench.adapters.repo.snapshot import run_git
 from wfbench.adapters.sandbox.common import force_remove
 from wfbench.adapters.sandbox.process import run_managed
 from wfbench.domain.errors import SandboxError
@@ -181,6 +181,16 @@ def disk_usage(workspace: str) -> int:
     return total
 
 
+def _bare_git_dir(path: str) -> None:
+    """What ``git init --bare --template=`` writes, without starting git: HEAD, config, objects, refs."""
+    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        os.makedirs(os.path.join(path, sub), 0o700)
+    with open(os.path.join(path, "HEAD"), "w", encoding="ascii") as handle:
+        handle.write("ref: refs/heads/main\n")
+    with open(os.path.join(path, "config"), "w", encoding="ascii") as handle:
+        handle.write("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n")
+
+
 @contextlib.contextmanager
 def _indexed(workspace: str, snapshot: Snapshot, base: str) -> Iterator[tuple[dict[str, str], Scan]]:
     """A private bare GIT_DIR (no work tree) whose index is the workspace as scanned; removed after."""
@@ -189,7 +199,7 @@ def _indexed(workspace: str, snapshot: Snapshot, base: str) -> Iterator[tuple[di
     scratch = tempfile.mkdtemp(prefix="wfbench-git-")
     try:
         git_dir = os.path.join(scratch, "git")
-        checked_git(["init", "--quiet", "--bare", "--template=", git_dir], "git init (private)")
+        _bare_git_dir(git_dir)
         stores = [os.path.join(snapshot.path, ".git", "objects")]
         if base != snapshot.commit:
             stores.append(_own_store(workspace))
@@ -202,7 +212,11 @@ def _indexed(workspace: str, snapshot: Snapshot, base: str) -> Iterator[tuple[di
             found = capture.scan(workspace, capture.Limits(), sha256=len(base) == 64)
         except OSError as exc:
             raise CaptureError(f"reading the workspace failed: {exc}") from None
-        capture.write_index(env, found, capture.base_entries(env, base), scratch)
+        if base == snapshot.commit:  # the harness's own commit: listed once per snapshot
+            base_tree = capture.snapshot_entries(os.path.join(snapshot.path, ".git"), base)
+        else:
+            base_tree = capture.base_entries(env, base)
+        capture.write_index(env, found, base_tree, scratch)
         yield env, found
     finally:
         force_remove(scratch)
@@ -238,6 +252,10 @@ def churn(
     return parse_shortstat(out.decode("utf-8", "replace"))
 
 
+#: Room for the ``--shortstat`` line that precedes the patch in one ``git diff``'s output.
+_STAT_ROOM = 4096
+
+
 def capture_patch(
     workspace: str,
     snapshot: Snapshot,
@@ -248,7 +266,9 @@ def capture_patch(
 ) -> Patch:
     """The binary diff of ``workspace`` against the base, at most ``limit_bytes`` (``truncated`` past it).
 
-    ``Patch.skipped`` names what was not diffed (over-limit, special, nested repositories).
+    ``Patch.skipped`` names what was not diffed (over-limit, special, nested repositories);
+    ``Patch.churn`` is :func:`churn` of the same index (one ``git diff`` prints the shortstat line
+    before the patch), so a cell needs one capture, not two.
 
     Raises:
         CaptureError: the workspace could not be captured (the agent's doing).
@@ -259,15 +279,29 @@ def capture_patch(
     base = base_commit or snapshot.commit
     with _indexed(workspace, snapshot, base) as (env, found):
         spec = ["--", ".", *(f":(exclude,literal){path}" for path in exclude)]
-        args = ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"]
+        args = ["diff", "--cached", "--shortstat", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"]
         args += ["--no-renames", base, *spec]
         result = run_git(
-            [*capture.BOUNDED_GIT, *args], env=env, stdout_limit=limit_bytes, preexec=capture.limit_git_memory
+            [*capture.BOUNDED_GIT, *args],
+            env=env,
+            stdout_limit=limit_bytes + _STAT_ROOM,
+            address_space=capture.GIT_ADDRESS_SPACE,
         )
     if not result.ok:
         tail = result.stderr_tail.decode("utf-8", "replace").strip()[-300:]
         raise SandboxError(f"git diff for the patch failed ({result.state}): {tail or result.detail}")
-    return Patch(result.stdout[:limit_bytes], result.stdout_overflow, tuple(found.skipped))
+    stat_line, data = _split_stat(result.stdout)
+    truncated = result.stdout_overflow or len(data) > limit_bytes
+    counted = parse_shortstat(stat_line.decode("utf-8", "replace"))
+    return Patch(data[:limit_bytes], truncated, tuple(found.skipped), churn=counted)
+
+
+def _split_stat(out: bytes) -> tuple[bytes, bytes]:
+    """(the ``--shortstat`` line, the patch) of ``git diff --shortstat --binary`` output."""
+    if not out.startswith(b" "):  # no change: no stat line, no patch
+        return b"", out
+    line, _, rest = out.partition(b"\n")
+    return line, rest[1:] if rest.startswith(b"\n") else rest
 
 
 class GitWorkspaces:

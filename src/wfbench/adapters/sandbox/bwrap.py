@@ -12,6 +12,7 @@ through ``--setenv``: bwrap's argv is readable in ``/proc`` by anything inside t
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -37,7 +38,7 @@ from wfbench.adapters.sandbox.python_sites import site_dirs
 from wfbench.adapters.sandbox.tmpdir import SANDBOX_TMP, mount_targets, private_tmpdir
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.workspace.sandbox import ExecResult, Mount, SandboxPolicy
+from wfbench.domain.workspace.sandbox import ExecResult, Mount, ProcessState, SandboxPolicy
 
 #: System trees bound read-only at the same path (a host symlink such as ``/bin -> usr/bin``
 #: is recreated as the same symlink instead).
@@ -60,6 +61,7 @@ NETWORK_ETC_ENTRIES = ("/etc/resolv.conf",)
 PREFLIGHT_TIMEOUT_S = 10.0
 
 
+@functools.cache
 def python_runtime_paths() -> tuple[str, ...]:
     """The running Python's install trees (base prefix and venv prefix) not already under /usr."""
     found: list[str] = []
@@ -325,6 +327,11 @@ class BwrapSandbox:
         if not argv:
             raise SandboxError("empty command")
         check_policy(policy)
+        if policy.image is not None:
+            raise SandboxError(
+                f"the task's environment is the container image {policy.image.ref}: run it with"
+                " --sandbox podman (docs/containers.md)"
+            )
         try:
             binary = self._binary()
         except SandboxUnavailable as exc:
@@ -345,19 +352,23 @@ class BwrapSandbox:
             chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
             env = command_env(policy, home=SANDBOX_HOME, tmp=tmpdir, pwd=chdir)
             limits = self._limits.start()
+            failed = os.path.join(private.root, "launch-failed")
             try:
                 result = run_managed(
-                    full,
+                    limits.wrap(full, failed),
                     env=env,
                     timeout_s=policy.timeout_s,
                     stdin=stdin,
                     cancel=cancel,
                     stdout_limit=policy.stdout_limit,
-                    preexec=limits.preexec,
                 )
                 killed = limits.oom_kills()
+                step = limits.launch_failure(failed)
             finally:
                 limits.close()
+        if step is not None:
+            detail = f"cannot start {binary}: the launcher could not apply {step}"
+            return ExecResult(ProcessState.SPAWN_FAILURE, None, b"", b"", result.duration_s, detail=detail)
         if killed:
             note = f"memory limit reached: the OOM killer ended {killed} process(es)"
             result = attrs.evolve(result, detail=f"{result.detail}; {note}" if result.detail else note)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import resource
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 import structlog
@@ -116,9 +116,33 @@ def _rlimit(kind: int, wanted: int | None) -> tuple[int, int] | None:
     return value, value
 
 
+#: The command's start: join each cgroup, set each rlimit, then ``exec`` the command itself. The work a
+#: ``preexec_fn`` did between fork and exec, done by ``/bin/sh`` (about a millisecond) so the harness
+#: spawns with ``vfork`` instead of copying its whole address space (a full ``fork``: ~17 ms a
+#: command). The process is the same (``exec``), so bwrap and every descendant still start inside the
+#: groups, under the limits. A step that fails writes what failed into ``$1`` (a harness file no
+#: sandboxed process can reach) and exits 125: the caller turns that into a spawn failure.
+LAUNCHER_SCRIPT = """failed=$1; shift
+while [ "$1" != -- ]; do
+  case $1 in
+    nofile=*) ulimit -n "${1#nofile=}" ;;
+    fsize=*) ulimit -f "${1#fsize=}" ;;
+    *) echo 0 >"$1" ;;
+  esac 2>/dev/null || { echo "$1" >"$failed"; exit 125; }
+  shift
+done
+shift
+[ -x "$1" ] || { echo "exec $1" >"$failed"; exit 125; }
+exec "$@"
+"""
+LAUNCHER_SHELL = "/bin/sh"
+#: ``ulimit -f`` counts 512-byte blocks.
+_FSIZE_BLOCK = 512
+
+
 @attrs.frozen
 class RunLimits:
-    """The limits of one running command: ``preexec`` runs in the child, ``close`` after it ends."""
+    """The limits of one running command: ``wrap`` its argv (or ``preexec`` in the child), ``close`` after."""
 
     pids: PidsGroup | None
     memory: MemoryGroup | None
@@ -132,6 +156,32 @@ class RunLimits:
             self.memory.join()
         for kind, value in self.rlimits:
             resource.setrlimit(kind, value)
+
+    def wrap(self, argv: Sequence[str], failed: str) -> list[str]:
+        """``argv`` started through :data:`LAUNCHER_SCRIPT` (``argv`` itself when there is nothing to do).
+
+        ``argv[0]`` must be an absolute path. ``failed`` is a harness-only path the launcher writes
+        when a step fails (see :meth:`launch_failure`).
+        """
+        steps = [os.path.join(g.path, "cgroup.procs") for g in (self.pids, self.memory) if g is not None]
+        steps = list(dict.fromkeys(steps))  # one cgroup2 group holds both controllers
+        for kind, (soft, _hard) in self.rlimits:
+            if kind == resource.RLIMIT_NOFILE:
+                steps.append(f"nofile={soft}")
+            elif kind == resource.RLIMIT_FSIZE:
+                steps.append(f"fsize={soft // _FSIZE_BLOCK}")  # rounded down to a whole block
+        if not steps:
+            return list(argv)
+        return [LAUNCHER_SHELL, "-c", LAUNCHER_SCRIPT, "wfbench-launch", failed, *steps, "--", *argv]
+
+    @staticmethod
+    def launch_failure(failed: str) -> str | None:
+        """What the launcher could not do (a cgroup or limit it could not apply), or None."""
+        try:
+            with open(failed, encoding="utf-8", errors="replace") as handle:
+                return handle.read().strip() or "unknown step"
+        except FileNotFoundError:
+            return None
 
     def oom_kills(self) -> int | None:
         """Processes the memory limit's OOM killer ended (None: no memory group or unknown)."""

@@ -176,6 +176,11 @@ class UnsafeHostSandbox:
         if not argv:
             raise SandboxError("empty command")
         check_policy(policy)
+        if policy.image is not None:
+            raise SandboxError(
+                f"the task's environment is the container image {policy.image.ref}: run it with"
+                " --sandbox podman (docs/containers.md)"
+            )
         cwd = os.path.join(policy.workspace, policy.cwd) if policy.cwd else policy.workspace
         with private_root(self._private_parent) as private, write_lock(policy):
             env = command_env(policy, home=private.home, tmp=private.tmp, pwd=cwd)

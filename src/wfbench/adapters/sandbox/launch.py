@@ -7,14 +7,18 @@ and the extra read-only mounts it needs (bwrap binds them; host-unsafe runs host
   interpreter (:mod:`wfbench.adapters.sandbox.nondumpable`), made in the run's private root;
 * ``policy.bridges``: the forwarder (:mod:`wfbench.adapters.sandbox.bridge_forwarder`) runs first — under
   bwrap it is PID 1 — itself non-dumpable, binds each bridge's loopback port, then starts the
-  command (see :mod:`wfbench.adapters.sandbox.net_bridge`).
+  command (see :mod:`wfbench.adapters.sandbox.net_bridge`). The compiled forwarder
+  (``bridge_forwarder.c``, built by ``scripts/install-tools``: :func:`compiled_forwarder`) when it is
+  there, so no interpreter starts in front of every session; the Python script otherwise.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -35,6 +39,33 @@ class Launch:
 
     argv: tuple[str, ...]
     mounts: tuple[Mount, ...] = ()
+
+
+#: Where the compiled forwarder appears inside the sandbox.
+COMPILED_TARGET = "/opt/wfbench/wfbench-bridge"
+
+
+def compiled_forwarder(environ: Mapping[str, str]) -> str | None:
+    """The compiled forwarder ``scripts/install-tools`` built from this checkout's
+    ``bridge_forwarder.c`` (``$WFBENCH_CACHE/bridge/wfbench-bridge-<sha256 of the source, 16 hex>``),
+    or None: the Python forwarder then runs. The name carries the source's digest, so a binary
+    built from another version of the source is never started. ``WFBENCH_BRIDGE=python`` forces
+    the Python forwarder.
+    """
+    if environ.get("WFBENCH_BRIDGE") == "python":
+        return None
+    root = environ.get("WFBENCH_CACHE") or os.path.join(
+        environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wfbench"
+    )
+    path = os.path.join(root, "bridge", f"wfbench-bridge-{_source_digest()}")
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+@functools.cache
+def _source_digest() -> str:
+    source = os.path.join(os.path.dirname(os.path.realpath(__file__)), "bridge_forwarder.c")
+    with open(source, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()[:16]
 
 
 def python_executable() -> str:
@@ -65,8 +96,8 @@ def plan_launch(
     """
     loaders: dict[str, Mount] = {}
 
-    def through_loader(program: str) -> str:
-        interpreter = elf_interpreter(host_path(program))
+    def through_loader(program: str, host: str | None = None) -> str:
+        interpreter = elf_interpreter(host or host_path(program))
         if interpreter is None:
             raise SandboxError(
                 f"cannot start {program} non-dumpable: it is not a dynamically linked ELF program"
@@ -86,17 +117,21 @@ def plan_launch(
         command = [through_loader(command[0]), *command]
     mounts: list[Mount] = []
     if policy.bridges:
-        python = python_executable()
-        script = FORWARDER_TARGET if in_sandbox else forwarder_source()
-        command = forwarder_argv(
-            [through_loader(python), python, "-I", "-S"],
-            script,
-            policy.bridges,
-            command,
-            socket_of=socket_target if in_sandbox else (lambda bridge: bridge.socket),
-        )
+        socket_of = socket_target if in_sandbox else (lambda bridge: bridge.socket)
+        compiled = compiled_forwarder(os.environ)
+        if compiled is not None:  # no interpreter start on the session's path
+            binary = COMPILED_TARGET if in_sandbox else compiled
+            start = [through_loader(binary, host=compiled), binary]
+            command = forwarder_argv(start, None, policy.bridges, command, socket_of=socket_of)
+            source = Mount(compiled, COMPILED_TARGET)
+        else:
+            python = python_executable()
+            script = FORWARDER_TARGET if in_sandbox else forwarder_source()
+            start = [through_loader(python), python, "-I", "-S"]
+            command = forwarder_argv(start, script, policy.bridges, command, socket_of=socket_of)
+            source = Mount(forwarder_source(), FORWARDER_TARGET)
         if in_sandbox:
-            mounts.append(Mount(forwarder_source(), FORWARDER_TARGET))
+            mounts.append(source)
             mounts += [Mount(bridge.socket, socket_target(bridge)) for bridge in policy.bridges]
     if in_sandbox:
         mounts = [*loaders.values(), *mounts]

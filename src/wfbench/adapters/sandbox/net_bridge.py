@@ -83,13 +83,13 @@ def socket_target(bridge: Bridge) -> str:
 
 def forwarder_argv(
     python: Sequence[str],
-    script: str,
+    script: str | None,
     bridges: Sequence[Bridge],
     argv: Sequence[str],
     *,
     socket_of: Callable[[Bridge], str],
 ) -> list[str]:
-    """``[*python, script, --bridge PORT SOCKET..., --, *argv]``.
+    """``[*python, script, --bridge PORT SOCKET..., --, *argv]`` (no ``script`` for the compiled forwarder).
 
     ``socket_of`` maps a bridge to the socket path the forwarder connects to (the mounted
     target under bwrap, the host path under host-unsafe).
@@ -100,7 +100,7 @@ def forwarder_argv(
     ports = [bridge.port for bridge in bridges]
     if len(set(ports)) != len(ports):
         raise SandboxError(f"two bridges on the same port: {sorted(ports)}")
-    args = [*python, script]
+    args = [*python, *([] if script is None else [script])]
     for bridge in bridges:
         args += ["--bridge", str(bridge.port), socket_of(bridge)]
     return [*args, "--", *argv]

@@ -9,6 +9,7 @@ environment (``/env``), which is never covered.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from collections.abc import Iterable
@@ -28,8 +29,20 @@ def site_dirs(prefixes: Iterable[str]) -> tuple[str, ...]:
     """Every real package directory under ``prefixes`` (``/usr`` style installation roots), sorted."""
     found: set[str] = set()
     for prefix in prefixes:
-        for pattern in PATTERNS:
-            for path in glob.glob(os.path.join(prefix, pattern)):
-                if os.path.isdir(path) and not os.path.islink(path) and os.path.realpath(path) == path:
-                    found.add(path)
+        found.update(_site_dirs_of(prefix))
     return tuple(sorted(found))
+
+
+@functools.lru_cache(maxsize=256)
+def _site_dirs_of(prefix: str) -> tuple[str, ...]:
+    """The package directories of one installation root, looked for once per process.
+
+    Every sandboxed command asks (about 20 ``glob`` calls over the same system trees each time);
+    an installation's layout does not change while a sweep runs.
+    """
+    found: list[str] = []
+    for pattern in PATTERNS:
+        for path in glob.glob(os.path.join(prefix, pattern)):
+            if os.path.isdir(path) and not os.path.islink(path) and os.path.realpath(path) == path:
+                found.append(path)
+    return tuple(found)

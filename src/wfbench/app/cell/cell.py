@@ -33,7 +33,7 @@ from wfbench.app.cell.context import (
     checked_run,
     skill_digest,
 )
-from wfbench.app.cell.events import PhaseFinished, PhaseStarted
+from wfbench.app.cell.events import CellTimings, PhaseFinished, PhaseStarted
 from wfbench.app.cell.measure import measured_fields, session_measurements
 from wfbench.app.cell.oracle_run import run_oracle
 from wfbench.app.cell.prompts import save_prompt
@@ -48,7 +48,6 @@ from wfbench.domain.errors import (
     SweepStorageError,
     WfbenchError,
 )
-from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.redaction import REDACTED, redact_text, secret_forms
 from wfbench.domain.results.rows import ErrorKind, Row
@@ -121,9 +120,11 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
         if services.gateway is not None:
             model = plan.arm.model or settings.model  # an arm may pin its own model
             lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
-            wire = CellWire(lease, prices_for(model))
-        services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
+            wire = CellWire(lease, lease.prices)
         ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
+        ctx.lap_started = started
+        services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
+        ctx.lap("copy")
         row = _measure(plan, ctx)
     except SweepStorageError:
         raise  # the sweep directory refuses writes: a harness failure that stops the sweep, never a row
@@ -135,12 +136,17 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
     finally:
         if wire is not None:
             wire.lease.close()
+        if ctx is not None:
+            ctx.lap("other")
         problem = services.workspaces.remove_tree(scratch)
     if problem is not None:
         row = _cleanup_failure(row, problem)
-    return attrs.evolve(
-        row, extra={**row.extra, "cell_wall_s": round(services.clock.monotonic() - started, 3)}
-    )
+    wall = round(services.clock.monotonic() - started, 3)
+    if ctx is not None:
+        ctx.lap("remove")
+        key = (plan.task.spec.id, plan.arm.name, plan.run)
+        _observe(ctx, CellTimings(key, wall, tuple(ctx.timings.items())))
+    return attrs.evolve(row, extra={**row.extra, "cell_wall_s": wall})
 
 
 def _under(exc: OSError, root: str) -> bool:
@@ -154,7 +160,9 @@ def _under(exc: OSError, root: str) -> bool:
 def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     """Prepare the workspace, run the sessions, check their work and build the row."""
     head, expected_digest, review_dir = _prepare(plan, ctx)
+    ctx.lap("prepare")
     records = _sessions(plan, ctx, review_dir, expected_digest)
+    ctx.lap("sessions")
     total = sum_sessions(records)
     wire_fields: dict[str, Any] = {}
     if ctx.wire is not None:
@@ -176,6 +184,7 @@ def _measure(plan: CellPlan, ctx: CellContext) -> Row:
     checks = _check(plan, ctx, total, review_dir, fields)
     if plan.task.spec.kind is TaskKind.IMPLEMENTATION:
         checks = _capture_evidence(plan, ctx, head, diagnostics=diagnostics, fields=fields, checks=checks)
+        ctx.lap("capture")
     fields["evidence_diagnostics"] = [redact_text(d, ctx.redacted()) for d in diagnostics]
     return _measured_row(plan, ctx, total, records=records, checks=checks, fields=fields)
 
@@ -186,14 +195,22 @@ def _prepare(plan: CellPlan, ctx: CellContext) -> tuple[str, str, str]:
     if spec.setup:
         _setup(ctx, spec.setup)
     incumbent = ctx.settings.incumbent_overlay
+    committed = False
     if incumbent is not None and set(incumbent.skills) & set(plan.arm.evaluated_skills):
         _apply_overlay(ctx, incumbent, message="incumbent skills")
+        committed = True
     if plan.overlay is not None:
         _apply_overlay(ctx, plan.overlay)
+        committed = True
     ctx.dependency_mounts = _dependency_mounts(ctx)
-    head = checked_run(
-        ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
-    ).strip()
+    snapshot = plan.task.snapshot
+    assert snapshot is not None
+    if spec.setup or committed:  # the workspace made commits of its own: ask its git, in the sandbox
+        head = checked_run(
+            ctx, ["git", "-c", "core.fsmonitor=false", "rev-parse", "HEAD"], writable=False
+        ).strip()
+    else:  # nothing ran in the copy yet: HEAD is the snapshot's commit
+        head = snapshot.commit
     if not COMMIT_RE.match(head):
         raise SandboxError(f"HEAD after setup is not a commit id: {head[:80]!r}")
     expected_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills, _instructions(plan))
@@ -229,6 +246,7 @@ def _check(
             fields["verify_output"] = fields["authored_test_output"]
             if detail is not None:
                 fault = AgentFault(ErrorKind.VERIFY_FAILED, detail)
+            ctx.lap("verify")
         if spec.kind is TaskKind.REVIEW:
             grade = grade_review(
                 os.path.join(review_dir, REVIEW_FILE),
@@ -240,16 +258,20 @@ def _check(
             review_valid, oracle_ok = grade.evidence_valid, grade.oracle_passed
             fields.update(grade.row_fields)
             fields["oracle_output"] = grade.oracle_output
+            ctx.lap("review")
         elif total.ok:
             verdict = run_oracle(ctx, plan.task)
             oracle_ok = verdict.passed
             fields["oracle_evidence"] = verdict.evidence
             fields.update(_oracle_outcome(ctx, plan, verdict))
+            if verdict.reward is not None:
+                fields["oracle_reward"] = verdict.reward
             fields["oracle_output"] = (
                 "hidden oracle passed" if oracle_ok else f"hidden oracle failed: {verdict.detail}"
             )
             if not oracle_ok and fault is None:
                 fault = AgentFault(ErrorKind.ORACLE_FAILED, f"hidden oracle failed: {verdict.detail}")
+            ctx.lap("oracle")
     except AgentFault as exc:
         fault = exc
     return _Checks(verify_ok, oracle_ok, review_valid, fault)
@@ -378,7 +400,7 @@ def _phase(
         writable=phase.workspace is WorkspaceMode.WRITABLE,
         network=plan.host_network,
         mounts=mounts + tuple(Mount(d, d) for d in plugins),
-        timeout_s=ctx.settings.session_timeout_s,
+        timeout_s=ctx.session_timeout_s,
         read_only_paths=(
             *_skill_paths(ctx.workspace, plan.arm),
             *_instructions(plan, present_in=ctx.workspace),
@@ -402,7 +424,7 @@ def _phase(
         add_dirs=(review_dir_seen,) if mounts else (),
         expected_skill=phase.skill,
         skill_paths={path.rsplit("/", 1)[-1]: path for path in skills},
-        timeout_s=ctx.settings.session_timeout_s,
+        timeout_s=ctx.session_timeout_s,
         env=env,
         secrets=secrets,
         label=f"{plan.label}-{phase.name}",
@@ -599,7 +621,7 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
     output = (result.stdout[-4000:] + b"\n" + result.stderr_tail[-2000:]).decode("utf-8", "replace")[-4000:]
     clean = redact_text(output, ctx.redacted())
     if result.state in (ProcessState.TIMEOUT, ProcessState.FORCED_KILL):
-        limit = f" after {ctx.settings.verify_timeout_s:g} s" if result.timed_out else ""
+        limit = f" after {ctx.verify_timeout_s:g} s" if result.timed_out else ""
         return False, clean, f"verify did not finish ({result.state}{limit}): {result.detail}".rstrip(": ")
     if result.state is not ProcessState.EXITED:
         raise SandboxError(f"verify did not finish ({result.state}): {result.detail}")
@@ -611,7 +633,7 @@ def _churn_and_patch(ctx: CellContext, plan: CellPlan, head: str, diagnostics: l
     snapshot = plan.task.snapshot
     assert snapshot is not None
     patch = ctx.services.workspaces.capture_patch(ctx.workspace, snapshot, PATCH_LIMIT, base_commit=head)
-    churn = ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
+    churn = patch.churn or ctx.services.workspaces.churn(ctx.workspace, snapshot, base_commit=head)
     diagnostics += [f"not diffed: {item.describe()}" for item in patch.skipped[:MAX_LISTED]]
     if len(patch.skipped) > MAX_LISTED:
         diagnostics.append(f"not diffed: … and {len(patch.skipped) - MAX_LISTED} more")
@@ -691,6 +713,7 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "runtime_digest": settings.runtime_digest if runtime is None else runtime.runtime_digest,
         **({} if runtime is None else {"agent": runtime.agent, "agent_version": runtime.agent_version}),
         **_plugin_fields(plan.arm),
+        **({"migrates": ",".join(plan.arm.migrates)} if plan.arm.migrates else {}),
         "recorded_at": settings.now().isoformat(),
         **task.oracle_digests,
         **task.asset_digests,

@@ -33,6 +33,8 @@ from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 #: Bytes a workspace may grow on disk over its sessions (``wfbench run --disk-budget``).
 DEFAULT_DISK_BUDGET = 4 * 1024**3
+#: ``PATH`` of an image task whose image declares none (the usual Debian/Ubuntu one).
+IMAGE_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_SKILL_BYTES = 4 * 1024 * 1024
 
 
@@ -163,6 +165,27 @@ class CellContext:
     wire: CellWire | None = None
     #: ``(phase, record)`` of every session run so far: kept by a row even if the cell then fails.
     sessions: list[tuple[str, SessionRecord]] = attrs.field(factory=list)
+    #: Seconds spent in each step of the cell so far, in order (``wfbench.log``'s ``cell_timings``).
+    timings: dict[str, float] = attrs.field(factory=dict)
+    #: When the step being timed started (monotonic; set by the first :meth:`lap`'s caller).
+    lap_started: float | None = None
+
+    def lap(self, step: str) -> None:
+        """Close the step that ran since the previous lap under the name ``step`` (added up if repeated)."""
+        now = self.services.clock.monotonic()
+        if self.lap_started is not None:
+            self.timings[step] = round(self.timings.get(step, 0.0) + now - self.lap_started, 4)
+        self.lap_started = now
+
+    @property
+    def session_timeout_s(self) -> float:
+        """An agent session's limit: the task's own (``limits.agent_timeout``), else the sweep's."""
+        return self.task.spec.limits.agent_timeout_s or self.settings.session_timeout_s
+
+    @property
+    def verify_timeout_s(self) -> float:
+        """verify's and the oracle's limit: the task's own (``limits.verifier_timeout``), else the sweep's."""
+        return self.task.spec.limits.verifier_timeout_s or self.settings.verify_timeout_s
 
     def redacted(self) -> tuple[str, ...]:
         """Every value to redact from what the cell writes: the run's secrets and the cell's token."""
@@ -183,10 +206,11 @@ class CellContext:
             workspace=self.workspace,
             workspace_writable=writable,
             network=network,
-            timeout_s=timeout_s or self.settings.verify_timeout_s,
+            timeout_s=timeout_s or self.verify_timeout_s,
             env=task_command_env(self.settings.command_env, self.task),
             mounts=mounts + environment_mounts(self.task) + (self.dependency_mounts if dependencies else ()),
             read_only_paths=read_only_paths,
+            image=None if self.task.environment is None else self.task.environment.image,
         )
 
 
@@ -194,7 +218,9 @@ def task_command_env(base: Mapping[str, str], task: BoundTask) -> dict[str, str]
     """The command environment of ``task``: its environment's ``bin/`` first on PATH, then its variables."""
     env = dict(base)
     built = task.environment
-    if built is not None:
+    if built is not None and built.image is not None:  # the image's own toolchain, not the host's
+        env["PATH"] = built.image.path or IMAGE_DEFAULT_PATH
+    if built is not None and built.has_directory:
         env["PATH"] = f"{built.bin_dir}:{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
         if built.python:
             env["VIRTUAL_ENV"] = built.mount
@@ -207,7 +233,8 @@ def environment_mounts(task: BoundTask) -> tuple[Mount, ...]:
     built = task.environment
     if built is None:
         return ()
-    return (Mount(built.host_path, ENV_MOUNT), *(Mount(path, path) for path in built.runtime_paths))
+    directory = (Mount(built.host_path, ENV_MOUNT),) if built.has_directory else ()
+    return (*directory, *(Mount(path, path) for path in built.runtime_paths))
 
 
 def checked_run(ctx: CellContext, argv: Sequence[str], *, writable: bool) -> str:

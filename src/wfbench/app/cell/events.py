@@ -19,6 +19,7 @@ from wfbench.domain.results.rows import Row
 __all__ = [
     "CellFinished",
     "CellStarted",
+    "CellTimings",
     "Fanout",
     "Note",
     "PhaseFinished",
@@ -77,6 +78,20 @@ class PhaseFinished:
 
 
 @attrs.frozen
+class CellTimings:
+    """Where a cell's wall time went (on the cell's worker thread, once its workspace is removed).
+
+    ``steps`` are ``(step, seconds)`` in the order they ran: ``copy``, ``prepare``, ``sessions``,
+    ``verify``, ``oracle`` or ``review``, ``capture``, ``remove``; ``other`` is the rest of ``wall_s``
+    (building the row, writing artifacts). A step that did not run is absent.
+    """
+
+    cell: CellKey
+    wall_s: float
+    steps: tuple[tuple[str, float], ...]
+
+
+@attrs.frozen
 class CellFinished:
     """A cell's row was persisted (in fold order)."""
 
@@ -103,7 +118,16 @@ class SweepFinished:
     completed: int
 
 
-SweepEvent = SweepStarted | CellStarted | PhaseStarted | PhaseFinished | CellFinished | Note | SweepFinished
+SweepEvent = (
+    SweepStarted
+    | CellStarted
+    | PhaseStarted
+    | PhaseFinished
+    | CellTimings
+    | CellFinished
+    | Note
+    | SweepFinished
+)
 
 
 class SweepObserver(Protocol):

@@ -40,12 +40,16 @@ from wfbench.domain.workspace.oracle import (
     OracleOutcome,
     OracleVerdict,
     oracle_verdict,
+    parse_reward,
+    reward_verdict,
 )
 from wfbench.domain.workspace.sandbox import Mount, ProcessState, SandboxPolicy
 from wfbench.domain.workspace.shadowing import RUNNER_MODULES
 
 ORACLE_MOUNT = "/wfbench-oracle"
 REPORT_MOUNT = "/wfbench-report"
+#: Where a reward oracle (Harbor's ``test.sh``) writes ``reward.txt``: fresh and empty per run.
+REWARD_MOUNT = "/logs/verifier"
 SITE_MOUNT = "/opt/wfbench/oracle-site"
 SITECUSTOMIZE = """\
 # wfbench: the hidden oracle's Python appends the workspace to sys.path, never prepends it, and
@@ -182,18 +186,18 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
         SandboxError: the sandbox could not run it, or the sweep was cancelled (harness failures).
     """
     spec = task.spec.oracle
-    junit = spec.report == "junit"
+    junit, reward = spec.report == "junit", spec.report == "reward"
     bundle, canaries, canary = with_canary(task.hidden_oracle(), secrets.token_hex(8))
     stage = ctx.services.workspaces.stage_oracle(bundle, os.path.join(ctx.scratch, "oracle"))
     report_dir = os.path.join(ctx.scratch, "oracle-report")
     try:
         site = write_site(os.path.join(ctx.scratch, "oracle-site"))
-        mounts = [Mount(stage, ORACLE_MOUNT), Mount(site, SITE_MOUNT)]
-        if junit:
+        mounts = [Mount(stage, spec.mount or ORACLE_MOUNT), Mount(site, SITE_MOUNT)]
+        if junit or reward:
             os.mkdir(report_dir, 0o700)
-            mounts.append(Mount(report_dir, REPORT_MOUNT, writable=True))
+            mounts.append(Mount(report_dir, REWARD_MOUNT if reward else REPORT_MOUNT, writable=True))
         policy = ctx.policy(writable=False, mounts=tuple(mounts), dependencies=True)
-        env = _oracle_env(ctx, policy, canary=canary, junit=junit)
+        env = _oracle_env(ctx, policy, canary=canary, junit=junit, root=spec.mount or ORACLE_MOUNT)
         command = ["/bin/sh", "-c", spec.command]
         result = ctx.services.sandbox.run(command, policy=attrs.evolve(policy, env=env), cancel=ctx.cancel)
     finally:
@@ -203,11 +207,20 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
             ErrorKind.IMPLEMENTATION_EVIDENCE_INVALID, "the hidden oracle files changed while staged"
         )
     if result.state in _AGENT_STATES:
-        limit = f" after {ctx.settings.verify_timeout_s:g} s" if result.timed_out else ""
+        limit = f" after {ctx.verify_timeout_s:g} s" if result.timed_out else ""
         detail = f"the oracle did not finish ({result.state}{limit})"
         return OracleVerdict(False, "junit" if junit else "exit-code", detail, OracleOutcome.TIMED_OUT)
     if result.state is not ProcessState.EXITED:
         raise SandboxError(f"hidden oracle did not finish ({result.state}): {result.detail}")
+    if reward:
+        value, why = parse_reward(*_reward_files(report_dir))
+        return reward_verdict(
+            exit_ok=result.ok,
+            returncode=result.returncode,
+            reward=value,
+            problem=why,
+            above=spec.reward_above,
+        )
     cases, problem = read_report(report_dir) if junit else (None, None)
     return oracle_verdict(
         exit_ok=result.ok,
@@ -220,8 +233,24 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
     )
 
 
-def _oracle_env(ctx: CellContext, policy: SandboxPolicy, *, canary: str, junit: bool) -> dict[str, str]:
-    root = ctx.services.sandbox.mount_path(ORACLE_MOUNT, policy)
+def _reward_files(report_dir: str) -> tuple[bytes | None, bytes | None]:
+    """The bytes of ``reward.txt`` and ``reward.json`` the verifier wrote (regular files only, bounded)."""
+    found: list[bytes | None] = []
+    for name in ("reward.txt", "reward.json"):
+        try:
+            fd = os.open(os.path.join(report_dir, name), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            found.append(None)
+            continue
+        with os.fdopen(fd, "rb") as handle:
+            found.append(handle.read(64 * 1024))
+    return found[0], found[1]
+
+
+def _oracle_env(
+    ctx: CellContext, policy: SandboxPolicy, *, canary: str, junit: bool, root: str = ORACLE_MOUNT
+) -> dict[str, str]:
+    root = ctx.services.sandbox.mount_path(root, policy)
     workspace = ctx.services.sandbox.workspace_path(policy)
     site = ctx.services.sandbox.mount_path(SITE_MOUNT, policy)
     env = python_guard_env(

@@ -31,7 +31,7 @@ from wfbench.domain.metering.wire import USAGE_NAMES, WireMeter
 from wfbench.domain.ports import ModelLease
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.outcome import SessionSum
-from wfbench.domain.session.records import SessionRecord
+from wfbench.domain.session.records import SessionRecord, Usage
 from wfbench.domain.workspace.sandbox import SandboxPolicy
 
 #: How long a finished session may still have a request in flight at the proxy.
@@ -44,6 +44,24 @@ BUDGET_DETAIL = "stopped by --max-cost: the sweep's metered spend reached its bu
 def cut_detail(replies: int) -> str:
     """The detail of an ok session a reply of which the upstream cut short."""
     return f"the model provider cut {replies} reply(ies) of the session short (a provider fault)"
+
+
+def gateway_evidence(translated: Usage, native: Usage) -> dict[str, Any]:
+    """The row fields of a gateway: its translated usage, and how it disagrees with the native usage.
+
+    A field both report must be equal; a field only the gateway reports is not compared (LiteLLM
+    reports ``0`` for cache fields the upstream never sent: that is no measurement).
+    """
+    differences = [
+        f"{name} {getattr(translated, name)} through the gateway, {getattr(native, name)} at the upstream"
+        for name in USAGE_NAMES
+        if getattr(native, name) is not None and getattr(translated, name) != getattr(native, name)
+    ]
+    detail = "the model gateway's usage disagrees with the upstream's: " + "; ".join(differences)
+    return {
+        "gateway_usage": {name: getattr(translated, name) for name in USAGE_NAMES},
+        "gateway_usage_disagreement": detail if differences else None,
+    }
 
 
 @attrs.define
@@ -97,8 +115,18 @@ class CellWire:
         return attrs.evolve(record, ok=False, error_kind=ErrorKind.EVIDENCE_UNVERIFIED, error_detail=detail)
 
     def row(self, total: SessionSum) -> tuple[SessionSum, dict[str, Any]]:
-        """``total`` with the wire's usage and cost, and the row fields that keep the agent's beside them."""
+        """``total`` with the wire's usage and cost, and the row fields that keep the agent's beside them.
+
+        Behind a model gateway the wire is the upstream's native usage (the lease's ``native``
+        meter); the gateway's translated figure, as the agent's key proxy saw it, is kept beside
+        it (``gateway_usage``) and a field both report differently is flagged.
+        """
         meter = self.lease.meter(settle_s=SETTLE_S)
+        gateway_fields: dict[str, Any] = {}
+        native = getattr(self.lease, "native", None)
+        if native is not None:
+            translated, meter = meter, native.meter(settle_s=SETTLE_S)
+            gateway_fields = gateway_evidence(translated.usage, meter.usage)
         cost = None if self.prices is None else self.prices.cost_usd(meter.usage)
         fields: dict[str, Any] = {
             "usage_source": "wire",
@@ -108,11 +136,14 @@ class CellWire:
             "wire_incomplete": meter.incomplete,
             "wire_refused": meter.refused,
             "wire_refusals": [refusal.to_mapping() for refusal in meter.refusals],
+            **gateway_fields,
         }
         diagnostics = [
             f"the key proxy refused a request of this cell: {r.status} {r.kind} ({r.detail})"
             for r in meter.refusals
         ]
+        if gateway_fields.get("gateway_usage_disagreement"):
+            diagnostics.append(str(gateway_fields["gateway_usage_disagreement"]))
         total = attrs.evolve(
             total,
             usage=meter.usage,

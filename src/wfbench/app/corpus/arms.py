@@ -85,12 +85,12 @@ class Phase:
 
 
 #: The agents an arm may name (``agent:`` in a corpus).
-AGENT_NAMES = ("claude", "codex", "standin")
+AGENT_NAMES = ("claude", "codex", "gemini", "standin")
 
 
 @attrs.frozen
 class AgentChoice:
-    """The agent an arm runs: ``claude``, ``codex`` or ``standin``, optionally one specific install.
+    """The agent an arm runs (``claude``, ``codex``, ``gemini``, ``standin``), optionally one install.
 
     ``binary`` pins an install other than the default one (e.g. an older Codex, to gate an
     upgrade); the runtime identity of every row records the agent and its version either way.
@@ -123,6 +123,9 @@ class Arm:
     network: str = "model-only"
     #: The plugin the arm's phases load (``plugin_dirs``): the arm's identity instead of skill bytes.
     plugin: PluginIdentity | None = None
+    #: What a candidate changes on purpose against its incumbent (``agent``, ``model``): the gate
+    #: decides across a declared difference and refuses an undeclared one (``docs/arms.md``).
+    migrates: tuple[str, ...] = ()
 
     @property
     def is_candidate(self) -> bool:

@@ -10,6 +10,7 @@ through the :class:`~wfbench.domain.ports.Workspaces` port: see :func:`wfbench.a
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -34,6 +35,7 @@ from wfbench.app.corpus.environment_spec import parse_environment, parse_task_en
 from wfbench.app.corpus.plugins import CE_SKILLS, PluginIdentity, plugin_identity
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import InputError
+from wfbench.domain.promotion.migration import DIMENSIONS as MIGRATIONS
 from wfbench.domain.promotion.policy import DecisionPolicy
 from wfbench.domain.review.labels import parse_labels
 from wfbench.domain.sweep.limits import MAX_WORKERS
@@ -71,6 +73,8 @@ TASK_KEYS = frozenset(
         "environment",
         "env",
         "gold_patch",
+        "gold_script",
+        "limits",
         "network",
     }
 )
@@ -78,8 +82,10 @@ DEFAULT_KEYS = frozenset({"arms", "runs", "candidate_overlay", "workers", "model
 PHASE_KEYS = frozenset(
     {"name", "role", "prompt", "skill", "tools", "disallowed_tools", "workspace", "mcp_config", "plugin_dirs"}
 )
-ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like", "network"})
-ORACLE_KEYS = frozenset({"command", "files", "report", "expect"})
+ARM_KEYS = frozenset({"kind", "phases", "incumbent", "agent", "model", "like", "network", "migrates"})
+ORACLE_KEYS = frozenset({"command", "files", "report", "expect", "mount", "reward_above"})
+#: ``oracle.report``: a JUnit report, or a reward file (Harbor's ``reward.txt``/``reward.json``).
+REPORT_KINDS = ("junit", "reward")
 #: ``network:`` of a task or an arm: the model endpoint only (the default), or the host's network.
 NETWORK_MODES = ("model-only", "host")
 REVIEW_LABELS_TARGET = "review-labels.json"
@@ -95,6 +101,22 @@ class OracleSpec:
     report: str | None = None
     #: Test ids (``<classname>::<name>``, or a bare name) the report must show passed.
     expect: tuple[str, ...] = ()
+    #: Where the hidden files appear (None: the harness's own path; ``/tests`` for Harbor tasks).
+    mount: str | None = None
+    #: ``report: reward``: the oracle passes when the reward is above this (and it exited 0).
+    reward_above: float = 0.0
+
+
+@attrs.frozen
+class TaskLimits:
+    """A task's own time limits (seconds; None: the sweep's ``--session-timeout``/``--verify-timeout``)."""
+
+    agent_timeout_s: float | None = None
+    verifier_timeout_s: float | None = None
+
+
+#: ``limits:`` keys of a task.
+LIMIT_KEYS = frozenset({"agent_timeout", "verifier_timeout"})
 
 
 @attrs.frozen
@@ -126,8 +148,12 @@ class TaskSpec:
     env: tuple[tuple[str, str], ...] = ()
     #: A patch (absolute path, in the corpus) that resolves the task: ``wfbench tasks validate`` applies it.
     gold_patch: str | None = None
+    #: A script that resolves the task (Harbor's ``solve.sh``): ``tasks validate`` runs it instead.
+    gold_script: str | None = None
     #: ``host`` keeps the host network for the task's agent sessions (contaminating; docs/security.md).
     network: str = "model-only"
+    #: The task's own time limits (Harbor's ``timeout_sec``), else the sweep's.
+    limits: TaskLimits = TaskLimits()
 
 
 @attrs.frozen
@@ -204,9 +230,10 @@ def _corpus(raw: Any, source: str) -> Corpus:
             raise InputError(
                 f"unknown incumbent arm {arm.incumbent!r}", locator=f"arm {arm.name}", field="incumbent"
             )
+        _check_migration(arm, arms)
     environment = None
     if raw.get("environment") is not None:
-        environment = parse_environment(raw["environment"], locator="")
+        environment = parse_environment(raw["environment"], locator="", root=root)
     tasks = tuple(_task(item, index, root, environment) for index, item in enumerate(raw["tasks"]))
     seen: set[str] = set()
     for task in tasks:
@@ -247,10 +274,17 @@ def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None =
     if not os.path.isdir(repo):
         raise InputError(f"repository does not exist: {repo}", locator=locator, field="repo")
     if "environment" in raw:
-        environment = parse_environment(raw["environment"], locator=locator)
+        environment = parse_environment(raw["environment"], locator=locator, root=root)
     gold = raw.get("gold_patch")
     if gold is not None:
         gold = _existing_file(_text(gold, "gold_patch", locator=locator), root, "gold_patch", locator=locator)
+    script = raw.get("gold_script")
+    if script is not None:
+        if gold is not None:
+            raise InputError("give gold_patch or gold_script, not both", locator=locator, field="gold_script")
+        script = _existing_file(
+            _text(script, "gold_script", locator=locator), root, "gold_script", locator=locator
+        )
     expensive = raw.get("expensive", False)
     if not isinstance(expensive, bool):
         raise InputError("must be true or false", locator=locator, field="expensive")
@@ -269,7 +303,9 @@ def _task(raw: Any, index: int, root: str, environment: EnvironmentSpec | None =
         environment=environment,
         env=parse_task_env(raw.get("env"), locator=locator),
         gold_patch=gold,
+        gold_script=script,
         network=network_mode(raw, locator),
+        limits=_limits(raw.get("limits"), locator),
     )
 
 
@@ -292,16 +328,17 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
         spec = _mapping(spec, "oracle", locator=locator)
         if not {"command", "files"} <= set(spec) <= ORACLE_KEYS:
             raise InputError(
-                "must have `command` and `files` (and optionally `report`, `expect`)",
+                "must have `command` and `files` (and optionally `report`, `expect`, `mount`, "
+                "`reward_above`)",
                 locator=locator,
                 field="oracle",
             )
         command = _text(spec["command"], "oracle.command", locator=locator)
         report = _opt_text(spec.get("report"), "oracle.report", locator=locator)
-        if report not in (None, "junit"):
-            raise InputError("must be `junit` when given", locator=locator, field="oracle.report")
+        if report not in (None, *REPORT_KINDS):
+            raise InputError("must be `junit` or `reward` when given", locator=locator, field="oracle.report")
         expect = _strings(spec.get("expect", []), "oracle.expect", locator)
-        if expect and report is None:
+        if expect and report != "junit":
             raise InputError("needs `report: junit`", locator=locator, field="oracle.expect")
         if not isinstance(spec["files"], list):
             raise InputError("must be a list", locator=locator, field="oracle.files")
@@ -321,7 +358,48 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
         files.append(OracleFileSpec(source=source, target=REVIEW_LABELS_TARGET))
     if not files:
         raise InputError("must name at least one file", locator=locator, field="oracle.files")
-    return OracleSpec(command=command, files=tuple(files), report=report, expect=expect)
+    mount, above = _oracle_placement(spec or {}, report, locator)
+    return OracleSpec(
+        command=command, files=tuple(files), report=report, expect=expect, mount=mount, reward_above=above
+    )
+
+
+def _limits(raw: Any, locator: str) -> TaskLimits:
+    """``limits: {agent_timeout: S, verifier_timeout: S}`` (seconds, 1..86400)."""
+    if raw is None:
+        return TaskLimits()
+    spec = _mapping(raw, "limits", locator=locator)
+    _no_unknown(spec, LIMIT_KEYS, locator=locator, prefix="limits.")
+    values: dict[str, float] = {}
+    for key in LIMIT_KEYS & set(spec):
+        value = spec[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 86400:
+            raise InputError("must be a number of seconds (1..86400)", locator=locator, field=f"limits.{key}")
+        values[f"{key}_s"] = float(value)
+    return TaskLimits(**values)
+
+
+def _oracle_placement(spec: Mapping[str, Any], report: str | None, locator: str) -> tuple[str | None, float]:
+    """``oracle.mount`` (an absolute path for the hidden files) and ``oracle.reward_above``."""
+    mount = spec.get("mount")
+    if mount is not None and (
+        not isinstance(mount, str)
+        or not mount.startswith("/")
+        or os.path.normpath(mount) != mount
+        or mount in ("/", "/workspace", "/logs", "/logs/verifier")
+        or mount.startswith(("/proc", "/dev", "/sys", "/usr", "/etc", "/workspace/"))
+    ):
+        raise InputError(
+            "must be an absolute path outside the workspace and the system's directories (e.g. /tests)",
+            locator=locator,
+            field="oracle.mount",
+        )
+    above = spec.get("reward_above", 0.0)
+    if "reward_above" in spec and report != "reward":
+        raise InputError("needs `report: reward`", locator=locator, field="oracle.reward_above")
+    if isinstance(above, bool) or not isinstance(above, int | float) or not math.isfinite(above):
+        raise InputError("must be a number", locator=locator, field="oracle.reward_above")
+    return mount, float(above)
 
 
 def _checked_labels(raw: Any, root: str, locator: str) -> str:
@@ -404,7 +482,39 @@ def _arm(name: Any, raw: Any, root: str, known: Mapping[str, Arm]) -> Arm:
         model=model,
         network=network_mode(raw, locator),
         plugin=plugin,
+        migrates=_migrates(raw.get("migrates"), locator),
     )
+
+
+def _migrates(raw: Any, locator: str) -> tuple[str, ...]:
+    """``migrates: [agent, model]`` (or one of them as a string): the candidate's declared differences."""
+    if raw is None:
+        return ()
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not items or any(item not in MIGRATIONS for item in items):
+        raise InputError(f"must be a list of {' and '.join(MIGRATIONS)}", locator=locator, field="migrates")
+    return tuple(dimension for dimension in MIGRATIONS if dimension in items)
+
+
+def _check_migration(arm: Arm, arms: Mapping[str, Arm]) -> None:
+    """A declared migration needs an incumbent and a real difference from it in each declared dimension."""
+    if not arm.migrates:
+        return
+    locator = f"arm {arm.name}"
+    incumbent = arms.get(arm.incumbent or "")
+    if incumbent is None:
+        raise InputError(
+            "only a candidate (an arm with an incumbent) migrates", locator=locator, field="migrates"
+        )
+    same = {"agent": arm.agent == incumbent.agent, "model": arm.model == incumbent.model}
+    for dimension in arm.migrates:
+        if same[dimension]:
+            raise InputError(
+                f"declares a {dimension} migration but runs the {dimension} of its incumbent"
+                f" {incumbent.name}",
+                locator=locator,
+                field="migrates",
+            )
 
 
 def _arm_plugin(phases: tuple[Phase, ...], locator: str) -> PluginIdentity | None:

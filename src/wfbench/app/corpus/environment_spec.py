@@ -13,15 +13,32 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
-from wfbench.domain.environment.spec import BUILD_TIMEOUT_S, EnvironmentSpec, task_env_problem
+import attrs
+
+from wfbench.domain.environment.spec import (
+    BUILD_TIMEOUT_S,
+    DEFAULT_WORKDIR,
+    EnvironmentSpec,
+    ImageSource,
+    task_env_problem,
+)
 from wfbench.domain.errors import InputError
 
-ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "timeout"})
+#: Keys of a container-image environment (docs/containers.md).
+IMAGE_KEYS = frozenset({"image", "containerfile", "context", "workdir", "build_args"})
+ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "timeout"}) | IMAGE_KEYS
+#: An image reference: ``NAME[:TAG][@sha256:HEX]`` (registry host and path segments allowed).
+_IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}(@sha256:[0-9a-f]{64})?$")
 _VERSION = re.compile(r"^3\.[0-9]{1,2}$")
+_ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
-def parse_environment(raw: Any, *, locator: str, field: str = "environment") -> EnvironmentSpec | None:
+def parse_environment(
+    raw: Any, *, locator: str, field: str = "environment", root: str | None = None
+) -> EnvironmentSpec | None:
     """An ``environment`` mapping as a spec; ``false`` is no environment.
+
+    ``root`` is the corpus directory: a ``containerfile`` and its ``context`` are relative to it.
 
     Raises:
         InputError: naming the field (``environment.python``, ``environment.install``…).
@@ -34,12 +51,80 @@ def parse_environment(raw: Any, *, locator: str, field: str = "environment") -> 
     if unknown:
         allowed = ", ".join(sorted(ENVIRONMENT_KEYS))
         raise InputError(f"unknown key (allowed: {allowed})", locator=locator, field=f"{field}.{unknown[0]}")
+    image = _image_source(raw, locator, field, root)
+    if image is not None and "python" in raw:
+        raise InputError(
+            "an image environment brings its own toolchain (drop python:)",
+            locator=locator,
+            field=f"{field}.python",
+        )
     return EnvironmentSpec(
-        python=_python(raw.get("python", "harness"), locator, f"{field}.python"),
+        python=None
+        if image is not None
+        else _python(raw.get("python", "harness"), locator, f"{field}.python"),
         install=_commands(raw.get("install", []), locator, f"{field}.install"),
         key_files=_key_files(raw.get("key_files"), locator, f"{field}.key_files"),
         timeout_s=_timeout(raw.get("timeout", BUILD_TIMEOUT_S), locator, f"{field}.timeout"),
+        image=image,
     )
+
+
+def _image_source(raw: Mapping[str, Any], locator: str, field: str, root: str | None) -> ImageSource | None:
+    """The ``image`` / ``containerfile`` + ``context`` / ``workdir`` / ``build_args`` keys, or None."""
+    if not IMAGE_KEYS & set(raw):
+        return None
+    image, containerfile = raw.get("image"), raw.get("containerfile")
+    if (image is None) == (containerfile is None):
+        raise InputError(
+            "an image environment names exactly one of image: and containerfile:",
+            locator=locator,
+            field=field,
+        )
+    base = os.path.abspath(root or ".")
+    source = ImageSource(workdir=_workdir(raw.get("workdir", DEFAULT_WORKDIR), locator, f"{field}.workdir"))
+    if image is not None:
+        if "context" in raw or "build_args" in raw:
+            key = "context" if "context" in raw else "build_args"
+            raise InputError("only a containerfile: has this key", locator=locator, field=f"{field}.{key}")
+        if not isinstance(image, str) or not _IMAGE_REF.match(image):
+            raise InputError(
+                "must be an image reference NAME[:TAG|@sha256:…]", locator=locator, field=f"{field}.image"
+            )
+        return attrs.evolve(source, image=image)
+    path = _corpus_path(containerfile, base, locator, f"{field}.containerfile", directory=False)
+    context = _corpus_path(
+        raw.get("context", os.path.dirname(path)), base, locator, f"{field}.context", directory=True
+    )
+    args = _build_args(raw.get("build_args"), locator, f"{field}.build_args")
+    return attrs.evolve(source, containerfile=path, context=context, build_args=args)
+
+
+def _workdir(raw: Any, locator: str, field: str) -> str:
+    if not isinstance(raw, str) or not os.path.isabs(raw) or os.path.normpath(raw) != raw or raw == "/":
+        raise InputError("must be a normalised absolute path other than /", locator=locator, field=field)
+    if any(c in raw for c in ",:\x00\n"):
+        raise InputError("must not hold ',', ':' or control characters", locator=locator, field=field)
+    return raw
+
+
+def _corpus_path(raw: Any, base: str, locator: str, field: str, *, directory: bool) -> str:
+    if not isinstance(raw, str) or not raw:
+        raise InputError("must be a path (relative to the corpus)", locator=locator, field=field)
+    path = os.path.normpath(os.path.join(base, raw))
+    if not (os.path.isdir(path) if directory else os.path.isfile(path)):
+        kind = "directory" if directory else "file"
+        raise InputError(f"{kind} does not exist: {path}", locator=locator, field=field)
+    return path
+
+
+def _build_args(raw: Any, locator: str, field: str) -> tuple[tuple[str, str], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping) or not all(
+        isinstance(k, str) and _ARG_NAME.match(k) and isinstance(v, str | int | float) for k, v in raw.items()
+    ):
+        raise InputError("must be a mapping of NAME: value", locator=locator, field=field)
+    return tuple(sorted((k, str(v)) for k, v in raw.items()))
 
 
 def _python(raw: Any, locator: str, field: str) -> str | None:

@@ -23,7 +23,6 @@ import attrs
 
 from wfbench.app.cell.context import CellServices, RunSettings
 from wfbench.app.cell.wire import CellWire
-from wfbench.domain.metering.prices import prices_for
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.session.records import SessionRecord, SessionRequest
 from wfbench.domain.workspace.sandbox import SandboxPolicy
@@ -125,7 +124,8 @@ def run_proposer(
     env, secrets = dict(settings.agent_env), dict(settings.secrets)
     wire = None
     if services.gateway is not None:
-        wire = CellWire(services.gateway.lease(label, model=model), prices_for(model))
+        lease = services.gateway.lease(label, model=model)
+        wire = CellWire(lease, lease.prices)
     try:
         if wire is not None:  # the model only through the proposer's own metered lease
             policy, env, secrets = wire.policy(policy), wire.env(env), wire.secrets(secrets)

@@ -27,6 +27,7 @@ import attrs
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
 from wfbench.domain.promotion.gates import Decision
 from wfbench.domain.promotion.judging import PairSpec, judge_summary
+from wfbench.domain.promotion.migration import PairRuntimes, declared, pair_model
 from wfbench.domain.promotion.policy import (
     CANDIDATE_ARMS,
     DEFAULT_GATES,
@@ -75,6 +76,8 @@ ARM_FIELDS = (
     "ce_plugin_version",
     "ce_plugin_manifest_digest",
     "candidate_overlay_digest",
+    "agent",
+    "migrates",
 )
 #: The model a row was measured with: ``benchmark_model``, else ``model`` (an attested pseudo-field).
 MODEL = "benchmark_model|model"
@@ -247,6 +250,19 @@ def _model_of(attested: Attested, arms: Iterable[str] | None = None) -> tuple[st
     return None, None
 
 
+def pair_model_of(attested: Attested, candidate: str, incumbent: str) -> tuple[str | None, tuple[str, ...]]:
+    """The pair's benchmark model and reasons (:func:`~wfbench.domain.promotion.migration.pair_model`)."""
+    runtimes = PairRuntimes(
+        incumbent_models=tuple(map(str, attested.agreed(MODEL, [incumbent]))),
+        candidate_models=tuple(map(str, attested.agreed(MODEL, [candidate]))),
+        incumbent_agents=tuple(map(str, attested.agreed("agent", [incumbent]))),
+        candidate_agents=tuple(map(str, attested.agreed("agent", [candidate]))),
+        migrates=declared(attested.single("migrates", [candidate])),
+        models_seen=tuple(map(str, attested.agreed(MODEL, [incumbent, candidate]))),
+    )
+    return pair_model(candidate, incumbent, runtimes)
+
+
 def resolve_model(rows: Iterable[Row] | GateInput) -> tuple[str | None, str | None]:
     """The benchmark model the rows agree on, and a problem when they name more than one."""
     return _model_of(gate_input(rows).attested)
@@ -298,15 +314,19 @@ def regate(
     table = read.summary.table
     present = set(table.arms())
     candidates = [arm for arm in pairs if arm in present]
-    model, problem = _model_of(read.attested, {*candidates, *(pairs[arm] for arm in candidates)})
+    model, _ = _model_of(read.attested, {*candidates, *(pairs[arm] for arm in candidates)})
     if bindings is not None:
         model = bindings.benchmark_model
     specs = [PairSpec(candidate, pairs[candidate], gates.get(candidate)) for candidate in candidates]
-    judged = judge_summary(read.summary, specs, model=model, policy=policy)
+    # each pair with its own model: a declared migration decides across it, an undeclared one cannot
+    own = {candidate: pair_model_of(read.attested, candidate, pairs[candidate]) for candidate in candidates}
+    pair_models = {  # refused (no model, a reason): None; else the bindings' model, the pair's, the rows'
+        candidate: None if pair is None and notes else (model if bindings is not None else pair or model)
+        for candidate, (pair, notes) in own.items()
+    }
+    judged = judge_summary(read.summary, specs, model=model, policy=policy, pair_models=pair_models)
     decisions = [
-        attrs.evolve(decision, reasons=(problem, *decision.reasons))
-        if problem is not None and bindings is None
-        else decision
+        attrs.evolve(decision, reasons=(*own[decision.candidate_arm][1], *decision.reasons))
         for decision in judged
     ]
     evidence = None

@@ -190,7 +190,7 @@ def _sweep_lines(name: str, label: str, model: SweepModel) -> list[str]:
     decisions = "; ".join(f"{v.candidate}: {v.decision}" for v in model.verdicts) or "none"
     return [
         f"- {label} = `{name}`: {model.rows} cell(s), {len(model.tasks)} task(s), spend "
-        f"{fmt.money(model.spend)}, "
+        f"{model.spend_text()}, "
         f"run status {model.run_status or 'n/a'}; model {fmt.na(facts.get('model'))}, agent "
         f"{fmt.na(facts.get('agent'))} {fmt.na(facts.get('agent version'))}, wfbench "
         f"{fmt.na(facts.get('wfbench'))};"

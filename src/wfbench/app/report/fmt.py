@@ -44,6 +44,20 @@ def money(value: Any, digits: int = 4) -> str:
     return f"{sign}${abs(number):.{digits}f}"
 
 
+def spend(known_usd: float, unknown: int, cells: int, digits: int = 4) -> str:
+    """A sum of cells' costs that never shows unknown spend as zero.
+
+    ``$0.1615`` when every cell's cost is known; ``n/a`` when none is (``cells`` of them without
+    a cost: an unpriced model, or an agent that reported none); else the partial sum with the
+    count of cells it leaves out: ``$0.1615 + n/a (3 of 8 cells without a cost)``.
+    """
+    if unknown <= 0:
+        return money(known_usd, digits)
+    if unknown >= cells:
+        return f"{NA} ({cells} cell(s) without a cost)" if cells else NA
+    return f"{money(known_usd, digits)} + {NA} ({unknown} of {cells} cells without a cost)"
+
+
 def pct(value: Any, *, signed: bool = True, digits: int = 1) -> str:
     """``+24.9%`` (signed) or ``24.9%``; ``n/a`` when unknown."""
     number = _number(value)

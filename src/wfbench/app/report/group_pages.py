@@ -75,7 +75,7 @@ def render_arm_page(model: SweepModel, arm: str, links: Links) -> str:
     head = (
         f"<h1>{esc(arm)}</h1><p>{esc(totals.kind)} arm · {totals.tasks} task(s) · resolved "
         f"{fmt.ratio(totals.resolved, totals.valid_runs)} ({esc(rate)}) · spend "
-        f"{esc(fmt.money(totals.spend))} · "
+        f"{esc(totals.spend_text)} · "
         f"median cell wall {esc(fmt.na(totals.wall_median, '.1f'))} s</p>"
         f'<p>health <span class="badge {esc(health.status.value)}">{esc(health.status.value)}</span> '
         f"{esc('; '.join(health.reasons))}</p>"

@@ -95,8 +95,7 @@ def effect_text(effect: Effect | None) -> str:
 
 def spend_text(model: SweepModel) -> str:
     """The sweep's total spend and where it comes from."""
-    unknown = f"; {model.spend_unknown} row(s) reported no cost" if model.spend_unknown else ""
-    return f"{fmt.money(model.spend, 4)} over {model.rows} cell(s), from {model.spend_source}{unknown}"
+    return f"{model.spend_text()} over {model.rows} cell(s), from {model.spend_source}"
 
 
 def wall_median(cells: Sequence[CellRef]) -> float | None:
@@ -224,7 +223,7 @@ def _arms_section(model: SweepModel) -> list[str]:
 
 
 def _impl_arm(t: ArmTotals) -> list[object]:
-    spend = fmt.money(t.spend) + (f" (+{t.spend_unknown} unknown)" if t.spend_unknown else "")
+    spend = t.spend_text
     return [
         t.arm,
         t.tasks,
@@ -249,7 +248,7 @@ def _review_arm(t: ArmTotals) -> list[object]:
             for name in ("review_weighted_f1", "review_precision", "review_recall", "review_blocker_recall")
         ),
         fmt.ratio(t.clean_passed, t.clean_total) if t.clean_total else "n/a",
-        fmt.money(t.spend),
+        t.spend_text,
         fmt.na(t.wall_median, ".1f"),
         _errors(dict(t.error_kinds)),
     ]

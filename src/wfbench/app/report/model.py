@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from wfbench import __version__
+from wfbench.app.report import fmt
 from wfbench.app.report.cells import CellRef, PackedCells
 from wfbench.app.report.verdicts import Verdict, detectability_sentences, verdicts_of
 from wfbench.domain.results.aggregation import Aggregate, AggregateTable
@@ -123,6 +124,11 @@ class ArmTotals:
     clean_total: int = 0
 
     @property
+    def spend_text(self) -> str:
+        """The arm's spend: ``n/a`` or a partial sum when some cells' cost is unknown (never ``$0``)."""
+        return fmt.spend(self.spend, self.spend_unknown, self.runs)
+
+    @property
     def rate(self) -> float | None:
         """Resolved over valid runs (0..1); ``None`` without valid runs."""
         return self.resolved / self.valid_runs if self.valid_runs else None
@@ -163,6 +169,10 @@ class SweepModel:
     def spend_unknown(self) -> int:
         """Rows whose cost was not reported."""
         return sum(totals.spend_unknown for totals in self.arm_totals.values())
+
+    def spend_text(self, digits: int = 4) -> str:
+        """The sweep's spend: ``n/a`` or a partial sum when some cells' cost is unknown (never ``$0``)."""
+        return fmt.spend(self.spend, self.spend_unknown, self.rows, digits)
 
     @property
     def spend_source(self) -> str:

@@ -78,7 +78,7 @@ def _facts(model: SweepModel) -> str:
         (f"{model.rows:,}", "cells", "#cells"),
         (f"{len(model.tasks):,}", "tasks", "#cells"),
         (f"{len(model.arms)}", "arms", "#arms"),
-        (fmt.money(model.spend, 2), "total spend (rows' cost_usd)", "#arms"),
+        (model.spend_text(2), "total spend (rows' cost_usd)", "#arms"),
         (model.run_status or "n/a", "run status", "#verdict"),
     ]
     return (
@@ -115,7 +115,7 @@ def _verdict_block(model: SweepModel, verdict: Verdict, links: Links) -> str:
     sides = " · ".join(
         f'<a href="{esc(_arm_href(links, t.arm))}">{esc(t.arm)}</a> resolved <a '
         f'href="{esc(_arm_href(links, t.arm))}">{fmt.ratio(t.resolved, t.valid_runs)}</a>, spent <a '
-        f'href="{esc(_arm_href(links, t.arm))}">{fmt.money(t.spend)}</a>'
+        f'href="{esc(_arm_href(links, t.arm))}">{esc(t.spend_text)}</a>'
         for t in (inc, cand)
         if t is not None
     )
@@ -242,7 +242,7 @@ def _impl_arms_table(arms: Sequence[ArmTotals], links: Links) -> str:
             else f"{100 * t.rate:.0f}%"
             + ("" if t.wilson is None else f" [{100 * t.wilson[0]:.0f}–{100 * t.wilson[1]:.0f}%]")
         )
-        spend = fmt.money(t.spend) + (f" (+{t.spend_unknown} unknown)" if t.spend_unknown else "")
+        spend = t.spend_text
         errors = ", ".join(f"{k}×{v}" for k, v in t.error_kinds.items()) or "—"
         body.append(
             f'<tr id="arm-{esc(layout.path_segment(t.arm))}"><td><a '
@@ -277,7 +277,7 @@ def _review_arms_table(arms: Sequence[ArmTotals], links: Links) -> str:
             f'href="{esc(_arm_href(links, t.arm))}">{esc(t.arm)}</a></td>'
             f'<td class="num">{t.tasks}</td><td class="num"><a '
             f'href="{esc(_arm_href(links, t.arm))}">{t.runs}</a></td>{metrics}'
-            f'<td class="num">{esc(clean)}</td><td class="num">{esc(fmt.money(t.spend))}</td>'
+            f'<td class="num">{esc(clean)}</td><td class="num">{esc(t.spend_text)}</td>'
             f'<td class="num">{esc(fmt.na(t.wall_median, ".1f"))}</td><td>{esc(errors)}</td></tr>'
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"

@@ -17,6 +17,7 @@ import attrs
 from wfbench.app.corpus.arms import Arm, Overlay
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import Corpus
+from wfbench.app.gating.gating import gate_input, pair_model_of
 from wfbench.app.report.cell_pages import DirectoryArtifacts, write_cell_pages
 from wfbench.app.report.model import ReportInputs, build_model
 from wfbench.app.report.render import render_model
@@ -77,7 +78,14 @@ def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     """``promotion.json``: one decision per candidate arm; an aborted sweep can never promote."""
     complete = not (data.tripped or data.cancelled or data.budget_stopped)
     specs = [PairSpec(candidate, incumbent) for candidate, incumbent in candidate_pairs(data.arms)]
-    _, decisions = judge_rows(data.rows, specs, model=data.model, policy=sweep_policy(data))
+    attested = gate_input(data.rows).attested
+    own = {s.candidate: pair_model_of(attested, s.candidate, s.incumbent) for s in specs}
+    refused = {name for name, (pair, notes) in own.items() if pair is None and notes}
+    pair_models = {name: None if name in refused else data.model for name in own}
+    _, judged = judge_rows(
+        data.rows, specs, model=data.model, policy=sweep_policy(data), pair_models=pair_models
+    )
+    decisions = [attrs.evolve(d, reasons=(*own[d.candidate_arm][1], *d.reasons)) for d in judged]
     bindings = EvidenceBindings(
         benchmark_model=data.model,
         proposer_model=data.proposer_model,

@@ -31,6 +31,7 @@ from wfbench.app.cell.events import (
     CellFinished,
     CellKey,
     CellStarted,
+    CellTimings,
     Note,
     PhaseFinished,
     PhaseStarted,
@@ -309,7 +310,9 @@ class JsonProgress(_LineObserver):
     """``--json``: one JSON event per line on a stream, for tools that drive wfbench."""
 
     def notify(self, event: SweepEvent) -> None:
-        """Write the event as one line."""
+        """Write the event as one line (a cell's step timings go to ``wfbench.log`` only)."""
+        if isinstance(event, CellTimings):
+            return
         with self._lock:
             self.tally.fold(event)
         payload = self._payload(event)
@@ -320,6 +323,7 @@ class JsonProgress(_LineObserver):
         self.emit(payload)
 
     def _payload(self, event: SweepEvent) -> dict[str, Any]:
+        assert not isinstance(event, CellTimings)
         if isinstance(event, SweepStarted):
             return {
                 "event": "sweep_started",
@@ -489,7 +493,7 @@ class LiveProgress:
 
 
 class LogObserver:
-    """``wfbench.log``: phase timings, cancellation, breaker trips and notes, each with a level."""
+    """``wfbench.log``: phase and cell-step timings, cancellation, breaker trips, notes; each with a level."""
 
     def __init__(self, log: Callable[..., None]) -> None:
         self._log = log
@@ -507,6 +511,9 @@ class LogObserver:
                 error_kind=event.error_kind,
                 cost_usd=event.cost_usd,
             )
+        elif isinstance(event, CellTimings):
+            steps = dict(event.steps)
+            self._log("cell_timings", level="info", **_cell(event.cell), wall_s=event.wall_s, steps=steps)
         elif isinstance(event, Note):
             self._log("note", level=event.level, text=event.text)
         elif isinstance(event, SweepStarted):

@@ -6,8 +6,9 @@ Per task, without an agent, through the same sandbox, snapshot and environment a
 2. ``setup`` succeeds on a private copy;
 3. ``verify`` at the base commit gives a result (recorded: authored tests may fail there);
 4. the hidden oracle **fails** at the base commit (an oracle that already passes measures nothing);
-5. with a ``gold_patch``: on a fresh copy, setup, the patch applied, then verify **and** the oracle
-   pass (SWE-bench's harness validation).
+5. with a ``gold_patch`` (or a ``gold_script``, Harbor's ``solve.sh``, run instead of an agent): on a
+   fresh copy, setup, the patch applied (the script run), then verify **and** the oracle pass
+   (SWE-bench's harness validation).
 
 Review tasks are graded by labels, not by an oracle command: only 1–2 are checked for them.
 """
@@ -31,6 +32,8 @@ from wfbench.domain.workspace.rules import relative_path_problem
 from wfbench.domain.workspace.sandbox import Mount
 
 GOLD_MOUNT = "/wfbench-gold"
+#: Where a gold script's directory appears (Harbor uploads ``solution/`` there).
+SOLUTION_MOUNT = "/solution"
 TAIL = 600
 
 
@@ -77,7 +80,8 @@ def validate_task(
     try:
         with _copy(task, services, settings, cancel) as ctx:
             result = _at_base(ctx, result)
-        if result.valid and spec.gold_patch is not None and spec.kind.value == "implementation":
+        has_gold = spec.gold_patch is not None or spec.gold_script is not None
+        if result.valid and has_gold and spec.kind.value == "implementation":
             with _copy(task, services, settings, cancel) as ctx:
                 result = _with_gold(ctx, spec, result)
             target = probe_target(task)
@@ -107,19 +111,20 @@ def _at_base(ctx: CellContext, result: TaskValidation) -> TaskValidation:
 
 
 def _with_gold(ctx: CellContext, spec: TaskSpec, result: TaskValidation) -> TaskValidation:
+    gold = "the gold script" if spec.gold_script is not None else "the gold patch"
     problem = _setup(ctx, spec)
     if problem:
-        return attrs.evolve(result, problems=(f"with the gold patch: {problem}",))
+        return attrs.evolve(result, problems=(f"with {gold}: {problem}",))
     problem = _apply_gold(ctx, spec)
     if problem:
         return attrs.evolve(result, problems=(problem,))
     verify = _run(ctx, spec.verify)
-    result, oracle = _oracle(ctx, result, "with the gold patch")
+    result, oracle = _oracle(ctx, result, f"with {gold}")
     problems = []
     if not verify:
-        problems.append("verify fails with the gold patch")
+        problems.append(f"verify fails with {gold}")
     if not oracle:
-        problems.append("the hidden oracle fails with the gold patch")
+        problems.append(f"the hidden oracle fails with {gold}")
     return attrs.evolve(result, gold_verify=verify, gold_oracle=oracle, problems=tuple(problems))
 
 
@@ -144,7 +149,21 @@ def _run(ctx: CellContext, command: str) -> bool:
     return done.ok
 
 
+def _run_gold_script(ctx: CellContext, script: str) -> str | None:
+    """Run the gold script (Harbor's ``solve.sh``) as an agent would act: writable workspace, no
+    network, its directory read-only at ``/solution`` (where Harbor uploads it)."""
+    policy = ctx.policy(writable=True, mounts=(Mount(os.path.dirname(script), SOLUTION_MOUNT),))
+    seen = ctx.services.sandbox.mount_path(SOLUTION_MOUNT, policy) + "/" + os.path.basename(script)
+    done = ctx.services.sandbox.run(["bash", seen], policy=policy, cancel=ctx.cancel)
+    if done.ok:
+        return None
+    tail = (done.stdout[-TAIL:] + done.stderr_tail[-TAIL:]).decode("utf-8", "replace").strip()
+    return f"the gold script failed ({done.state}, exit {done.returncode}): {tail}"
+
+
 def _apply_gold(ctx: CellContext, spec: TaskSpec) -> str | None:
+    if spec.gold_script is not None:
+        return _run_gold_script(ctx, spec.gold_script)
     assert spec.gold_patch is not None
     policy = ctx.policy(writable=True, mounts=(Mount(os.path.dirname(spec.gold_patch), GOLD_MOUNT),))
     seen = ctx.services.sandbox.mount_path(GOLD_MOUNT, policy) + "/" + os.path.basename(spec.gold_patch)

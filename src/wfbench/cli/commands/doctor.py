@@ -5,7 +5,7 @@ Python runtime, git (every workspace is a git snapshot), bubblewrap (the default
 explicit ``--sandbox host-unsafe`` runs without it), and free space where sweeps write (the
 current directory's ``results/`` and ``$TMPDIR``, at least :data:`MIN_FREE_BYTES`). Advisory
 (``warn``): the API key variable (needed only with ``--base-url``), the agent CLIs against their
-pinned versions (needed only with ``--agent claude`` / ``--agent codex``), Node.
+pinned versions (needed only with ``--agent claude`` / ``codex`` / ``gemini``), Node.
 """
 
 from __future__ import annotations
@@ -80,10 +80,12 @@ def run_checks(environ: Mapping[str, str]) -> list[Check]:
         Check("python", OK_, f"{sys.version.split()[0]} ({sys.executable})"),
         _git(),
         *_bwrap(),
+        _podman(environ),
         *_disk(environ),
         _api_key(environ),
         _agent("claude", _claude_pin(), _find("claude")),
         _agent("codex", _codex_pin(), _find("codex")),
+        _agent("gemini", _gemini_pin(), _find("gemini")),
         _node(),
     ]
 
@@ -115,6 +117,32 @@ def _bwrap() -> list[Check]:
     describe: Callable[[], list[str]] | None = getattr(sandbox, "describe_limits", None)
     checks += [Check("limits", OK_, line) for line in (describe() if describe is not None else ())]
     return checks
+
+
+def _podman(environ: Mapping[str, str]) -> Check:
+    """Advisory: the container backend (``--sandbox podman``, image tasks) and this machine's quirks."""
+    from wfbench.cli import bootstrap as boot
+
+    podman = shutil.which("podman")
+    if podman is None:
+        return Check("podman", WARN, "not installed (needed only for --sandbox podman / image tasks)")
+    info = subprocess.run(
+        [podman, "info", "--format", "{{.Host.CgroupsVersion}} {{.Host.OCIRuntime.Name}}"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    cgroups, _, default_runtime = info.stdout.strip().partition(" ")
+    image = environ.get(boot.PODMAN_IMAGE_ENV) or boot.DEFAULT_PODMAN_IMAGE
+    runtime = environ.get("WFBENCH_PODMAN_RUNTIME", "runc")
+    quirks = f"cgroups {cgroups or '?'}, default runtime {default_runtime or '?'}, wfbench uses {runtime}"
+    if cgroups == "v1" and runtime == "crun":
+        quirks += " (crun refuses hybrid/v1 cgroups: use runc)"
+    try:
+        boot.build_sandbox("podman")
+    except Exception as exc:  # the reason is the detail; doctor reports, never raises
+        return Check("podman", WARN, f"NOT usable ({quirks}; image {image}): {exc}")
+    return Check(
+        "podman", OK_, f"{_version(podman)}; {quirks}; ulimits under the hard limits; image {image} works"
+    )
 
 
 def _disk(environ: Mapping[str, str]) -> list[Check]:
@@ -154,7 +182,8 @@ def _api_key(environ: Mapping[str, str]) -> Check:
 def _find(agent: str) -> str | None:
     from wfbench.cli import bootstrap as boot
 
-    return boot.find_claude() if agent == "claude" else boot.find_codex()
+    finders = {"claude": boot.find_claude, "codex": boot.find_codex, "gemini": boot.find_gemini}
+    return finders[agent]()
 
 
 def _claude_pin() -> str:
@@ -167,6 +196,12 @@ def _codex_pin() -> str:
     from wfbench.adapters.agents.codex import CODEX_VERSION
 
     return CODEX_VERSION
+
+
+def _gemini_pin() -> str:
+    from wfbench.adapters.agents.gemini import GEMINI_VERSION
+
+    return GEMINI_VERSION
 
 
 def _agent(name: str, pinned: str, binary: str | None) -> Check:

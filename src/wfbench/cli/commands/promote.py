@@ -278,23 +278,26 @@ def environment_digester(sandbox_name: str) -> Any:
     """``task → the digest its declared environment is built under`` (computed, never built)."""
     import os
 
-    from wfbench.adapters.repo.envbuild import CachedEnvironments, default_cache_dir
-    from wfbench.cli.bootstrap import harness_command_env
+    from wfbench.cli.bootstrap import build_environments
 
     if sandbox_name == "bwrap":
         from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 
         backend: Any = BwrapSandbox()
+    elif sandbox_name == "podman":
+        from wfbench.adapters.sandbox.podman import PodmanSandbox
+        from wfbench.cli.bootstrap import DEFAULT_PODMAN_IMAGE, PODMAN_IMAGE_ENV
+
+        backend = PodmanSandbox(os.environ.get(PODMAN_IMAGE_ENV) or DEFAULT_PODMAN_IMAGE)
     else:
         from wfbench.adapters.sandbox.host import UnsafeHostSandbox
 
         backend = UnsafeHostSandbox()
-    environments = CachedEnvironments(
-        backend, cache_dir=default_cache_dir(os.environ), command_env=harness_command_env()
-    )
+    environments: Any = build_environments(backend, os.environ)
 
     def digest(task: Any) -> str | None:
         spec = task.spec.environment
-        return environments.digest(spec, snapshot=task.snapshot, task_env=dict(task.spec.env))
+        found: str | None = environments.digest(spec, snapshot=task.snapshot, task_env=dict(task.spec.env))
+        return found
 
     return digest

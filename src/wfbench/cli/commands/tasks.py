@@ -19,6 +19,7 @@ VALIDATE_EPILOG = (
     "  wfbench tasks validate corpus.yaml --tasks 'fix-*'\n"
     "\n\b\nExit codes: 0 every task can measure something, 1 a task cannot (named), 2 a bad corpus."
 )
+EXPORT_EPILOG = "\b\nExit codes: 0 the task directories were written, 2 a bad corpus or --out."
 IMPORT_EPILOG = (
     "\b\nExit codes: 0 the corpus was written, 2 a bad instance, clone or --out (nothing written)."
 )
@@ -39,7 +40,15 @@ def register(app: typer.Typer) -> None:
     import_group.command(
         "swebench", epilog=IMPORT_EPILOG, short_help="SWE-bench-format instances → a wfbench corpus."
     )(import_cmd.import_swebench)
+    import_group.command(
+        "harbor", epilog=IMPORT_EPILOG, short_help="Harbor tasks (Terminal-Bench 2.0) → a wfbench corpus."
+    )(import_cmd.import_harbor)
     tasks.add_typer(import_group, name="import")
+    export_group = typer.Typer(help="Export a corpus to other benchmark formats.", no_args_is_help=True)
+    export_group.command(
+        "harbor", epilog=EXPORT_EPILOG, short_help="A wfbench corpus → Harbor task directories."
+    )(import_cmd.export_harbor)
+    tasks.add_typer(export_group, name="export")
     app.add_typer(tasks, name="tasks")
 
 
@@ -80,7 +89,9 @@ def tasks_validate(
     corpus: Annotated[str, typer.Argument(metavar="CORPUS", help="Corpus YAML to validate.")],
     tasks: Annotated[list[str] | None, TASKS_OPTION] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
-    sandbox: Annotated[str, typer.Option(help="bwrap (default) or host-unsafe.")] = "bwrap",
+    sandbox: Annotated[
+        str, typer.Option(help="bwrap (default), podman (image tasks) or host-unsafe.")
+    ] = "bwrap",
 ) -> None:
     """Per task, without an agent: the environment builds, setup succeeds, verify at the base commit
     gives its result, the hidden oracle FAILS at the base commit, and with a gold_patch verify and the

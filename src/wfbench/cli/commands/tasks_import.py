@@ -56,3 +56,72 @@ def import_swebench(
     loaded = read_instances(instances)
     corpus = import_instances(loaded, source=instances, repos_dir=repos, out_dir=out, environment=spec)
     typer.echo(f"wrote {corpus}: {len(loaded)} task(s); next: wfbench tasks validate {corpus}")
+
+
+def import_harbor(
+    directories: Annotated[list[str], typer.Argument(metavar="DIR...", help="Harbor task directories.")],
+    out: Annotated[str, typer.Option("--out", metavar="CORPUS_DIR", help="Where the corpus is written.")],
+    network: Annotated[
+        str,
+        typer.Option(
+            "--network",
+            metavar="MODE",
+            help="model-only (default), or host: tasks that ask for the internet keep the host's network.",
+        ),
+    ] = "model-only",
+    reward_above: Annotated[
+        float,
+        typer.Option("--reward-above", metavar="X", help="The oracle passes when the reward is above X."),
+    ] = 0.0,
+) -> None:
+    """Convert Harbor-format tasks (Terminal-Bench 2.0) into a wfbench corpus; builds each task's image.
+
+    \b
+    Examples:
+      wfbench tasks import harbor tasks/* --out corpora/tb
+      wfbench tasks validate corpora/tb/corpus.yaml --sandbox podman   # solve.sh resolves each task
+    """
+    from wfbench.app.corpus.harbor import ImportOptions
+    from wfbench.app.corpus.harbor_import import NOTES_NAME, import_harbor
+    from wfbench.cli import bootstrap as boot
+    from wfbench.domain.errors import InputError
+
+    if network not in ("model-only", "host"):
+        raise InputError("must be model-only or host", field="--network")
+    report = import_harbor(
+        directories,
+        out_dir=out,
+        options=ImportOptions(network_host=network == "host", reward_above=reward_above),
+        images=boot.image_workdirs(),
+    )
+    for note in report.notes:
+        typer.echo(f"note: {note}")
+    typer.echo(
+        f"wrote {report.corpus}: {len(report.tasks)} task(s), notes in {NOTES_NAME}; "
+        f"next: wfbench tasks validate {report.corpus} --sandbox podman"
+    )
+
+
+def export_harbor(
+    corpus: Annotated[str, typer.Argument(metavar="CORPUS", help="A wfbench corpus YAML.")],
+    out: Annotated[str, typer.Option("--out", metavar="DIR", help="Where the Harbor tasks are written.")],
+    base_image: Annotated[
+        str,
+        typer.Option("--base-image", metavar="IMAGE", help="The FROM image of each task's Dockerfile."),
+    ] = "python:3.12-slim",
+) -> None:
+    """Write a wfbench corpus's implementation tasks as Harbor task directories (docs/harbor.md).
+
+    \b
+    Examples:
+      wfbench tasks export harbor corpus.yaml --out harbor-tasks
+    """
+    from wfbench.app.corpus.corpus import load_corpus
+    from wfbench.app.corpus.harbor_export import export_corpus
+    from wfbench.cli import bootstrap as boot
+
+    loaded = load_corpus(corpus)
+    report = export_corpus(loaded, out_dir=out, base_image=base_image, workspaces=boot.git_workspaces())
+    for note in report.notes:
+        typer.echo(f"note: {note}")
+    typer.echo(f"wrote {len(report.tasks)} Harbor task(s) to {out}/")

@@ -137,7 +137,28 @@ MaxCost = Annotated[
         min=0.0,
         metavar="USD",
         help="Stop issuing cells and refuse new model requests once the spend metered at the wire"
-        " (the pinned model's prices) reaches USD; the report says so. Needs a priced model.",
+        " (each model's prices, --prices) reaches USD; the report says so. Needs every model priced.",
+        show_default=False,
+    ),
+]
+Prices = Annotated[
+    str | None,
+    typer.Option(
+        "--prices",
+        metavar="FILE",
+        help="A CSV price table (provider,model,input,cache_write,cache_read,output,source,as_of; USD per"
+        " million tokens) overriding the built-in prices of the models it names (docs/prices.md).",
+        show_default=False,
+    ),
+]
+Gateway = Annotated[
+    str | None,
+    typer.Option(
+        "--gateway",
+        metavar="PROVIDER",
+        help="Run Anthropic-protocol agents (Claude Code) on another provider's model through a LiteLLM"
+        " model gateway on loopback: `openai` (Responses API; the key in WFBENCH_OPENAI_API_KEY with"
+        " --base-url). Needs the gateway extra (docs/gateway.md).",
         show_default=False,
     ),
 ]

@@ -14,10 +14,10 @@ import typer
 from wfbench.domain.sweep.limits import MAX_WORKERS
 
 #: ``--sandbox`` choices (``wfbench.cli.bootstrap.SANDBOXES`` builds them; a test pins the two equal).
-Sandbox = Literal["bwrap", "host-unsafe"]
+Sandbox = Literal["bwrap", "podman", "host-unsafe"]
 SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
 #: ``--agent`` choices (``wfbench.cli.bootstrap.AGENTS``; pinned equal by a test).
-Agent = Literal["standin", "claude", "codex"]
+Agent = Literal["standin", "claude", "codex", "gemini"]
 AGENT_CHOICES: tuple[str, ...] = get_args(Agent)
 
 Workers = Annotated[
@@ -33,8 +33,8 @@ SandboxOption = Annotated[
     Sandbox,
     typer.Option(
         "--sandbox",
-        help="bwrap contains every command; host-unsafe has NO containment (explicit only,"
-        " refused under CI).",
+        help="bwrap contains every command; podman runs each in a container (tasks whose environment"
+        " is an image); host-unsafe has NO containment (explicit only, refused under CI).",
     ),
 ]
 AgentOption = Annotated[
@@ -42,7 +42,8 @@ AgentOption = Annotated[
     typer.Option(
         "--agent",
         help="standin: the bundled offline agent; claude: the real Claude Code CLI (WFBENCH_CLAUDE_BIN);"
-        " codex: the real Codex CLI (WFBENCH_CODEX_BIN).",
+        " codex: the real Codex CLI (WFBENCH_CODEX_BIN); gemini: the real Gemini CLI"
+        " (WFBENCH_GEMINI_BIN).",
     ),
 ]
 ProviderScript = Annotated[

@@ -43,6 +43,8 @@ RUN_EPILOG = (
     "                             ~/.cache/wfbench/claude, then PATH)\n"
     "  WFBENCH_CODEX_BIN          the codex CLI for --agent codex (default: ~/.cache/wfbench/codex,\n"
     "                             then PATH)\n"
+    "  WFBENCH_GEMINI_BIN         the gemini CLI for --agent gemini (default: ~/.cache/wfbench/gemini,\n"
+    "                             then PATH; run by the host's node)\n"
     "  WFBENCH_RUNTIME_DIGEST     pins the runtime identity rows are reused under (--reuse-results)\n"
     "  WFBENCH_CACHE              built task environments (envs/) and the codex install (default\n"
     "                             ~/.cache/wfbench)\n"
@@ -100,6 +102,8 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
     fail_on: ro.FailOn = None,
     dry_run: ro.DryRun = False,
     max_cost: ro.MaxCost = None,
+    prices: ro.Prices = None,
+    gateway: ro.Gateway = None,
     allow_host_network: ro.AllowHostNetwork = False,
     provider_log: ro.ProviderLog = None,
     json_events: ro.JsonEvents = False,
@@ -112,7 +116,14 @@ def run(  # noqa: PLR0917 - Typer maps each parameter to one option
         rq.Selection(corpus=corpus, arms=arms, runs=runs, tasks=tasks, model=model),
         rq.Places(out=out, resume=resume, reuse=reuse_results, overlay=candidate_overlay),
         rq.Agents(sandbox=sandbox, agent=agent),
-        rq.Endpoint(script=provider_script, url=base_url, no_script=no_provider_script, log=provider_log),
+        rq.Endpoint(
+            script=provider_script,
+            url=base_url,
+            no_script=no_provider_script,
+            log=provider_log,
+            prices=prices,
+            gateway=gateway,
+        ),
         rq.Pace(
             workers=workers,
             window=window,

@@ -52,13 +52,17 @@ class Context:
 @contextmanager
 def prepared(request: RunRequest, context: Context) -> Iterator[PreparedSweep]:
     """The sweep ``request`` describes, built in the claimed ``context.out_dir`` (see the module doc)."""
+    from wfbench.adapters.gateway.price_table import load_prices
     from wfbench.cli.run.agents import arm_agents
-    from wfbench.cli.run.guards import check_budget_prices, check_host_network
+    from wfbench.cli.run.guards import check_budget_prices, check_host_network, check_local_only
     from wfbench.cli.run.setup import setup_of
 
     services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
     corpus_path = request.corpus if request.corpus is not None else _demo_corpus(context.out_dir)
-    setup = setup_of(request, corpus_path)
+    prices = load_prices(request.prices)  # a bad --prices file fails here, naming its line and field
+    if request.gateway not in (None, *boot.GATEWAYS):
+        raise InputError(f"must be one of {', '.join(boot.GATEWAYS)}", field="--gateway")
+    setup = setup_of(request, corpus_path, prices)
     setup = attrs.evolve(setup, provider_script=_provider_script(request, setup.provider_script))
     if "workers" not in request.explicit and setup.corpus.defaults.workers is not None:
         request = attrs.evolve(request, workers=setup.corpus.defaults.workers)  # the command line wins
@@ -66,7 +70,8 @@ def prepared(request: RunRequest, context: Context) -> Iterator[PreparedSweep]:
         setup.corpus, setup.arms, allowed=request.allow_host_network, environ=os.environ, warn=human(request)
     )
     executor_name = request.executor.name if request.executor is not None else "local"
-    check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name)
+    check_budget_prices(request.max_cost, setup.model, setup.arms, executor=executor_name, prices=prices)
+    check_local_only(request, executor=executor_name)
     agents = arm_agents(setup.arms, default=request.agent, default_adapter=services.agent)
     with _endpoint_and_files(request, setup, context.out_dir) as (ep, work_dir, log):
         yield from _built(request, setup, services, context, agents=agents, ep=ep, work_dir=work_dir, log=log)
@@ -76,7 +81,15 @@ def prepared(request: RunRequest, context: Context) -> Iterator[PreparedSweep]:
 def _endpoint_and_files(request: RunRequest, setup: Setup, out_dir: str) -> Iterator[tuple[Any, str, Any]]:
     """The model endpoint, the sweep's scratch work tree and its log file, for the sweep's duration."""
     names = (request.agent, *(arm.agent.name for arm in setup.arms if arm.agent is not None))
-    options = boot.EndpointOptions(model=setup.model, agents=tuple(names), budget_usd=request.max_cost)
+    from wfbench.adapters.gateway.price_table import load_prices
+
+    options = boot.EndpointOptions(
+        model=setup.model,
+        agents=tuple(names),
+        budget_usd=request.max_cost,
+        price_table=load_prices(request.prices),
+        gateway=request.gateway,
+    )
     with (
         boot.endpoint(
             script_path=setup.provider_script,

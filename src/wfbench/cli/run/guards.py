@@ -11,13 +11,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from wfbench.adapters.gateway.price_table import builtin_prices
 from wfbench.app.corpus.arms import Arm
 from wfbench.app.corpus.corpus import Corpus
 from wfbench.domain.errors import InputError
-from wfbench.domain.metering.prices import prices_for
+from wfbench.domain.metering.prices import PriceTable
 
-__all__ = ["check_budget_prices", "check_host_network"]
+__all__ = ["check_budget_prices", "check_host_network", "check_local_only"]
 
 
 def check_host_network(
@@ -51,7 +53,12 @@ def check_host_network(
 
 
 def check_budget_prices(
-    max_cost: float | None, model: str, arms: Sequence[Arm], *, executor: str = "local"
+    max_cost: float | None,
+    model: str,
+    arms: Sequence[Arm],
+    *,
+    executor: str = "local",
+    prices: PriceTable | None = None,
 ) -> None:
     """With ``--max-cost``, every model of the sweep must have prices and the cells must run here.
 
@@ -67,9 +74,25 @@ def check_budget_prices(
             field="--max-cost",
         )
     models = {model, *(arm.model for arm in arms if arm.model)}
-    unpriced = sorted(name for name in models if prices_for(name) is None)
+    unpriced = (builtin_prices() if prices is None else prices).unpriced(models)
     if unpriced:
         raise InputError(
-            f"no prices are known for model {', '.join(unpriced)}: the budget cannot be enforced",
+            f"no prices are known for model {', '.join(unpriced)}: the budget cannot be enforced"
+            " (give its prices with --prices FILE)",
             field="--max-cost",
         )
+
+
+def check_local_only(request: Any, *, executor: str) -> None:
+    """``--prices`` and ``--gateway`` live in this process: a cluster's nodes would not apply them.
+
+    Raises:
+        InputError: either is given with a cluster executor.
+    """
+    for option, value in (("--prices", request.prices), ("--gateway", request.gateway)):
+        if value is not None and executor != "local":
+            raise InputError(
+                f"is applied by this machine's key proxy, which --executor {executor} bypasses (each node"
+                " meters its own cells); run with --executor local",
+                field=option,
+            )

@@ -63,6 +63,10 @@ class RunRequest:
     executor: ExecutorChoice | None = None
     #: ``--max-cost USD``: the budget of spend metered at the wire (None: none).
     max_cost: float | None = None
+    #: ``--prices FILE``: a price table overriding the built-in one (None: the built-in one).
+    prices: str | None = None
+    #: ``--gateway PROVIDER``: the model gateway (LiteLLM) between the agent and the provider.
+    gateway: str | None = None
     #: ``--allow-host-network``: ``network: host`` tasks or arms are allowed under CI.
     allow_host_network: bool = False
     #: Retries of a throttled (429/529) cell, and the first back-off in seconds.
@@ -122,6 +126,8 @@ class RunRequest:
             base_url=endpoint.url,
             no_provider_script=endpoint.no_script,
             provider_log=endpoint.log,
+            prices=endpoint.prices,
+            gateway=endpoint.gateway,
             workers=pace.workers,
             window=pace.window,
             outage_streak=pace.outage_streak,
@@ -182,6 +188,10 @@ class Endpoint:
     url: str | None
     no_script: bool
     log: str | None
+    #: ``--prices FILE`` (None: the built-in tables).
+    prices: str | None = None
+    #: ``--gateway PROVIDER`` (None: no model gateway).
+    gateway: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from wfbench.adapters.gateway.price_table import builtin_prices, load_prices
 from wfbench.app.corpus.arm_fit import arm_problems, skill_presence
 from wfbench.app.corpus.arms import (
     Arm,
@@ -25,6 +26,7 @@ from wfbench.app.corpus.arms import (
 )
 from wfbench.app.corpus.corpus import Corpus, load_corpus
 from wfbench.domain.errors import InputError
+from wfbench.domain.metering.prices import PriceTable
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
 from wfbench.domain.sweep.manifest import check_model_name
 
@@ -58,8 +60,11 @@ def resolve_setup(
     provider_script: str | None,
     agent: str,
     policy: PromotionPolicy = DEFAULT_POLICY,
+    prices: PriceTable | None = None,
 ) -> Setup:
     """Load the corpus and resolve the run's options against it (command line first, corpus second).
+
+    ``prices`` (default: the built-in tables) decide which arms warn that their cost will be n/a.
 
     The default ``--runs`` is the corpus's; else the gate's minimum paired runs when a candidate
     arm runs (fewer can only end ``insufficient_evidence``); else 1.
@@ -83,10 +88,11 @@ def resolve_setup(
             raise exc.located(source=loaded.path) from None
     count = runs or loaded.defaults.runs or (policy.min_runs if candidates else 1)
     script = os.path.abspath(provider_script) if provider_script else loaded.provider_script
+    table = builtin_prices() if prices is None else prices
     kinds = [task.kind for task in loaded.tasks]
     warnings = [
         *_runs_warning(count, candidates, policy),
-        *_price_warning(agent, pinned),
+        *price_warnings(chosen, agent, pinned, table),
         *arm_problems(loaded, chosen, kinds),
     ]
     return Setup(
@@ -110,33 +116,32 @@ def _runs_warning(runs: int, candidates: Sequence[Arm], policy: PromotionPolicy)
     ]
 
 
-def cost_known(agent: str, model: str) -> bool | None:
-    """Whether the agent will report a cost for ``model``: True, False, or None (it prices itself).
+def price_warnings(arms: Sequence[Arm], agent: str, model: str, prices: PriceTable) -> list[str]:
+    """One warning per model of the sweep that has no price, naming every arm (and agent) that runs it.
 
-    The stand-in prices from its table; the Codex CLI reports no cost at all; the real Claude CLI
-    applies its own table, which wfbench cannot see.
+    Every agent's cost is its usage metered at the wire times its model's prices, so an unpriced
+    model is the one reason a cell's cost is ``n/a`` (never 0).
     """
-    if agent == "standin":
-        from wfbench.adapters.agents.standin import PRICES
-
-        return any(key in model.lower() for key, _ in PRICES)
-    if agent == "codex":
-        return False
-    return None
-
-
-def _price_warning(agent: str, model: str) -> list[str]:
-    if cost_known(agent, model) is not False:
-        return []
+    by_model: dict[str, list[str]] = {}
+    for arm in arms:
+        arm_model = arm.model or model
+        if prices.prices_for(arm_model) is None:
+            arm_agent = arm.agent.name if arm.agent is not None else agent
+            by_model.setdefault(arm_model, []).append(f"{arm.name} ({arm_agent})")
     return [
-        f"--model {model}: the {agent} agent reports no cost for this model, so cost_usd will be n/a and"
-        " the cost gate can only answer insufficient_evidence (re-gate on tokens with `wfbench gate"
-        " --metric output_tokens`)"
+        f"model {name} has no price (built-in tables or --prices FILE): cost_usd will be n/a for arm(s)"
+        f" {', '.join(names)}, and the cost gate can only answer insufficient_evidence for them (add the"
+        " model to a --prices file, or re-gate on tokens: `wfbench gate DIR --metric output_tokens`)"
+        for name, names in sorted(by_model.items())
     ]
 
 
-def setup_of(request: RunRequest, corpus_path: str) -> Setup:
-    """:func:`resolve_setup` with ``request``'s options (the run's and the dry run's)."""
+def setup_of(request: RunRequest, corpus_path: str, prices: PriceTable | None = None) -> Setup:
+    """:func:`resolve_setup` with ``request``'s options (the run's and the dry run's).
+
+    ``prices``: the run's price table (default: ``--prices`` over the built-in tables; a bad file
+    raises InputError naming its line and field).
+    """
     return resolve_setup(
         corpus_path,
         arms=request.arms,
@@ -145,6 +150,7 @@ def setup_of(request: RunRequest, corpus_path: str) -> Setup:
         candidate_overlay=request.candidate_overlay,
         provider_script=request.provider_script,
         agent=request.agent,
+        prices=load_prices(request.prices) if prices is None else prices,
     )
 
 

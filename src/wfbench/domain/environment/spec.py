@@ -17,6 +17,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from wfbench.domain.environment.image import ContainerImage
+
 #: Where the environment appears inside the sandbox.
 ENV_MOUNT = "/env"
 #: A build's default time limit (seconds).
@@ -62,6 +64,38 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION
 MAX_VALUE = 4096
 
 
+#: Where the workspace appears inside a task image when the spec names no ``workdir``.
+DEFAULT_WORKDIR = "/workspace"
+
+
+@attrs.frozen
+class ImageSource:
+    """A task's container image: a named image, or a Containerfile built locally (docs/containers.md).
+
+    Exactly one of ``image`` (``NAME[:TAG|@sha256:…]``, used as it is: pulled when absent) and
+    ``containerfile`` (an absolute path; built with ``context``, an absolute directory, by the
+    container runtime, cached by the digest of both) is set. ``workdir`` is where the task's
+    repository lives inside the image (``/testbed`` for SWE-bench images): each cell's private copy
+    of the snapshot is mounted there. ``build_args`` are ``--build-arg`` pairs of a Containerfile.
+    """
+
+    image: str | None = None
+    containerfile: str | None = None
+    context: str | None = None
+    workdir: str = DEFAULT_WORKDIR
+    build_args: tuple[tuple[str, str], ...] = ()
+
+    def manifest(self) -> dict[str, object]:
+        """The source as canonical data (the image's content digest identifies what was built)."""
+        return {
+            "image": self.image,
+            "containerfile": self.containerfile,
+            "context": self.context,
+            "workdir": self.workdir,
+            "build_args": [list(pair) for pair in self.build_args],
+        }
+
+
 @attrs.frozen
 class EnvironmentSpec:
     """How to build a task's environment.
@@ -74,12 +108,16 @@ class EnvironmentSpec:
     inside the sandbox with the task's snapshot at ``/workspace`` and package-registry access.
     ``key_files`` (paths of the snapshot) key the build instead of the whole snapshot tree, so
     commits that share them share the environment (lockfiles); ``None`` keys on the tree.
+    ``image`` makes the environment a container image (a container backend only): ``install``
+    then runs inside a container of that image, as its root user, and the result is committed as
+    the task's image; ``python`` is ``None`` (the image brings its own toolchain).
     """
 
     python: str | None = "harness"
     install: tuple[str, ...] = ()
     key_files: tuple[str, ...] | None = None
     timeout_s: float = BUILD_TIMEOUT_S
+    image: ImageSource | None = None
 
     @property
     def with_pip(self) -> bool:
@@ -88,11 +126,14 @@ class EnvironmentSpec:
 
     def manifest(self) -> dict[str, object]:
         """The spec as canonical data (what the digest covers)."""
-        return {
+        data: dict[str, object] = {
             "python": self.python,
             "install": list(self.install),
             "key_files": None if self.key_files is None else list(self.key_files),
         }
+        if self.image is not None:  # absent otherwise: digests of venv environments stay as they were
+            data["image"] = self.image.manifest()
+        return data
 
 
 @attrs.frozen
@@ -110,6 +151,13 @@ class BuiltEnvironment:
     cached: bool = False
     #: Host trees (the base interpreter's install) every command needs at the same path.
     runtime_paths: tuple[str, ...] = ()
+    #: The task's image (an image environment): every command of its cells runs in it.
+    image: ContainerImage | None = None
+
+    @property
+    def has_directory(self) -> bool:
+        """True when there is a built directory to mount at :data:`ENV_MOUNT` (an image has none)."""
+        return bool(self.host_path)
 
     @property
     def bin_dir(self) -> str:
@@ -124,14 +172,18 @@ def environment_digest(
     key: Mapping[str, str] | str,
     task_env: Mapping[str, str],
     location: str,
+    installer: str | None = None,
 ) -> str:
     """The identity of one build (hex sha256 of canonical JSON).
 
     ``base`` identifies the resolved interpreter (path and version) or is ``None`` (shell-only);
     ``key`` is the snapshot tree id, or the sha256 of each key file (``"missing"`` when absent);
-    ``location`` is where the environment lives as commands see it (paths are baked into it).
+    ``location`` is where the environment lives as commands see it (paths are baked into it);
+    ``installer`` names what made the environment and ran ``pip`` when it was not the interpreter's
+    own ``venv`` and pip (``"uv 0.13.8"``): a different installer can resolve differently, so it is
+    another build. ``None`` (venv and pip) leaves the material, and so every earlier digest, as is.
     """
-    material = {
+    material: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "spec": spec.manifest(),
         "base": base,
@@ -139,6 +191,8 @@ def environment_digest(
         "env": dict(sorted(task_env.items())),
         "location": location,
     }
+    if installer is not None:
+        material["installer"] = installer
     text = json.dumps(material, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

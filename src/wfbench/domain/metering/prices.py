@@ -1,14 +1,18 @@
-"""Model prices and the cost of a usage: cost is computed from wire usage with the pinned model's prices.
+"""Model prices and the cost of a usage: cost is computed from wire usage with the model's prices.
 
 Prices are US dollars per million tokens for the four usage fields (input, cache write, cache
-read, output), from Anthropic's public price list (``docs/security.md`` names the date it was
-read). A model id matches the longest family prefix in :data:`PRICE_TABLE`, so dated ids
-(``claude-sonnet-4-5-20250929``) price like their family. An unknown model has no price: its
-cost is ``None`` (never 0), and a budget cannot be enforced for it. Long-context surcharges and
-batch discounts are not modelled.
+read, output). A :class:`PriceTable` holds one :class:`PriceEntry` per model, each with the page
+it was read from and the day; the built-in tables (Anthropic, OpenAI, Google) are package data
+read by :mod:`wfbench.adapters.gateway.price_table`, and ``--prices FILE`` overrides them. A dated
+snapshot (``claude-sonnet-4-5-20250929``) prices like its model; nothing else is inferred. An
+unknown model has no price: its cost is ``None`` (never 0), and a budget cannot be enforced for it.
+Long-context surcharges, batch and priority tiers are not modelled.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
 
 import attrs
 
@@ -49,22 +53,62 @@ class ModelPrices:
         return (input_tokens * dearest + output_tokens * self.output) / 1_000_000
 
 
-#: Longest matching prefix wins. Read from https://docs.anthropic.com/en/docs/about-claude/pricing.
-PRICE_TABLE: tuple[tuple[str, ModelPrices], ...] = (
-    ("claude-opus-4-5", ModelPrices(5.0, 6.25, 0.50, 25.0)),
-    ("claude-opus-4", ModelPrices(15.0, 18.75, 1.50, 75.0)),
-    ("claude-3-opus", ModelPrices(15.0, 18.75, 1.50, 75.0)),
-    ("claude-sonnet-4", ModelPrices(3.0, 3.75, 0.30, 15.0)),
-    ("claude-3-7-sonnet", ModelPrices(3.0, 3.75, 0.30, 15.0)),
-    ("claude-3-5-sonnet", ModelPrices(3.0, 3.75, 0.30, 15.0)),
-    ("claude-haiku-4-5", ModelPrices(1.0, 1.25, 0.10, 5.0)),
-    ("claude-3-5-haiku", ModelPrices(0.80, 1.0, 0.08, 4.0)),
-    ("claude-3-haiku", ModelPrices(0.25, 0.30, 0.03, 1.25)),
-)
+_DATED = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})")
 
 
-def prices_for(model: str) -> ModelPrices | None:
-    """The prices of ``model`` (longest family prefix, case-insensitive), or None when unpriced."""
-    name = model.strip().lower()
-    matches = [(len(prefix), prices) for prefix, prices in PRICE_TABLE if name.startswith(prefix)]
-    return max(matches, key=lambda match: match[0])[1] if matches else None
+@attrs.frozen
+class PriceEntry:
+    """One model's prices, where they were read and when (``docs/prices.md``)."""
+
+    #: ``anthropic``, ``openai``, ``google`` (the built-in tables) or whatever a ``--prices`` file says.
+    provider: str
+    #: The model id as the agent sends it (lower case); a dated snapshot of it prices alike.
+    model: str
+    prices: ModelPrices
+    #: The page the prices were read from.
+    source: str
+    #: ``YYYY-MM-DD``: the day they were read.
+    as_of: str
+    #: Where the entry came from: a built-in table (``anthropic.csv``) or the user's ``--prices`` file.
+    origin: str = ""
+
+    def matches(self, model: str) -> bool:
+        """``model`` is this entry's model, or a dated snapshot of it (``-20250929``, ``-2025-09-29``)."""
+        name = model.strip().lower()
+        return name == self.model or (
+            name.startswith(self.model) and _DATED.fullmatch(name[len(self.model) :]) is not None
+        )
+
+
+@attrs.frozen
+class PriceTable:
+    """Every priced model: the built-in tables (one per provider), optionally overridden by the user's.
+
+    A model is priced by the entry of the same id or of which it is a dated snapshot; nothing
+    else (``gpt-5.6`` is not priced like ``gpt-5``, ``claude-opus-4-7`` not like ``claude-opus-4``):
+    an unknown model's cost is ``None`` (``n/a``), never a guess and never 0.
+    """
+
+    entries: tuple[PriceEntry, ...] = ()
+
+    def entry_for(self, model: str | None) -> PriceEntry | None:
+        """The entry that prices ``model``, or None (the longest matching id wins)."""
+        if not model:
+            return None
+        found = [entry for entry in self.entries if entry.matches(model)]
+        return max(found, key=lambda entry: len(entry.model)) if found else None
+
+    def prices_for(self, model: str | None) -> ModelPrices | None:
+        """The prices of ``model``, or None when it is unpriced."""
+        entry = self.entry_for(model)
+        return None if entry is None else entry.prices
+
+    def unpriced(self, models: Iterable[str | None]) -> tuple[str, ...]:
+        """Those of ``models`` (sorted, once each) that have no prices."""
+        return tuple(sorted({m for m in models if m and self.prices_for(m) is None}))
+
+    def overridden_by(self, other: PriceTable) -> PriceTable:
+        """This table with ``other``'s entries replacing those of the same model (and adding the rest)."""
+        replaced = {entry.model for entry in other.entries}
+        kept = tuple(entry for entry in self.entries if entry.model not in replaced)
+        return PriceTable(kept + other.entries)

@@ -137,6 +137,10 @@ RESPONSES = RequestRules(
     output_required=False,
 )
 
+#: What a model gateway (LiteLLM) sends upstream for an Anthropic request: Responses, plus ``user``
+#: (Claude Code's ``metadata.user_id``, a session label: it carries nothing the provider acts on).
+GATEWAY_RESPONSES = attrs.evolve(RESPONSES, fields=RESPONSES.fields | {"user"})
+
 #: Messages content blocks, and the blocks a ``tool_result`` may hold.
 MESSAGE_BLOCKS = frozenset(
     {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"}

@@ -58,28 +58,34 @@ def judge(
     *,
     model: str | None,
     policy: PromotionPolicy = DEFAULT_POLICY,
+    pair_models: Mapping[str, str | None] | None = None,
 ) -> tuple[Decision, ...]:
     """One decision per pair, in ``pairs`` order; ``samples`` maps each candidate to its samples.
+
+    ``pair_models`` gives a candidate's pair its own benchmark model (``None``: refuse to decide,
+    :mod:`wfbench.domain.promotion.migration`); the others are judged with ``model``.
 
     Raises:
         KeyError: a pair's candidate has no samples.
     """
     config = policy.analysis
     judged = []
+    models = pair_models or {}
     for spec in pairs:
         gate = spec.gate or infer_gate(table, candidate=spec.candidate, incumbent=spec.incumbent)
+        own = models.get(spec.candidate, model)
         reference = evaluate_pair(
-            table, candidate=spec.candidate, incumbent=spec.incumbent, model=model, policy=policy, gate=gate
+            table, candidate=spec.candidate, incumbent=spec.incumbent, model=own, policy=policy, gate=gate
         )
-        judged.append((spec, gate, reference, analyze_pair(samples[spec.candidate], config)))
+        judged.append((spec, gate, reference, analyze_pair(samples[spec.candidate], config), own))
     cases = [
-        StatisticalCase(table, stats, spec.candidate, spec.incumbent, model)
-        for spec, gate, _, stats in judged
+        StatisticalCase(table, stats, spec.candidate, spec.incumbent, own)
+        for spec, gate, _, stats, own in judged
         if gate is GateKind.IMPLEMENTATION
     ]
     statistical = judge_statistically(cases, policy)
     decisions = []
-    for spec, _gate, reference, stats in judged:
+    for spec, _gate, reference, stats, _ in judged:
         ref = PolicyVerdict(DecisionPolicy.REFERENCE, reference.kind, reference.reasons)
         stat = statistical.get(spec.candidate, attrs.evolve(ref, policy=DecisionPolicy.STATISTICAL))
         chosen = stat if policy.decision_policy is DecisionPolicy.STATISTICAL else ref
@@ -102,10 +108,11 @@ def judge_rows(
     *,
     model: str | None,
     policy: PromotionPolicy = DEFAULT_POLICY,
+    pair_models: Mapping[str, str | None] | None = None,
 ) -> tuple[AggregateTable, tuple[Decision, ...]]:
     """Aggregate ``rows`` (read once), build each pair's samples from them, and :func:`judge`."""
     summary = summarize(rows)
-    return summary.table, judge_summary(summary, pairs, model=model, policy=policy)
+    return summary.table, judge_summary(summary, pairs, model=model, policy=policy, pair_models=pair_models)
 
 
 def judge_summary(
@@ -114,6 +121,7 @@ def judge_summary(
     *,
     model: str | None,
     policy: PromotionPolicy = DEFAULT_POLICY,
+    pair_models: Mapping[str, str | None] | None = None,
 ) -> tuple[Decision, ...]:
     """:func:`judge` over a one-pass :class:`RowSummary`: its table and each pair's samples; a
     candidate whose rows edited test infrastructure is refused (:func:`refuse_tampered`)."""
@@ -133,7 +141,7 @@ def judge_summary(
         )
         for spec in specs
     }
-    judged = judge(table, samples, specs, model=model, policy=policy)
+    judged = judge(table, samples, specs, model=model, policy=policy, pair_models=pair_models)
     return tuple(refuse_tampered(decision, summary.diagnostics) for decision in judged)
 
 

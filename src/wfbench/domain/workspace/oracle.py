@@ -170,6 +170,7 @@ class OracleOutcome(enum.StrEnum):
     CANARY_TRIPPED = "canary-tripped"
     NO_REPORT = "no-report"
     EXIT_STATUS = "exit-status"
+    REWARD_LOW = "reward-not-above-threshold"
 
 
 #: The exit status the SWE-bench oracle runner gives when the test patch does not apply.
@@ -202,6 +203,8 @@ class OracleVerdict:
     outcome: OracleOutcome | None = None
     #: Expected ids that did not pass or were missing: for the author, never in ``detail``.
     failing_ids: tuple[str, ...] = ()
+    #: ``report: reward``: the reward the verifier wrote (kept as the row's ``oracle_reward``).
+    reward: float | None = None
 
 
 def _counts(cases: Sequence[ReportedCase]) -> str:
@@ -300,3 +303,54 @@ def oracle_verdict(
         detail = f"the oracle {status} without a valid JUnit report ({why})"
         return _failed(detail, OracleOutcome.NO_REPORT)
     return _report_verdict(exit_ok, returncode, report, expect, canaries)
+
+
+def parse_reward(text: bytes | None, data: bytes | None) -> tuple[float | None, str | None]:
+    """The reward of a Harbor verifier's ``reward.txt`` (one number) or ``reward.json``; (reward, problem).
+
+    ``reward.txt`` wins when both exist. ``reward.json`` is an object of numbers: its ``reward`` key,
+    or its only key. A missing, empty, non-numeric or non-finite reward is a problem, never 0.
+    """
+    import json
+    import math
+
+    if text is not None:
+        try:
+            value = float(text.decode("ascii").strip())
+        except (UnicodeDecodeError, ValueError):
+            return None, "reward.txt does not hold one number"
+        return (value, None) if math.isfinite(value) else (None, "reward.txt holds a non-finite number")
+    if data is None:
+        return None, "no reward.txt or reward.json was written"
+    try:
+        raw = json.loads(data)
+    except ValueError:
+        return None, "reward.json is not JSON"
+    if not isinstance(raw, dict) or not raw:
+        return None, "reward.json is not an object of rewards"
+    key = "reward" if "reward" in raw else (next(iter(raw)) if len(raw) == 1 else None)
+    found = raw.get(key) if key is not None else None
+    if isinstance(found, bool) or not isinstance(found, int | float) or not math.isfinite(found):
+        return None, "reward.json has no numeric `reward` (nor a single numeric key)"
+    return float(found), None
+
+
+def reward_verdict(
+    *, exit_ok: bool, returncode: int | None, reward: float | None, problem: str | None, above: float
+) -> OracleVerdict:
+    """A reward oracle's verdict: test.sh exited 0 **and** wrote a reward above ``above``.
+
+    The reward is kept (``reward``) whatever the verdict, so a non-binary reward reaches the row.
+    """
+    if reward is None:
+        status = "exited 0" if exit_ok else f"exited {returncode}"
+        return OracleVerdict(
+            False, "reward", f"the verifier {status} without a reward ({problem})", OracleOutcome.NO_REPORT
+        )
+    if not exit_ok:
+        detail = f"the verifier exited {returncode}"
+        return OracleVerdict(False, "reward", detail, OracleOutcome.EXIT_STATUS, reward=reward)
+    if not reward > above:
+        detail = f"the reward {reward:g} is not above {above:g}"
+        return OracleVerdict(False, "reward", detail, OracleOutcome.REWARD_LOW, reward=reward)
+    return OracleVerdict(True, "reward", None, OracleOutcome.PASSED, reward=reward)

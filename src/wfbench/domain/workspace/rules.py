@@ -72,12 +72,14 @@ class SkippedPath:
 class Patch:
     """The workspace's diff against its starting commit, cut at a byte limit.
 
-    ``skipped`` lists the paths that were not diffed (see :class:`SkippedPath`).
+    ``skipped`` lists the paths that were not diffed (see :class:`SkippedPath`); ``churn`` is the
+    churn of the same capture when the adapter measured it in the same pass (None: ask for it).
     """
 
     data: bytes
     truncated: bool
     skipped: tuple[SkippedPath, ...] = ()
+    churn: Churn | None = None
 
 
 class ChangeKind(enum.StrEnum):

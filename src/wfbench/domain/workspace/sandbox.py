@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from wfbench.domain.environment.image import ContainerImage
+
 
 class ProcessState(enum.StrEnum):
     """Terminal state of a managed process."""
@@ -77,6 +79,9 @@ class SandboxPolicy:
     bridges: tuple[Bridge, ...] = ()
     #: Start the program (``argv[0]``, a dynamically linked ELF file) non-dumpable.
     non_dumpable: bool = False
+    #: The task's container image (a container backend runs the command in it; bwrap and
+    #: host-unsafe refuse a policy that names one). ``None``: the backend's own default userland.
+    image: ContainerImage | None = None
 
 
 @attrs.frozen

@@ -26,6 +26,8 @@ class FakeLease:
     token: str = "wfbench-proxy-cell"
     now: WireMeter = attrs.field(factory=WireMeter)
     closed: bool = False
+    #: Behind a model gateway: the cell's meter at the upstream.
+    native: FakeLease | None = None
 
     def meter(self, *, settle_s: float = 0.0) -> WireMeter:
         return self.now
@@ -167,6 +169,25 @@ def test_without_prices_the_rows_cost_is_unknown_not_zero() -> None:
     session(wire, lease, Usage(10, None, None, 2), record(Usage(10, None, None, 2)))
     total, _ = wire.row(sum_sessions([record(Usage(10, None, None, 2))]))
     assert total.cost_usd is None
+
+
+def test_behind_a_gateway_the_row_is_the_native_usage_with_the_gateways_beside_and_flagged() -> None:
+    native = FakeLease(bridge=None, now=WireMeter().plus_reply(Usage(4000, None, 44000, 80)))
+    lease = FakeLease(now=WireMeter().plus_reply(Usage(4000, 0, 44000, 80)), native=native)
+    total, fields = CellWire(lease, PRICES).row(sum_sessions([record(Usage(4000, 0, 44000, 80))]))
+    assert total.usage == Usage(4000, None, 44000, 80)  # the upstream reported no cache writes: unknown
+    assert total.cost_usd == PRICES.cost_usd(Usage(4000, None, 44000, 80))
+    assert fields["gateway_usage"]["cache_creation_input_tokens"] == 0
+    assert fields["gateway_usage_disagreement"] is None  # a gateway's own 0 for an unsent field is no claim
+
+    lease.now = WireMeter().plus_reply(Usage(48000, 0, 44000, 80))  # a gateway counting cached tokens twice
+    total, fields = CellWire(lease, PRICES).row(sum_sessions([record(Usage(48000, 0, 44000, 80))]))
+    assert total.usage.input_tokens == 4000
+    assert fields["gateway_usage_disagreement"] == (
+        "the model gateway's usage disagrees with the upstream's:"
+        " input_tokens 48000 through the gateway, 4000 at the upstream"
+    )
+    assert fields["gateway_usage_disagreement"] in total.evidence_diagnostics
 
 
 def test_sessions_get_the_bridge_the_url_and_the_token() -> None:

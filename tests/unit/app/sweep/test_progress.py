@@ -10,6 +10,7 @@ import time
 from wfbench.app.cell.events import (
     CellFinished,
     CellStarted,
+    CellTimings,
     Note,
     PhaseFinished,
     PhaseStarted,
@@ -256,3 +257,26 @@ def test_the_log_observer_records_phase_timings_notes_and_a_cancellation_with_le
         ("sweep_cancelled", "warning"),
     ]
     assert logged[0][1]["wall_s"] == 1.5
+
+
+def test_the_log_observer_records_where_a_cells_time_went_and_the_json_stream_does_not():
+    logged: list[tuple[str, dict[str, object]]] = []
+    stream = io.StringIO()
+    timings = CellTimings(("t", "a", 0), 1.25, (("copy", 0.05), ("sessions", 0.9), ("remove", 0.1)))
+    LogObserver(lambda event, **fields: logged.append((event, fields))).notify(timings)
+    JsonProgress(stream).notify(timings)
+
+    assert logged == [
+        (
+            "cell_timings",
+            {
+                "level": "info",
+                "task": "t",
+                "arm": "a",
+                "run": 0,
+                "wall_s": 1.25,
+                "steps": {"copy": 0.05, "sessions": 0.9, "remove": 0.1},
+            },
+        )
+    ]
+    assert stream.getvalue() == ""

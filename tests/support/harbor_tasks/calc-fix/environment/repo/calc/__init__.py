@@ -1,0 +1,5 @@
+"""A tiny statistics package."""
+
+
+def mean(values):
+    return sum(values) / len(values)

@@ -1,0 +1,42 @@
+"""A task's own time limits (``limits:``, Harbor's ``timeout_sec``) win over the sweep's."""
+
+from __future__ import annotations
+
+import threading
+
+import attrs
+
+from tests.unit.app.corpus.test_harbor_export_files import SPEC
+from wfbench.adapters.store.memory_sweep import MemorySweepDirectory
+from wfbench.app.cell.context import CellContext, CellServices, RunSettings
+from wfbench.app.corpus.binding import BoundTask
+from wfbench.app.corpus.corpus import TaskLimits
+from wfbench.domain.workspace.oracle import OracleBundle
+
+SETTINGS = RunSettings(
+    out_dir="/o",
+    work_dir="/w",
+    model="m",
+    sandbox_backend="bwrap",
+    command_env={},
+    agent_env={},
+    directory=MemorySweepDirectory(),
+)
+
+
+def _context(limits: TaskLimits) -> CellContext:
+    task = BoundTask(attrs.evolve(SPEC, environment=None, limits=limits), "c" * 40, OracleBundle(()))
+    services = CellServices(None, None, None, None)  # type: ignore[arg-type]
+    return CellContext(task, "/ws", "/scratch", services, SETTINGS, threading.Event())
+
+
+def test_without_limits_a_cell_takes_the_sweeps_timeouts():
+    ctx = _context(TaskLimits())
+    assert (ctx.session_timeout_s, ctx.verify_timeout_s) == (5400.0, 600.0)
+    assert ctx.policy(writable=False).timeout_s == 600.0
+
+
+def test_a_tasks_own_timeouts_win_for_its_sessions_verify_and_oracle():
+    ctx = _context(TaskLimits(agent_timeout_s=900.0, verifier_timeout_s=120.0))
+    assert (ctx.session_timeout_s, ctx.verify_timeout_s) == (900.0, 120.0)
+    assert ctx.policy(writable=False).timeout_s == 120.0
