@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.support.demo_run import DEMO_CELLS, IMPL_TASKS, legacy_copy, row, rows, wfbench
 from wfbench.app.sweep.reuse_plan import expected_durations
@@ -49,10 +52,21 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
     demo_out, tmp_path
 ):
     """--reuse-results: workflow and review rows (clean controls too) are carried forward with their
-    transcripts, one cell per incumbent arm stays paid, candidates and baseline run, same decision."""
+    transcripts, one cell per incumbent arm stays paid, candidates and baseline run, same decision.
+    The dry run of the same command said so beforehand: the same reuse count, and its estimate is
+    what the fresh cells then cost."""
     prior, first = demo_out
     assert first.returncode == 0
     out = tmp_path / "again"
+    dry = wfbench("run", "--out", str(out), "--workers", "3", "--reuse-results", str(prior), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    fresh = DEMO_CELLS - 19
+    assert (
+        f"{DEMO_CELLS} planned, 0 already have a row (resume), 19 reused from {prior}, {fresh} to run"
+        in dry.stdout
+    )
+    estimate = re.search(rf"estimated spend: \$([0-9.]+) for {fresh} cell\(s\)", dry.stdout)
+    assert estimate, dry.stdout
     done = wfbench("run", "--out", str(out), "--workers", "3", "--reuse-results", str(prior))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (
@@ -77,6 +91,8 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
     assert row(out, "add-clamp", "workflow", 0).get("reused") is not True
     assert row(out, "review-pr-41", "review", 0).get("reused") is not True
     assert _fresh_cells(out) == DEMO_CELLS - 19 < _fresh_cells(prior)
+    fresh_spend = sum(r["cost_usd"] for r in kept if not r.get("reused"))
+    assert float(estimate.group(1)) == pytest.approx(fresh_spend, abs=1e-4)
     for r in reused:
         original = row(prior, r["task"], r["arm"], r["run"])
         assert r["reused_from_recorded_at"] == original["recorded_at"]

@@ -145,11 +145,12 @@ def test_the_viewer_never_listens_beyond_loopback(demo_out):
     assert "--host: 0.0.0.0 is not a loopback address" in done.stderr
 
 
-def test_view_of_a_directory_without_results_is_a_usage_error(tmp_path):
-    """One line naming the directory, exit 2."""
+def test_view_of_a_directory_without_any_sweep_is_a_usage_error(tmp_path):
+    """One line naming the directory, exit 2 (no results.jsonl in it or below it)."""
+    (tmp_path / "notes").mkdir()
     done = wfbench("view", str(tmp_path), timeout=60)
     assert done.returncode == 2
-    assert "holds no regular results.jsonl" in done.stderr
+    assert f"{tmp_path}: holds no sweep" in done.stderr
 
 
 def test_the_review_rows_record_which_finding_hit_which_label(demo_out):
@@ -189,7 +190,12 @@ def test_compare_puts_two_sweeps_side_by_side_with_paired_statistics(demo_out, t
     assert "| fix-median | baseline | 0/3 | 3/3 | +100.0 pts |" in done.stdout
     # The demo's usage is jittered per cell, reproducibly (provider.yaml's seed): the same medians everywhere.
     assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1616 | $0.0808 | −50.0% |" in done.stdout
-    assert "<h1>wfbench comparison</h1>" in (tmp_path / "c.html").read_text()
+    page = (tmp_path / "c.html").read_text()
+    assert "<h1>wfbench comparison</h1>" in page
+    assert "`" not in page.split("<h2>Per task", 1)[0]  # no Markdown in the page
+    assert str(tmp_path) not in page  # the sweeps as named on the command line, links relative
+    assert '"after/cells/add-mode/workflow/"' in page  # B has no pages: its cells' directory
+    assert "tasks/add-mode.html#arm-workflow" in page  # A has its pages beside its report
 
 
 def test_compare_refuses_a_torn_results_file(demo_out, tmp_path):

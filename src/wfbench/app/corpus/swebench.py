@@ -339,7 +339,7 @@ def import_instances(
         repos[item.repo] = repository
         if not _has_commit(repository, item.base_commit):
             raise InputError(f"{item.base_commit} is not in {repository}", field="base_commit", **where)
-        tasks.append(_task(item, repository, environment))
+        tasks.append(_task(item, repository, environment, out_dir=out_dir))
     files = {}
     for item in instances:
         base = f"instances/{item.instance_id}"
@@ -370,8 +370,12 @@ def import_instances(
     return os.path.join(out_dir, "corpus.yaml")
 
 
-def _task(item: Instance, repository: str, environment: Mapping[str, Any] | None) -> dict[str, Any]:
+def _task(
+    item: Instance, repository: str, environment: Mapping[str, Any] | None, *, out_dir: str
+) -> dict[str, Any]:
     base = f"instances/{item.instance_id}"
+    # Relative to the corpus file, as the loader reads it: the corpus and its clones move together.
+    portable = os.path.relpath(os.path.abspath(repository), os.path.abspath(out_dir)).replace(os.sep, "/")
     env = (
         dict(environment)
         if environment is not None
@@ -381,7 +385,7 @@ def _task(item: Instance, repository: str, environment: Mapping[str, Any] | None
         "id": item.instance_id,
         "class": f"swebench:{item.repo}" + (f"@{item.version}" if item.version else ""),
         "kind": "implementation",
-        "repo": repository,
+        "repo": portable,
         "ref": item.base_commit,
         "prompt": item.problem_statement,
         "verify": _verify(item, repository),

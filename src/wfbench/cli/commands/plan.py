@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from wfbench.cli.commands.gate import results_path
-from wfbench.cli.exit_codes import EXIT_CODES_HELP
+from wfbench.cli.exit_codes import OK, USAGE, exit_codes_help
 from wfbench.cli.options.gate import Metric, parse_pairs
 from wfbench.domain.errors import InputError
 
@@ -29,7 +29,13 @@ PLAN_EPILOG = (
     "  wfbench plan results/pilot --effect 10%          # a 10% cost saving\n"
     "  wfbench plan results/pilot --effect 15pts         # a 15-point resolution gain\n"
     "  wfbench plan RESULTS --effect 5% --runs 1,3,5 --tasks 20,40,80 --json\n"
-    "\n" + EXIT_CODES_HELP
+    "\n"
+    + exit_codes_help(
+        (
+            (OK, "the plan was printed"),
+            (USAGE, "usage or input error: no pilot rows, a bad --effect, a torn results.jsonl line"),
+        )
+    )
 )
 
 

@@ -84,6 +84,8 @@ def _metered_text(metered: Any) -> str:
     """``; metered at the wire this run: $0.1234 of $5.0000`` (empty without a meter)."""
     if metered is None:
         return ""
+    if getattr(metered, "spent_usd", 0) is None:  # the meter ran but had no price for the model
+        return "; not priced at the wire this run (no price for the model): the spend is the agents' own"
     return f"; metered at the wire this run: {metered.describe()}"
 
 
