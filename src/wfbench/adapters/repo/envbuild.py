@@ -437,3 +437,34 @@ def _locked(path: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+class PlannedEnvironments:
+    """The environments a sweep would use, named without building one (``wfbench run --dry-run``).
+
+    ``ensure`` returns what :meth:`CachedEnvironments.ensure` would (the same digest, path and
+    mount; ``cached`` says whether the build is already done), so the dry run binds each task's
+    environment digest exactly as the run will, and its reuse count and estimate are the run's.
+    """
+
+    def __init__(self, environments: CachedEnvironments) -> None:
+        self._inner = environments
+
+    def ensure(
+        self,
+        spec: EnvironmentSpec,
+        *,
+        snapshot: Snapshot,
+        task_env: Mapping[str, str],
+        cancel: CancelToken | None = None,
+    ) -> BuiltEnvironment:
+        """The environment ``spec`` would be for ``snapshot`` (never built here).
+
+        Raises:
+            InputError: the interpreter cannot be used.
+        """
+        del cancel
+        base = None if spec.python is None else resolve_base(spec.python)
+        digest = self._inner._digest(spec, snapshot, task_env, base)
+        final = os.path.join(self._inner.cache_dir, digest)
+        return self._inner._built(digest, final, base, cached=_complete(final, digest))

@@ -151,6 +151,8 @@ class CellContext:
     transcripts: list[dict[str, object]] = attrs.field(factory=list)
     #: ``transcripts/index.json`` of the cell: which transcript is which phase, and how it ended.
     transcript_index: list[dict[str, object]] = attrs.field(factory=list)
+    #: ``prompts.json`` of the cell: the prompt each phase sent, as built (:mod:`wfbench.app.cell.prompts`).
+    prompts: list[dict[str, object]] = attrs.field(factory=list)
     #: The task's read-only dependencies, mounted for sessions, verify and the oracle.
     dependency_mounts: tuple[Mount, ...] = ()
     #: The workspace before the first session and after the latest one (for diagnostics).

@@ -356,7 +356,7 @@ def import_instances(
             if images is not None
             else _venv_environment(item, repository, environment)
         )
-        tasks.append(_task(item, repository, shared(env, item)))
+        tasks.append(_task(item, repository, shared(env, item), out_dir=out_dir))
     files = {}
     for item in instances:
         base = f"instances/{item.instance_id}"
@@ -410,13 +410,15 @@ def _venv_environment(
     )
 
 
-def _task(item: Instance, repository: str, env: dict[str, Any]) -> dict[str, Any]:
+def _task(item: Instance, repository: str, env: dict[str, Any], *, out_dir: str) -> dict[str, Any]:
     base = f"instances/{item.instance_id}"
+    # Relative to the corpus file, as the loader reads it: the corpus and its clones move together.
+    portable = os.path.relpath(os.path.abspath(repository), os.path.abspath(out_dir)).replace(os.sep, "/")
     return {
         "id": item.instance_id,
         "class": f"swebench:{item.repo}" + (f"@{item.version}" if item.version else ""),
         "kind": "implementation",
-        "repo": repository,
+        "repo": portable,
         "ref": item.base_commit,
         "prompt": item.problem_statement,
         "verify": _verify(item, repository),

@@ -41,7 +41,7 @@ def import_swebench(
 ) -> None:
     """Convert SWE-bench-format task instances into a wfbench corpus (no network).
 
-    \\b
+    \b
     Examples:
       wfbench tasks import swebench dev.jsonl --repos ~/mirrors --out corpora/swe
       wfbench tasks import swebench dev.jsonl --repos ~/mirrors --out corpora/swe --images swebench
@@ -95,7 +95,7 @@ def import_harbor(
 ) -> None:
     """Convert Harbor-format tasks (Terminal-Bench 2.0) into a wfbench corpus; builds each task's image.
 
-    \\b
+    \b
     Examples:
       wfbench tasks import harbor tasks/* --out corpora/tb
       wfbench tasks validate corpora/tb/corpus.yaml --sandbox podman   # solve.sh resolves each task
@@ -131,7 +131,7 @@ def export_harbor(
 ) -> None:
     """Write a wfbench corpus's implementation tasks as Harbor task directories (docs/harbor.md).
 
-    \\b
+    \b
     Examples:
       wfbench tasks export harbor corpus.yaml --out harbor-tasks
     """
