@@ -25,8 +25,6 @@ from tests.support.podman_kit import base_image, podman_env
 from tests.support.realrepo_kit import bare_mirror, make_library, swebench_instance
 from tests.support.sweep_kit import MODEL, WFBENCH, bash, by_task, git, rule, run_sweep, tell, turn
 
-pytestmark = pytest.mark.slow
-
 SITE = "/opt/miniconda3/envs/testbed/lib/python3.11/site-packages"
 CONTAINERFILE = (
     "FROM {base}\n"
