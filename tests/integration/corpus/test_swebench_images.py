@@ -148,3 +148,34 @@ def test_the_agent_worked_at_testbed_with_the_images_testbed_python(swept: tuple
     assert "/opt/miniconda3/envs/testbed/bin/python" in transcript, told
     assert "/testbed" in transcript
     assert sys.executable not in transcript  # not the harness's interpreter
+
+
+def test_an_environment_setup_commit_that_is_not_a_commit_is_refused_naming_line_and_field(
+    tmp_path: Path,
+) -> None:
+    from wfbench.app.corpus.swebench import read_instances
+    from wfbench.domain.errors import InputError
+
+    instance = {
+        **swebench_instance({"base": "a" * 40, "gold": "g", "test_patch": "t"}),
+        "environment_setup_commit": "v1",
+    }
+    (tmp_path / "i.jsonl").write_text(json.dumps(instance) + "\n")
+    with pytest.raises(InputError) as caught:
+        read_instances(str(tmp_path / "i.jsonl"))
+    assert (caught.value.locator, caught.value.field) == ("line 1", "environment_setup_commit")
+
+
+def test_an_images_template_with_an_unknown_placeholder_stops_the_import_before_writing(
+    tmp_path: Path,
+) -> None:
+    instance = swebench_instance({"base": "a" * 40, "gold": "g", "test_patch": "t"})
+    (tmp_path / "i.jsonl").write_text(json.dumps(instance) + "\n")
+    done = subprocess.run(
+        [*WFBENCH, "tasks", "import", "swebench", str(tmp_path / "i.jsonl"), "--repos", str(tmp_path),
+         "--out", str(tmp_path / "c"), "--images", "sweb/{repo}:{instance_id}"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, tell(done)
+    assert "--images" in done.stderr
+    assert not (tmp_path / "c").exists()
