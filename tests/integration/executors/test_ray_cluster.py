@@ -31,7 +31,7 @@ from tests.support.demo_run import DEMO_CELLS, bwrap_or_skip
 from tests.support.ray_kit import LoopbackCluster, ray_missing
 from wfbench import demo
 
-pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.slow, pytest.mark.nightly]
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 #: Seconds the final reply of every (Anthropic) review session is held back: cells of a known length.
