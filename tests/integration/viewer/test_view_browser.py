@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import require_or_skip
+from tests.support.demo_run import DEMO_CELLS
 
 pytestmark = pytest.mark.browser
 
@@ -183,7 +184,7 @@ def test_the_cell_page_shows_each_phase_prompt_and_overview_numbers_lead_to_thei
     page.locator("section.verdict dd a").first.click()
     assert page.url.endswith("#paired-candidate_workflow")
     assert page.locator("#paired-candidate_workflow").is_visible()
-    page.locator('div.facts a:has-text("24")').click()
+    page.locator(f'div.facts a:has-text("{DEMO_CELLS}")').click()
     assert page.url.endswith("#cells")
     page.locator('div.dt[data-src="task-arm"] tbody tr td:nth-child(5) a').first.click()
     assert re.search(r"/tasks/[^/]+\.html#arm-", page.url)

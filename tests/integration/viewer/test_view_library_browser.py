@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.integration.viewer.test_view_browser import Console, _shoot, browser
+from tests.support.demo_run import DEMO_CELLS
 
 pytestmark = pytest.mark.browser
 
@@ -84,12 +85,12 @@ def test_the_index_lists_every_sweep_and_the_running_one_is_pending(browser, ser
     assert "candidate_workflow: promote" in done
     assert "complete" in done
     assert "pending" in live
-    assert "running, 2 of 24 cells" in live
+    assert f"running, 2 of {DEMO_CELLS} cells" in live
     page.locator('select[aria-label="filter by status"]').select_option("complete")
     assert len(_rows(page)) == 1
     page.locator('select[aria-label="filter by status"]').select_option("")
     page.locator("th", has_text="cells").click()
-    assert "\tlive" in "\t" + _rows(page)[0]  # 2 cells before 24
+    assert "\tlive" in "\t" + _rows(page)[0]  # 2 cells before all of them
     _shoot(page, sweeps, "index")
     assert console.errors == []
     page.close()
@@ -122,13 +123,13 @@ def test_a_running_sweep_refreshes_as_its_rows_arrive_and_shows_the_verdict_at_t
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     console = Console(page)
     page.goto(served + "s/live/index.html")
-    assert "running, 2 of 24 cells" in page.locator("div.facts").inner_text()
+    assert f"running, 2 of {DEMO_CELLS} cells" in page.locator("div.facts").inner_text()
     assert "PENDING" in page.locator("section.verdict").first.inner_text()
     assert page.locator("a", has_text="all sweeps").count() == 1
     lines = (sweeps / "done" / "results.jsonl").read_text().splitlines(keepends=True)
     with open(sweeps / "live" / "results.jsonl", "a") as handle:
         handle.write("".join(lines[2:5]))
-    expect(page.locator("div.facts")).to_contain_text("running, 5 of 24 cells", timeout=15000)
+    expect(page.locator("div.facts")).to_contain_text(f"running, 5 of {DEMO_CELLS} cells", timeout=15000)
     with open(sweeps / "live" / "results.jsonl", "a") as handle:
         handle.write("".join(lines[5:]))
     shutil.copy(sweeps / "done" / "promotion.json", sweeps / "live" / "promotion.json")
