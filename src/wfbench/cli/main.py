@@ -151,7 +151,9 @@ def build_app(command: str | None = None) -> typer.Typer:
         """Benchmark headless coding-agent workflows against baselines, with hidden oracles."""
         del version
 
-    @app.command("version")
+    @app.command(
+        "version", epilog="\b\nExamples:\n  wfbench version\n\n\b\nExit codes: 0 the version was printed."
+    )
     def version() -> None:
         """Print wfbench's version."""
         from wfbench import __version__

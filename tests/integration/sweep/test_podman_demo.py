@@ -16,7 +16,8 @@ import pytest
 
 from tests.support.podman_kit import base_image, podman_sandbox
 
-pytestmark = pytest.mark.slow
+# The whole demo under podman (~3x a bwrap cell, minutes): the nightly tier (CONTRIBUTING.md).
+pytestmark = [pytest.mark.slow, pytest.mark.nightly]
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 
