@@ -90,11 +90,11 @@ ROOT_LISTING: tuple[tuple[str, str | None, str | None], ...] = (
         None,
         "Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design.",
     ),
-    ("view", None, "Browse a sweep: the report, every task, arm and cell (transcript, patch, review, row)."),
+    ("view", None, "Browse a sweep, or every sweep under a directory, in the browser."),
     (
         "compare",
         None,
-        "Compare two sweeps per task and arm (resolution, cost, quality), paired statistics of B vs A.",
+        "Compare two sweeps per task and arm (resolution, cost, quality); B against A, paired.",
     ),
     ("evolve", "Evolve candidate skills with a proposer agent, gated.", None),
     ("export", "Export trajectories (ATIF) or an Inspect AI log.", None),
