@@ -307,3 +307,19 @@ def test_the_worker_cap_is_the_same_for_run_and_evolve(command: str, tmp_path) -
     assert "--workers" in over.stderr
     assert "--workers" not in at_cap.stderr  # refused later, for the missing corpus, not the bound
     assert "missing.yaml" in at_cap.stderr + at_cap.stdout
+
+
+def test_gate_gives_the_collector_its_thresholds_back(tmp_path) -> None:
+    """``gate`` collects less often while it runs (start-up and width, issue 33), then restores it."""
+    import gc
+
+    from wfbench.cli.main import main
+
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"task": "t", "arm": "workflow", "run": 0, "ok": true, "resolved": true}\n')
+    before = gc.get_threshold()
+    with pytest.raises(SystemExit) as done:
+        main(["gate", str(results)])
+
+    assert done.value.code == 0
+    assert gc.get_threshold() == before

@@ -17,6 +17,8 @@ report model reads rows) and gates them from the same one-pass input.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -248,19 +250,19 @@ def gate(
     decision_policy: opt.DecisionPolicy = None,
 ) -> None:
     """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
-    _fewer_collections()
     given = opt.parse_pairs(pair)
     failing_on = opt.parse_fail_on(fail_on)
-    source, read = _stream(results)
-    chosen = _decision_policy(source, decision_policy, command="gate")
-    policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
-    target = _target(out, force=force, source=source)
-    result = _gate(read, source, policy, given)
-    evidence: dict[str, Any] | None = None
-    if result.evidence is not None and (as_json or target is not None):
-        evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
-    written = _write_evidence(evidence, target)
-    _show(result, evidence, as_json=as_json, source=source, target=target, written=written)
+    with _fewer_collections():
+        source, read = _stream(results)
+        chosen = _decision_policy(source, decision_policy, command="gate")
+        policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
+        target = _target(out, force=force, source=source)
+        result = _gate(read, source, policy, given)
+        evidence: dict[str, Any] | None = None
+        if result.evidence is not None and (as_json or target is not None):
+            evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
+        written = _write_evidence(evidence, target)
+        _show(result, evidence, as_json=as_json, source=source, target=target, written=written)
     failing = opt.failing_decisions([d.kind.value for d in result.decisions], failing_on)
     if failing:
         typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
@@ -271,18 +273,23 @@ def gate(
 GATE_GC_THRESHOLD = 100_000
 
 
-def _fewer_collections() -> None:
-    """Collect cyclic garbage less often for the rest of this process (a one-shot command).
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect cyclic garbage less often while a file is gated (the thresholds come back after).
 
     What a gate keeps (a tally, then an aggregate, per task and arm; with ``--json`` the evidence
     mapping) is thousands of long-lived containers that the collector would examine again and
-    again although none is in a cycle: 15 % of a 3,000-task gate's CPU (issue 33). Cycles are
-    still collected, every 100,000 allocations instead of every 700.
+    again although none is in a cycle: about a tenth of a 3,000-task gate's CPU (issue 33).
+    Cycles are still collected, every 100,000 allocations instead of every 700.
     """
     import gc
 
-    _, middle, oldest = gc.get_threshold()
-    gc.set_threshold(GATE_GC_THRESHOLD, middle, oldest)
+    before = gc.get_threshold()
+    gc.set_threshold(GATE_GC_THRESHOLD, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _write_evidence(evidence: dict[str, Any] | None, target: Path | None) -> Path | None:
