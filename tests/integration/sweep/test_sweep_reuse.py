@@ -92,7 +92,8 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
     assert row(out, "review-pr-41", "review", 0).get("reused") is not True
     assert _fresh_cells(out) == DEMO_CELLS - 19 < _fresh_cells(prior)
     fresh_spend = sum(r["cost_usd"] for r in kept if not r.get("reused"))
-    assert float(estimate.group(1)) == pytest.approx(fresh_spend, abs=1e-4)
+    # Within 1 %: the demo jitters usage per cell, and the estimate prices the planned cells from the prior rows.
+    assert float(estimate.group(1)) == pytest.approx(fresh_spend, rel=0.01)
     for r in reused:
         original = row(prior, r["task"], r["arm"], r["run"])
         assert r["reused_from_recorded_at"] == original["recorded_at"]
