@@ -123,6 +123,9 @@ class Conversation:
 
     ``protocol``, when set, limits the rule to requests of that wire protocol, so one script can
     answer Claude Code (Messages) and Codex (Responses) differently for the same prompt.
+    ``offers``, when set, limits it to requests that offer the model every one of those tool
+    names (exactly spelled): two agents on one protocol (Claude Code's ``Write``, OpenCode's
+    ``write``) get their own rules for the same prompt.
     """
 
     when: tuple[str, ...]
@@ -133,10 +136,15 @@ class Conversation:
     #: rate-limit burst (the one stateful rule; concurrent requests take the N in arrival order).
     burst: Turn | None = None
     burst_requests: int = 0
+    offers: tuple[str, ...] = ()
 
-    def matches(self, user_text: str, protocol: str | None = None) -> bool:
-        """True when every ``when`` string occurs in ``user_text`` (and the protocol fits)."""
+    def matches(
+        self, user_text: str, protocol: str | None = None, tools: frozenset[str] = frozenset()
+    ) -> bool:
+        """True when every ``when`` string occurs in ``user_text`` (and the protocol and tools fit)."""
         if self.protocol is not None and protocol is not None and protocol != self.protocol:
+            return False
+        if not tools.issuperset(self.offers):
             return False
         return all(needle in user_text for needle in self.when)
 
@@ -216,7 +224,7 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     locator = f"conversations[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError("must be a mapping with `when` and `turns`", source=source, locator=locator)
-    _refuse_unknown(raw, {"when", "turns", "protocol", "burst"}, source=source, locator=locator)
+    _refuse_unknown(raw, {"when", "turns", "protocol", "burst", "offers"}, source=source, locator=locator)
     burst, burst_requests = _burst(raw.get("burst"), source=source, locator=locator)
     protocol = raw.get("protocol")
     if protocol is not None and protocol not in RULE_PROTOCOLS:
@@ -233,6 +241,9 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
         raise InputError(
             "must be a non-empty list of non-empty strings", source=source, locator=locator, field="when"
         )
+    offers = raw.get("offers", [])
+    if not isinstance(offers, list) or not all(isinstance(name, str) and name for name in offers):
+        raise InputError("must be a list of tool names", source=source, locator=locator, field="offers")
     turns = raw.get("turns")
     if not isinstance(turns, list) or not turns:
         raise InputError("must be a non-empty list of turns", source=source, locator=locator, field="turns")
@@ -241,6 +252,7 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
         burst=burst,
         burst_requests=burst_requests,
         when=tuple(when),
+        offers=tuple(offers),
         turns=tuple(
             _turn(turn, source=source, locator=f"{locator}.turns[{number}]")
             for number, turn in enumerate(turns)
