@@ -7,9 +7,9 @@ Claude adapter's (:mod:`wfbench.adapters.agents.claude`).
 
 What a session runs with (``docs/agents.md``, "OpenCode"; facts in ``docs/research/opencode.md``):
 
-* ``opencode run --format json --title <id> -m anthropic/<model> <prompt>``: the prompt is the
-  positional argument (OpenCode reads no prompt from stdin; the prompt is no secret, and the
-  adapter refuses a command line holding one). ``--title`` gives the session its title, so
+* ``opencode run --format json --title <title> -m anthropic/<model>``, the prompt on **stdin**
+  (OpenCode reads a piped stdin as the message, verbatim; a positional prompt would sit in
+  ``/proc/<pid>/cmdline`` and be sent wrapped in quotes). ``--title`` gives the session its title, so
   OpenCode makes no extra title request to the model: every model request it makes is a step
   of its event stream, and the wire meter and the agent's own report count the same requests;
 * a generated config (``OPENCODE_CONFIG``, read-only): OpenCode's built-in ``anthropic``
@@ -167,7 +167,7 @@ class OpenCodeCLI:
         with _session_files(config) as files:
             session_policy = self.session_policy(request, policy, sandbox=sandbox, files=files)
             argv = self.argv(request, sandbox=sandbox, policy=session_policy)
-            result = sandbox.run(argv, policy=session_policy, stdin=b"", cancel=cancel)
+            result = sandbox.run(argv, policy=session_policy, stdin=request.prompt.encode(), cancel=cancel)
         if result.state is ProcessState.SPAWN_FAILURE:
             raise SandboxError(f"cannot start the agent: {result.detail}")
         return self.record(result, request)
@@ -200,7 +200,7 @@ class OpenCodeCLI:
         return attrs.evolve(evolved, env=env)
 
     def argv(self, request: SessionRequest, *, sandbox: Sandbox, policy: SandboxPolicy) -> list[str]:
-        """The whole command line as the sandbox sees it: the binary, its flags and the prompt.
+        """The whole command line as the sandbox sees it: the binary and its flags (no prompt).
 
         Raises:
             InputError: a secret value occurs in the command line.
@@ -220,9 +220,8 @@ class OpenCodeCLI:
 
 
 def opencode_argv(request: SessionRequest) -> list[str]:
-    """OpenCode's own flags for one headless session, the prompt last (after ``--``)."""
-    model = f"anthropic/{request.model}"
-    return ["run", "--format", "json", "--title", _TITLE, "-m", model, "--", request.prompt]
+    """OpenCode's own flags for one headless session (the prompt comes on stdin)."""
+    return ["run", "--format", "json", "--title", _TITLE, "-m", f"anthropic/{request.model}"]
 
 
 def endpoint_of(request: SessionRequest) -> str:
