@@ -28,7 +28,7 @@ Printed, with a binomial 95 % half-width on every rate:
    decision MDE the sentence prints beside the simulated 80 %-promotion effect.
 
 Usage: bench/statistics_calibration.py [--sweeps 2000] [--resamples 2000] [--seed 12]
-       [--only analysis|decision-null|decision-rest] [--generator classic|ushaped]
+       [--only analysis|decision-null|decision-rest|decision-mde] [--generator classic|ushaped]
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def _planned(
 ) -> tuple[int, int] | None:
     """The design ``wfbench plan --effect TARGET`` recommends from a 20 x 3 pilot of the same
     candidate (the same generator and true effect)."""
-    from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
+    from wfbench.domain.promotion.planning import PlanRequest, parse_effect, plan_pairs
     from wfbench.domain.statistics.config import AnalysisConfig
 
     pilot = any_rows(_scenario(generator, tasks=20, runs=3, **fields), random.Random(seed))

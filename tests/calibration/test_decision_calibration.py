@@ -15,7 +15,7 @@ import math
 import pytest
 
 from tests.simulation import Scenario, UShaped, any_rows, promote_rate, statistical_policy
-from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
+from wfbench.domain.promotion.planning import PlanRequest, parse_effect, plan_pairs
 from wfbench.domain.statistics.config import AnalysisConfig
 
 FAST = statistical_policy(resamples=1000)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_gate_cmd import reference_row, wfbench, write_results
-from wfbench.app.gating.planning import Target, parse_effect
+from wfbench.domain.promotion.planning import Target, parse_effect
 
 
 def pilot(tmp_path: Path, tasks: int = 10) -> Path:

@@ -28,6 +28,7 @@ def _venv(clone: Path, venv: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.registry
 @pytest.mark.slow
+@pytest.mark.nightly
 def test_scripts_venv_twice_from_a_fresh_clone_prints_only_its_bin_directory(tmp_path: Path) -> None:
     registry_or_skip()
     clone = tmp_path / "clone"

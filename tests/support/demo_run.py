@@ -18,6 +18,11 @@ import pytest
 from tests.conftest import require_or_skip
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
+#: The demo's implementation tasks and its cells: each run by workflow, baseline and
+#: candidate_workflow, plus two review tasks by review, three runs each.
+IMPL_TASKS = ("fix-median", "add-mode", "add-clamp", "add-variance", "add-normalize")
+REVIEW_TASKS = ("review-pr-41", "review-pr-42")
+DEMO_CELLS = 3 * (3 * len(IMPL_TASKS) + len(REVIEW_TASKS))
 
 
 def bwrap_or_skip() -> None:

@@ -1,7 +1,8 @@
 """A corpus and provider script for ``wfbench evolve`` offline: the proposer is scripted too.
 
-The corpus is the demo's (two implementation tasks, two review tasks). The provider script is
-the demo's, with rules put first for:
+The corpus is the demo's first four tasks (fix-median, add-mode and the two reviews), decided by
+the reference rule (whose reasons the tests read). The provider script is the demo's, with rules
+put first for:
 
 * the **proposer**, generation 1: it reads the plan skill and ``EVIDENCE.md``, then writes a
   concise plan skill ("Keep plans short…", the demo overlay's text) — the demo's candidate rules
@@ -101,5 +102,9 @@ def write_evolve_corpus(root: Path) -> Path:
     raw["provider_script"] = "provider-evolve.yaml"
     raw["defaults"] = {key: value for key, value in raw["defaults"].items() if key != "candidate_overlay"}
     raw["defaults"]["arms"] = ["workflow"]
+    raw["defaults"]["policy"] = "reference"
+    raw["tasks"] = [
+        task for task in raw["tasks"] if task["id"] in (*TASK_MARKS, "review-pr-41", "review-pr-42")
+    ]
     corpus.write_text(yaml.safe_dump(raw, sort_keys=False))
     return corpus

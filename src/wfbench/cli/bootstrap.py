@@ -381,7 +381,7 @@ def endpoint(
         # keep_requests=False: memory stays flat over long sweeps (the counts are kept, not the requests).
         with (
             ScriptedProvider(script, keep_requests=False, log_path=log_path) as provider,
-            proxied(provider.base_url, OFFLINE_KEY, options) as proxy_endpoint,
+            proxied(provider.base_url, OFFLINE_KEY, options, names_cells=True) as proxy_endpoint,
         ):
             yield attrs.evolve(proxy_endpoint, replies=provider.reply_counts)
         return
@@ -417,12 +417,16 @@ def _provider_log(path: str) -> str:
 
 
 @contextlib.contextmanager
-def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = None) -> Iterator[Endpoint]:
+def proxied(
+    upstream_base_url: str, key: str, options: EndpointOptions | None = None, *, names_cells: bool = False
+) -> Iterator[Endpoint]:
     """A key proxy in front of ``upstream_base_url``: cells get leases, tools get its loopback URL and token.
 
     The real ``key`` never enters the sandbox (docs/security.md); the proxy stops when the
     block ends, however it ends (a cancelled sweep included). Only the agent's protocol is
     routed: Anthropic Messages, plus OpenAI Responses for Codex and the Gemini API for Gemini CLI.
+    ``names_cells`` (the run's own scripted provider only) tells the upstream each request's cell,
+    for its seeded usage jitter.
 
     Raises:
         InputError: the upstream URL is unusable (``--base-url``), or a budget cannot be priced.
@@ -444,6 +448,7 @@ def proxied(upstream_base_url: str, key: str, options: EndpointOptions | None = 
         routes=routes,
         budget_usd=options.budget_usd,
         price_table=options.price_table,
+        names_cells=names_cells,
     )
     with proxy:
         yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),), gateway=proxy)

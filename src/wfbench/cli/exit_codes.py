@@ -6,6 +6,8 @@ can tell "the sweep worked and the decision was not the one I want" from a broke
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 OK = 0
 #: The outage breaker tripped, an arm whose health can fail the sweep produced no usable row, or
 #: ``--max-cost`` stopped the sweep (cells were held back: partial evidence).
@@ -27,3 +29,9 @@ EXIT_CODES_HELP = (
     "  3    a decision named by --fail-on (e.g. --fail-on keep_incumbent,insufficient_evidence)\n"
     "  130  cancelled (Ctrl-C / SIGTERM); continue with --resume DIR"
 )
+
+
+def exit_codes_help(codes: Sequence[tuple[int, str]]) -> str:
+    """A command's own ``Exit codes:`` block (only the codes that command can return)."""
+    width = max(5, *(len(str(code)) + 2 for code, _ in codes))  # aligned like EXIT_CODES_HELP
+    return "\b\nExit codes:\n" + "\n".join(f"  {str(code).ljust(width)}{text}" for code, text in codes)

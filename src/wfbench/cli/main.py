@@ -92,7 +92,9 @@ def build_app() -> typer.Typer:
         """Benchmark headless coding-agent workflows against baselines, with hidden oracles."""
         del version
 
-    @app.command("version")
+    @app.command(
+        "version", epilog="\b\nExamples:\n  wfbench version\n\n\b\nExit codes: 0 the version was printed."
+    )
     def version() -> None:
         """Print wfbench's version."""
         from wfbench import __version__

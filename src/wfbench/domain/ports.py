@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from wfbench.domain.environment.capture import CapturedWorkdir, CaptureRequest
 from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec
@@ -21,6 +21,7 @@ from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
 from wfbench.domain.results.rows import Row
 from wfbench.domain.results.spend import Spend as SweepSpend
 from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.sweep.live import SweepState
 from wfbench.domain.sweep.manifest import RunManifest
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
 from wfbench.domain.workspace.oracle import OracleBundle, OracleFileSpec, OracleLimits
@@ -521,3 +522,30 @@ class SweepSource(Protocol):
 
     def artifact(self, rel: str, *, limit: int) -> ArtifactLike:
         """A file of the sweep (never raising)."""
+
+
+@runtime_checkable
+class LiveSweep(SweepSource, Protocol):
+    """A sweep directory that may still be growing (``wfbench view`` of a running sweep)."""
+
+    def state(self) -> SweepState:
+        """Its size, whether a process still runs it, whether it is judged (never raising)."""
+
+    def follow(self, start: int) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        """The raw rows of the complete lines from byte ``start`` on, each with the offset just
+        past its line (where to start next time); a torn last line is left for later, a line
+        that is not a JSON object is skipped."""
+
+
+class SweepCatalog(Protocol):
+    """The sweeps under one directory (``wfbench view DIR`` of many sweeps)."""
+
+    def names(self) -> tuple[str, ...]:
+        """Each sweep's path relative to the directory (``/``-separated), sorted; a fresh listing."""
+
+    def open(self, name: str) -> LiveSweep:
+        """The sweep ``name`` (one :meth:`names` listed).
+
+        Raises:
+            InputError: ``name`` is not a sweep under the directory.
+        """

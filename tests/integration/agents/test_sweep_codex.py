@@ -66,6 +66,8 @@ def test_a_claude_arm_and_a_codex_arm_on_the_demo_tasks_end_with_a_valid_report(
         "claude",
         "--arms",
         "workflow,codex_direct,review,codex_review",
+        "--tasks",
+        "fix-median,add-mode,review-pr-*",  # the demo's first two implementation tasks and its reviews
         "--runs",
         "1",
         "--workers",

@@ -291,3 +291,14 @@ def test_the_imported_task_declares_the_report_the_expected_ids_and_a_verify_of_
     restored = json.loads((lib["corpus"] / "instances/acme__intervals-12/restore.json").read_text())["files"]
     assert set(restored) == {"tests/test_merge.py", "tests/__init__.py", "pyproject.toml"}
     assert restored["tests/__init__.py"] is None  # absent at base: removed if the agent adds one
+
+
+def test_the_imported_corpus_names_its_clone_by_a_path_relative_to_itself(lib):
+    """Portable: the corpus and its clones can move together (no absolute ``repo:``)."""
+    from wfbench.app.corpus.corpus import load_corpus
+
+    text = (lib["corpus"] / "corpus.yaml").read_text()
+    assert "repo: ../mirrors/acme__intervals\n" in text
+    assert str(lib["root"]) not in text
+    loaded = load_corpus(str(lib["corpus"] / "corpus.yaml"))
+    assert loaded.tasks[0].repo == str(lib["root"] / "mirrors" / "acme__intervals")

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import yaml
 
@@ -441,6 +442,35 @@ def test_the_arms_an_overlay_requires_follow_from_the_skills_it_touches(tmp_path
         check_overlay_arms(None, chosen, arms)
     with pytest.raises(InputError, match="needs at least one candidate arm"):
         check_overlay_arms(work, [arms["workflow"]], arms)
+
+
+def test_a_repository_without_a_plan_skill_is_asked_only_for_the_arms_it_can_run(tmp_path):
+    """A work change in a repository with only a work skill: candidate_workflow_direct, not candidate_workflow."""
+    arms = preset_arms()
+    only_work = {"work"}.__contains__
+    assert required_candidate_arms(["work"], arms, has_skill=only_work) == ("candidate_workflow_direct",)
+    work = load_overlay(
+        str(_overlay(tmp_path, {".claude/skills/work/SKILL.md": "w"})), [arms["candidate_workflow_direct"]]
+    )
+    check_overlay_arms(
+        work, [arms["workflow_direct"], arms["candidate_workflow_direct"]], arms, has_skill=only_work
+    )
+    wanted = r"add candidate_workflow_direct to --arms \(--arms baseline,candidate_workflow,workflow_direct,"
+    with pytest.raises(InputError, match=wanted):
+        check_overlay_arms(work, [arms["baseline"], arms["candidate_workflow"]], arms, has_skill=only_work)
+
+
+def test_an_authors_own_candidate_pair_needs_no_preset_arm(tmp_path):
+    """candidate_fix (like workflow_direct, incumbent fix) is the evaluation; no preset is asked for."""
+    base = preset_arms()
+    fix = attrs.evolve(base["workflow_direct"], name="fix")
+    arms = {**base, "fix": fix, "candidate_fix": attrs.evolve(fix, name="candidate_fix", incumbent="fix")}
+    assert required_candidate_arms(["work"], arms, chosen=["fix", "candidate_fix"]) == ("candidate_fix",)
+    assert required_candidate_arms(["work"], arms) == ("candidate_workflow", "candidate_workflow_direct")
+    work = load_overlay(
+        str(_overlay(tmp_path, {".claude/skills/work/SKILL.md": "w"})), [arms["candidate_fix"]]
+    )
+    check_overlay_arms(work, [arms["fix"], arms["candidate_fix"]], arms)
 
 
 @pytest.mark.parametrize("workers", [0, 65, True, "4"])

@@ -27,11 +27,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import require_or_skip
-from tests.support.demo_run import bwrap_or_skip
+from tests.support.demo_run import DEMO_CELLS, bwrap_or_skip
 from tests.support.ray_kit import LoopbackCluster, ray_missing
 from wfbench import demo
 
-pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.slow, pytest.mark.nightly]
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 #: Seconds the final reply of every (Anthropic) review session is held back: cells of a known length.
@@ -144,7 +144,7 @@ def test_the_demo_sweep_through_ray_gives_the_rows_and_decisions_of_the_local_ex
     assert local.returncode == 0, local.stderr[-2000:]
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     ray_rows, local_rows = _rows(out), _rows(local_out)
-    assert len(ray_rows) == len(local_rows) == 24
+    assert len(ray_rows) == len(local_rows) == DEMO_CELLS
     assert [_comparable(r) for r in ray_rows] == [_comparable(r) for r in local_rows]
     assert len({r["node"] for r in ray_rows}) == 2  # both accepted nodes ran cells
     assert all(r.get("node") is None for r in local_rows)

@@ -269,6 +269,25 @@ def test_a_dummy_token_accepts_and_the_refusal_control_shares_the_same_recorder(
     assert len(recorder.heads) == 1
 
 
+def test_only_a_proxy_told_to_names_the_cell_upstream_and_no_client_can_name_it(recorder_for):
+    """names_cells (the run's own scripted provider): x-wfbench-cell-label is the lease's label, never the
+    agent's; without it (a real API) no such header leaves the proxy, whatever the client sent."""
+    recorder = recorder_for()
+    forged = {"x-wfbench-cell-label": "forged-by-the-agent"}
+    with KeyProxy(recorder.base_url, REAL_KEY, names_cells=True) as naming:
+        assert (
+            post(naming.base_url, "/v1/messages", ask("hi"), {"x-api-key": naming.dummy_token, **forged})[0]
+            == 200
+        )
+    with KeyProxy(recorder.base_url, REAL_KEY) as plain:
+        assert (
+            post(plain.base_url, "/v1/messages", ask("hi"), {"x-api-key": plain.dummy_token, **forged})[0]
+            == 200
+        )
+    assert recorder.header(0, "x-wfbench-cell-label") == ["direct"]
+    assert recorder.header(1, "x-wfbench-cell-label") == []
+
+
 def test_each_proxy_makes_its_own_random_dummy_token(provider):
     """Two sweeps never share a token, and neither token is the key."""
     with KeyProxy(provider.base_url, REAL_KEY) as one, KeyProxy(provider.base_url, REAL_KEY) as two:

@@ -1,6 +1,6 @@
 """`wfbench release gate` end to end: demo sweeps under two runtime identities, through the real CLI.
 
-Three sweeps of the demo's implementation tasks (``baseline_nomcp``, ``baseline``, 3 runs) with
+Three sweeps of the demo's first two implementation tasks (``baseline_nomcp``, ``baseline``, 3 runs) with
 the stand-in agent under bwrap: ``stable`` (runtime ``stable-2.1.0``), ``rc`` (``rc-2.2.0``,
 the same scripted behaviour) and ``rc-regressed`` (``rc-2.2.0``, a provider script whose
 baseline writes a wrong ``mode()``, so the candidate loses ``add-mode``). The runtime identity is
@@ -22,6 +22,8 @@ import yaml
 from tests.support.demo_run import WFBENCH, bwrap_or_skip, wfbench
 
 ARMS = "baseline_nomcp,baseline"
+#: The demo's first two implementation tasks: what the sweeps ran and what the gate pins.
+TASKS = ("--tasks", "fix-median,add-mode")
 
 
 @attrs.frozen
@@ -38,7 +40,20 @@ class Sweeps:
 
 def _sweep(out: Path, runtime: str, *extra: str) -> None:
     env = {**os.environ, "WFBENCH_RUNTIME_DIGEST": runtime}
-    argv = [*WFBENCH, "run", "--out", str(out), "--arms", ARMS, "--runs", "3", "--workers", "3", *extra]
+    argv = [
+        *WFBENCH,
+        "run",
+        "--out",
+        str(out),
+        "--arms",
+        ARMS,
+        "--runs",
+        "3",
+        "--workers",
+        "3",
+        *TASKS,
+        *extra,
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
 
@@ -109,6 +124,7 @@ def _gate(sweeps: Sweeps, out: Path, candidate: Path | str, *extra: str) -> subp
         str(sweeps.corpus),
         "--out",
         str(out),
+        *TASKS,
         *extra,
     )
 
@@ -179,7 +195,7 @@ def test_stored_evaluations_gate_like_the_sweeps_and_an_edit_is_caught(
     """`release evaluate` writes a portable evaluation; gating it passes; editing a count fails."""
     stored = tmp_path / "rc.json"
     done = wfbench(
-        "release", "evaluate", str(sweeps.rc), "--corpus", str(sweeps.corpus), "--out", str(stored)
+        "release", "evaluate", str(sweeps.rc), "--corpus", str(sweeps.corpus), "--out", str(stored), *TASKS
     )
     assert done.returncode == 0, done.stderr
     assert "complete" in done.stdout

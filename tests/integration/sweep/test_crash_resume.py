@@ -49,6 +49,8 @@ SERIAL_FACTOR = 1.7
 WHOLE_RUN_SHARE = 0.25
 #: The CI subset: two implementation tasks × (incumbent, candidate) + two review tasks, one run.
 CI_SHAPE_ARMS = ("workflow", "candidate_workflow", "review")
+#: The demo's first four tasks (the sweep the kill moments were tuned on), whatever the demo adds.
+CI_SHAPE_TASKS = ("fix-median", "add-mode", "review-pr-41", "review-pr-42")
 
 
 # --------------------------------------------------------------------------- the harness
@@ -66,7 +68,18 @@ class Shape:
         """The `wfbench run` command line of this sweep into (or resuming) ``out``."""
         where = ["--resume", str(out)] if resume else ["--out", str(out)]
         arms = ["--arms", ",".join(self.arms)] if self.arms else []
-        return [*WFBENCH, "run", *where, "--workers", str(self.workers), "--runs", str(self.runs), *arms]
+        tasks = ["--tasks", ",".join(CI_SHAPE_TASKS)]
+        return [
+            *WFBENCH,
+            "run",
+            *where,
+            "--workers",
+            str(self.workers),
+            "--runs",
+            str(self.runs),
+            *arms,
+            *tasks,
+        ]
 
 
 @attrs.frozen

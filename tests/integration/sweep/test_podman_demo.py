@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from tests.support.demo_run import DEMO_CELLS
 from tests.support.podman_kit import base_image, podman_sandbox
 
-pytestmark = pytest.mark.slow
+# The whole demo under podman (~3x a bwrap cell, minutes): the nightly tier (CONTRIBUTING.md).
+pytestmark = [pytest.mark.slow, pytest.mark.nightly]
 
 WFBENCH = [sys.executable, "-m", "wfbench"]
 
@@ -69,7 +71,7 @@ def test_a_killed_podman_demo_leaves_no_container_and_resumes_to_bwraps_decision
     )
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line]
-    assert len(rows) == 24
+    assert len(rows) == DEMO_CELLS
     assert {r["sandbox_backend"] for r in rows} == {"podman"}
     bwrap_out, bwrap_done = demo_out
     assert bwrap_done.returncode == 0

@@ -50,6 +50,7 @@ def test_on_a_tty_one_live_view_is_redrawn_while_a_long_session_runs(tmp_path: P
     script = _stalling_script(tmp_path, stall_s=5)
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "50"}
     argv = [*WFBENCH, "run", "--out", str(tmp_path / "out"), "--runs", "1", "--provider-script", str(script)]
+    argv += ["--tasks", "fix-median,add-mode,review-pr-*"]  # 8 cells, as the counts below
 
     code, drawn = _on_a_pty(argv, env)
 
@@ -69,6 +70,7 @@ def test_off_a_tty_the_lines_are_plain_with_a_heartbeat(tmp_path: Path) -> None:
     script = _stalling_script(tmp_path, stall_s=3)
     env = {**os.environ, "WFBENCH_HEARTBEAT_S": "1"}
     argv = [*WFBENCH, "run", "--out", str(tmp_path / "out"), "--runs", "1", "--provider-script", str(script)]
+    argv += ["--tasks", "fix-median,add-mode,review-pr-*"]  # 8 cells, as the counts below
 
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=240, check=False)
 

@@ -52,7 +52,22 @@ def _stalling_script(tmp: Path, stall_s: int = STALL_S) -> Path:
 
 
 def _argv(where: list[str], script: Path) -> list[str]:
-    return [*WFBENCH, "run", *where, "--runs", "1", "--workers", "2", "--provider-script", str(script)]
+    tasks = [
+        "--tasks",
+        "fix-median,add-mode,review-pr-*",
+    ]  # the demo's first two implementation tasks: 8 cells
+    return [
+        *WFBENCH,
+        "run",
+        *where,
+        *tasks,
+        "--runs",
+        "1",
+        "--workers",
+        "2",
+        "--provider-script",
+        str(script),
+    ]
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:

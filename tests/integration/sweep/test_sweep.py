@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.support.demo_run import WFBENCH, row, rows, wfbench
+from tests.support.demo_run import DEMO_CELLS, WFBENCH, row, rows, wfbench
 from tests.support.demo_run import bwrap_or_skip as _bwrap_or_skip
 
 
@@ -21,10 +21,28 @@ def test_the_offline_demo_sweep_exits_0_and_writes_every_output(demo_out):
     assert done.returncode == 0, done.stderr[-2000:]
     for name in ("results.jsonl", "report.md", "report.html", "promotion.json", "wfbench.log"):
         assert (out / name).is_file(), name
-    assert len(rows(out)) == 2 * 3 * 3 + 2 * 3
+    assert len(rows(out)) == DEMO_CELLS == 5 * 3 * 3 + 2 * 3
     assert "<svg" in (out / "report.html").read_text()
     decision = json.loads((out / "promotion.json").read_text())["decisions"][0]
     assert (decision["candidate_arm"], decision["decision"]) == ("candidate_workflow", "promote")
+
+
+def test_the_demo_promotes_by_the_statistical_policy_and_ends_with_what_plan_asks(demo_out):
+    """Five implementation tasks: the statistical policy (the default) promotes on the saving with
+    resolution shown non-inferior; the reference agrees; the last lines are the `plan` of the next sweep."""
+    out, done = demo_out
+    decision = json.loads((out / "promotion.json").read_text())["decisions"][0]
+    assert decision["policy"] == "statistical"
+    assert {name: verdict["decision"] for name, verdict in decision["by_policy"].items()} == {
+        "reference": "promote",
+        "statistical": "promote",
+    }
+    assert any(r.startswith("resolution is shown non-inferior") for r in decision["reasons"])
+    clamp = {(r["arm"], r["resolved"], r["error_kind"]) for r in rows(out) if r["task"] == "add-clamp"}
+    assert clamp >= {("workflow", False, "oracle-failed"), ("candidate_workflow", True, None)}
+    tail = done.stdout.rstrip().splitlines()[-2:]
+    assert tail[0] == f"  plan (wfbench plan {out} --effect 10%; this sweep as the pilot):"
+    assert tail[1].startswith("    candidate_workflow: cheapest design reaching 10%: ")
 
 
 def test_a_wrong_fix_is_oracle_failed_although_its_authored_verify_passed(demo_out):
@@ -204,7 +222,7 @@ def test_sigint_mid_sweep_exits_130_with_no_process_left_behind(tmp_path):
     assert (out / "report.md").is_file()
     leftovers = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
     assert str(out) not in leftovers
-    assert len(rows(out)) < 24
+    assert len(rows(out)) < DEMO_CELLS
 
 
 def test_a_bad_corpus_fails_before_any_session_naming_file_task_and_field(tmp_path, demo_corpus):

@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.support.demo_run import legacy_copy, row, rows, wfbench
+import pytest
+
+from tests.support.demo_run import DEMO_CELLS, IMPL_TASKS, legacy_copy, row, rows, wfbench
 from wfbench.app.sweep.reuse_plan import expected_durations
 from wfbench.domain.results.aggregation import aggregate
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep.scheduling import Cell, longest_first
 
 TIMING = ("duration", "wall", "recorded_at", "generated_at", "expires_at")
+
+#: Rows an interrupted sweep keeps in the resume tests: all but the last 8 cells.
+KEPT = DEMO_CELLS - 8
 
 
 def _untimed(value: Any) -> Any:
@@ -46,42 +52,48 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
     demo_out, tmp_path
 ):
     """--reuse-results: workflow and review rows (clean controls too) are carried forward with their
-    transcripts, one cell per incumbent arm stays paid, candidates and baseline run, same decision."""
+    transcripts, one cell per incumbent arm stays paid, candidates and baseline run, same decision.
+    The dry run of the same command said so beforehand: the same reuse count, and its estimate is
+    what the fresh cells then cost."""
     prior, first = demo_out
     assert first.returncode == 0
     out = tmp_path / "again"
+    dry = wfbench("run", "--out", str(out), "--workers", "3", "--reuse-results", str(prior), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    fresh = DEMO_CELLS - 19
+    assert (
+        f"{DEMO_CELLS} planned, 0 already have a row (resume), 19 reused from {prior}, {fresh} to run"
+        in dry.stdout
+    )
+    estimate = re.search(rf"estimated spend: \$([0-9.]+) for {fresh} cell\(s\)", dry.stdout)
+    assert estimate, dry.stdout
     done = wfbench("run", "--out", str(out), "--workers", "3", "--reuse-results", str(prior))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (
-        "reuse-results: keeping one paid workflow cell (add-mode run 0) so incumbent health is"
+        "reuse-results: keeping one paid workflow cell (add-clamp run 0) so incumbent health is"
         " measured this sweep" in done.stdout
     )
     assert (
         "reuse-results: keeping one paid review cell (review-pr-41 run 0) so incumbent health is"
         " measured this sweep" in done.stdout
     )
-    assert f"reuse-results {prior}: 10 comparator cell(s) match this sweep; candidate arms always run" in (
+    assert f"reuse-results {prior}: 19 comparator cell(s) match this sweep; candidate arms always run" in (
         done.stdout
     )
     kept = rows(out)
-    assert len(kept) == len(rows(prior)) == 24
+    assert len(kept) == len(rows(prior)) == DEMO_CELLS
     reused = [r for r in kept if r.get("reused")]
-    assert sorted((r["task"], r["arm"], r["run"]) for r in reused) == [
-        ("add-mode", "workflow", 1),
-        ("add-mode", "workflow", 2),
-        ("fix-median", "workflow", 0),
-        ("fix-median", "workflow", 1),
-        ("fix-median", "workflow", 2),
-        ("review-pr-41", "review", 1),
-        ("review-pr-41", "review", 2),
-        ("review-pr-42", "review", 0),
-        ("review-pr-42", "review", 1),
-        ("review-pr-42", "review", 2),
-    ]
+    workflow = [(t, "workflow", run) for t in IMPL_TASKS for run in range(3) if (t, run) != ("add-clamp", 0)]
+    reviews = [("review-pr-41", "review", 1), ("review-pr-41", "review", 2)]
+    reviews += [("review-pr-42", "review", run) for run in range(3)]
+    assert sorted((r["task"], r["arm"], r["run"]) for r in reused) == sorted(workflow + reviews)
     assert all(r["review_clean_control"] is True for r in reused if r["task"] == "review-pr-42")
-    assert row(out, "add-mode", "workflow", 0).get("reused") is not True
+    assert row(out, "add-clamp", "workflow", 0).get("reused") is not True
     assert row(out, "review-pr-41", "review", 0).get("reused") is not True
-    assert _fresh_cells(out) == 24 - 10 < _fresh_cells(prior)
+    assert _fresh_cells(out) == DEMO_CELLS - 19 < _fresh_cells(prior)
+    fresh_spend = sum(r["cost_usd"] for r in kept if not r.get("reused"))
+    # Within 1 %: the demo jitters usage per cell, and the estimate prices the planned cells from the prior rows.
+    assert float(estimate.group(1)) == pytest.approx(fresh_spend, rel=0.01)
     for r in reused:
         original = row(prior, r["task"], r["arm"], r["run"])
         assert r["reused_from_recorded_at"] == original["recorded_at"]
@@ -150,7 +162,7 @@ def test_a_prior_sweep_in_the_legacy_flat_layout_is_reused_into_the_cell_directo
     done = wfbench("run", "--out", str(out), "--workers", "3", "--reuse-results", str(prior))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     reused = [r for r in rows(out) if r.get("reused")]
-    assert len(reused) == 10
+    assert len(reused) == 19  # as in the cells layout: every comparator cell but one canary per arm
     for r in reused:
         own = f"cells/{r['task']}/{r['arm']}/run-{r['run']}/"
         for artifact in r["transcript_artifacts"]:
@@ -227,17 +239,17 @@ def test_reuse_refuses_its_own_output_directory_and_a_directory_without_results(
 def test_a_resumed_sweep_ends_with_the_same_aggregates_and_decisions_as_an_uninterrupted_one(
     demo_out, tmp_path
 ):
-    """An interrupted sweep (its first 16 rows kept) resumed in place runs only the missing cells."""
+    """An interrupted sweep (all but its last 8 rows kept) resumed in place runs only the missing cells."""
     prior, _ = demo_out
     out = tmp_path / "interrupted"
     shutil.copytree(prior, out)
     lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
-    (out / "results.jsonl").write_text("".join(lines[:16]))
+    (out / "results.jsonl").write_text("".join(lines[:KEPT]))
     (out / "promotion.json").unlink()
     (out / "wfbench.log").unlink()
     done = wfbench("run", "--resume", str(out), "--workers", "3")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert _fresh_cells(out) == 24 - 16
+    assert _fresh_cells(out) == DEMO_CELLS - KEPT == 8
     assert sorted((r["task"], r["arm"], r["run"]) for r in rows(out)) == sorted(
         (r["task"], r["arm"], r["run"]) for r in rows(prior)
     )
@@ -250,21 +262,21 @@ def test_an_interrupted_sweep_in_the_legacy_layout_resumes_with_the_same_aggrega
     prior, _ = demo_out
     out = legacy_copy(prior, tmp_path / "interrupted")
     lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
-    (out / "results.jsonl").write_text("".join(lines[:16]))
+    (out / "results.jsonl").write_text("".join(lines[:KEPT]))
     (out / "promotion.json").unlink()
     (out / "wfbench.log").unlink()
     done = wfbench("run", "--resume", str(out), "--workers", "3")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert _fresh_cells(out) == 24 - 16
+    assert _fresh_cells(out) == DEMO_CELLS - KEPT == 8
     assert _aggregates(out) == _aggregates(prior)
     assert _untimed(_decisions(out / "promotion.json")) == _untimed(_decisions(prior / "promotion.json"))
-    resumed = rows(out)[16:]
+    resumed = rows(out)[KEPT:]
     assert all(
         a["path"].startswith(f"cells/{r['task']}/{r['arm']}/run-{r['run']}/transcripts/")
         for r in resumed
         for a in r["transcript_artifacts"]
     )
-    kept = rows(out)[:16]
+    kept = rows(out)[:KEPT]
     assert all(a["path"].startswith("transcripts/") for r in kept for a in r["transcript_artifacts"])
 
 
@@ -272,9 +284,9 @@ def test_wfbench_gate_of_the_demo_results_gives_the_decisions_of_its_promotion_j
     """Re-gating results.jsonl alone reproduces promotion.json's decisions; `report` rewrites both reports."""
     prior, _ = demo_out
     shutil.copy(prior / "results.jsonl", tmp_path / "results.jsonl")
-    # Rows alone do not say which rule decided: the demo corpus chose the reference rule (two tasks).
+    # Rows alone do not say which rule decided; the demo's is the default one (statistical).
     out = str(tmp_path / "promotion.json")
-    gated = wfbench("gate", str(tmp_path), "--json", "--policy", "reference", "--out", out, timeout=60)
+    gated = wfbench("gate", str(tmp_path), "--json", "--out", out, timeout=60)
     assert gated.returncode == 0, gated.stderr
     assert json.loads(gated.stdout)["decisions"] == _decisions(prior / "promotion.json")
     assert _decisions(tmp_path / "promotion.json") == _decisions(prior / "promotion.json")

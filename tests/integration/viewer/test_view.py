@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.support.demo_run import legacy_copy, rows, wfbench
+from tests.support.demo_run import DEMO_CELLS, legacy_copy, rows, wfbench
 
 HREF = re.compile(r'href="([^"#]*)(?:#[^"]*)?"')
 
@@ -29,14 +29,14 @@ def _static(sweep: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_static_pages_cover_every_task_arm_and_cell_and_every_link_resolves(demo_out, tmp_path):
-    """33 pages for the demo (overview, 4 tasks, 4 arms, 24 cells); no link of any page is dangling."""
+    """63 pages for the demo (overview, 7 tasks, 4 arms, 51 cells); no link of any page is dangling."""
     sweep, _ = demo_out
     out = tmp_path / "site"
     done = _static(sweep, out)
 
-    assert "wrote 33 page(s)" in done.stdout
+    assert "wrote 63 page(s)" in done.stdout
     pages = sorted(out.rglob("*.html"))
-    assert len(pages) == 33
+    assert len(pages) == 63 == 1 + 7 + 4 + DEMO_CELLS
     dangling = []
     for page in pages:
         for href in _links(page):
@@ -72,7 +72,7 @@ def test_a_legacy_sweep_and_a_torn_line_are_viewed_not_crashed_on(demo_out, tmp_
     assert "is missing" not in cell
     overview = (out / "index.html").read_text()
     assert "results.jsonl has 1 line(s) that are not rows" in overview
-    assert "line 25: torn (no line end)" in overview
+    assert f"line {DEMO_CELLS + 1}: torn (no line end)" in overview
 
 
 def test_a_missing_artifact_is_shown_as_missing(demo_out, tmp_path):
@@ -145,11 +145,12 @@ def test_the_viewer_never_listens_beyond_loopback(demo_out):
     assert "--host: 0.0.0.0 is not a loopback address" in done.stderr
 
 
-def test_view_of_a_directory_without_results_is_a_usage_error(tmp_path):
-    """One line naming the directory, exit 2."""
+def test_view_of_a_directory_without_any_sweep_is_a_usage_error(tmp_path):
+    """One line naming the directory, exit 2 (no results.jsonl in it or below it)."""
+    (tmp_path / "notes").mkdir()
     done = wfbench("view", str(tmp_path), timeout=60)
     assert done.returncode == 2
-    assert "holds no regular results.jsonl" in done.stderr
+    assert f"{tmp_path}: holds no sweep" in done.stderr
 
 
 def test_the_review_rows_record_which_finding_hit_which_label(demo_out):
@@ -184,11 +185,17 @@ def test_compare_puts_two_sweeps_side_by_side_with_paired_statistics(demo_out, t
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == out.read_text()
-    assert "- `workflow` over 2 common task(s), B against A:" in done.stdout
+    assert "- `workflow` over 5 common task(s), B against A:" in done.stdout
     assert "  - cost (cost_usd): +50.0% saved [90% CI +50.0% saved, +50.0% saved]" in done.stdout
     assert "| fix-median | baseline | 0/3 | 3/3 | +100.0 pts |" in done.stdout
-    assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1615 | $0.0808 | −50.0% |" in done.stdout
-    assert "<h1>wfbench comparison</h1>" in (tmp_path / "c.html").read_text()
+    # The demo's usage is jittered per cell, reproducibly (provider.yaml's seed): the same medians everywhere.
+    assert "| add-mode | workflow | 3/3 | 3/3 | +0.0 pts | $0.1616 | $0.0808 | −50.0% |" in done.stdout
+    page = (tmp_path / "c.html").read_text()
+    assert "<h1>wfbench comparison</h1>" in page
+    assert "`" not in page.split("<h2>Per task", 1)[0]  # no Markdown in the page
+    assert str(tmp_path) not in page  # the sweeps as named on the command line, links relative
+    assert '"after/cells/add-mode/workflow/"' in page  # B has no pages: its cells' directory
+    assert "tasks/add-mode.html#arm-workflow" in page  # A has its pages beside its report
 
 
 def test_compare_refuses_a_torn_results_file(demo_out, tmp_path):
@@ -199,4 +206,4 @@ def test_compare_refuses_a_torn_results_file(demo_out, tmp_path):
     done = wfbench("compare", str(demo_out[0]), str(after), timeout=60)
     assert done.returncode == 2
     assert "results.jsonl" in done.stderr
-    assert "line 25" in done.stderr
+    assert f"line {DEMO_CELLS + 1}" in done.stderr

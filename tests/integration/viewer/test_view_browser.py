@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import require_or_skip
+from tests.support.demo_run import DEMO_CELLS
 
 pytestmark = pytest.mark.browser
 
@@ -142,7 +143,7 @@ def test_a_table_sorts_and_filters(browser, served):
     arms = table.locator("tbody tr td:nth-child(3)").all_inner_texts()
     assert arms
     assert set(arms) == {"baseline"}
-    assert "filtered from 8" in table.locator(".dt-pager").inner_text()
+    assert "filtered from 17" in table.locator(".dt-pager").inner_text()  # 5 tasks x 3 arms + 2 reviews
     assert console.errors == []
     page.close()
 
@@ -163,5 +164,30 @@ def test_a_cell_page_renders_the_transcript_patch_and_review(browser, served, ho
     assert page.locator("table.diff tr.add").count() > 0
     assert page.locator("div.ev.tool").count() > 0
     _shoot(page, hostile_sweep, "cell-implementation")
+    assert console.errors == []
+    page.close()
+
+
+def test_the_cell_page_shows_each_phase_prompt_and_overview_numbers_lead_to_their_cells(browser, served):
+    """The prompt the harness built for each phase; the median improvement opens the per-task table,
+    a median cost opens the cells of its task and arm, the facts open their sections."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    console = Console(page)
+    page.goto(served + "cells/fix-median/workflow/run-0.html")
+    prompts = page.locator("details.prompt")
+    assert prompts.count() == 2
+    assert "Use the plan skill for:" in prompts.nth(0).inner_text()
+    assert "Use the work skill" in prompts.nth(1).inner_text()
+    page.goto(served + "cells/review-pr-41/review/run-0.html")
+    assert page.locator("h2", has_text="Hidden oracle").count() == 0
+    page.goto(served)
+    page.locator("section.verdict dd a").first.click()
+    assert page.url.endswith("#paired-candidate_workflow")
+    assert page.locator("#paired-candidate_workflow").is_visible()
+    page.locator(f'div.facts a:has-text("{DEMO_CELLS}")').click()
+    assert page.url.endswith("#cells")
+    page.locator('div.dt[data-src="task-arm"] tbody tr td:nth-child(5) a').first.click()
+    assert re.search(r"/tasks/[^/]+\.html#arm-", page.url)
+    assert page.locator("h1").inner_text()
     assert console.errors == []
     page.close()

@@ -38,6 +38,7 @@ from wfbench.domain.promotion.statistical_gate import (
 )
 from wfbench.domain.results.rows import Row
 from wfbench.domain.statistics.analysis import non_inferiority_p
+from wfbench.domain.statistics.planning import detectability
 
 
 def case_of(rows: list[Row], policy: PromotionPolicy = STATISTICAL, **resolution: Any) -> StatisticalCase:
@@ -235,3 +236,37 @@ def test_a_decision_carries_policy_and_statistics_whenever_it_has_either() -> No
     assert statistics_only["statistics"] == decision.statistics.to_mapping()
     assert statistics_only["by_policy"] == {}
     assert not {"policy", "by_policy", "statistics"} & set(neither)
+
+
+# --- why nothing was promoted (#27's labels) --------------------------------------------------
+
+
+def test_a_saving_short_of_the_ask_with_resolution_shown_non_inferior_names_only_the_saving() -> None:
+    """Non-inferiority shown, the saving's interval reaching past the ask but its estimate short:
+    insufficient evidence, said as "no credible saving", no non-inferiority reason, and the
+    detectability sentence of the gate's design."""
+    rows = cheaper(0.8)
+    summary = case_of(rows).statistics.metric
+    exact = summary.scale.present(summary.estimate)
+    policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, min_improvement_pct=exact + 1e-9)
+    case = case_of(rows, policy)
+    assert case.non_inferiority_p is not None
+    assert case.non_inferiority_p <= 0.025
+
+    verdict = verdict_of(case, policy)
+
+    assert verdict.kind is INSUFFICIENT
+    assert not any(r.startswith("resolution is not shown non-inferior") for r in verdict.reasons)
+    assert any(r.startswith("no credible saving: ") for r in verdict.reasons)
+    reach = detectability(case.statistics, design=policy.gate_design(2))
+    assert verdict.reasons[-1] == f"insufficient evidence: {reach.sentence}"
+
+
+def test_a_saving_without_an_interval_is_neither_credible_nor_below_the_ask() -> None:
+    case = case_of(wins(0))
+    stats = case.statistics
+    stats = attrs.evolve(stats, metric=attrs.evolve(stats.metric, interval=None))
+    verdict = verdict_of(attrs.evolve(case, statistics=stats))
+
+    assert verdict.kind is INSUFFICIENT
+    assert not any("saving" in r.split(":")[0] for r in verdict.reasons)

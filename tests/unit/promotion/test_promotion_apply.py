@@ -113,7 +113,7 @@ def _wrong_arm(raw: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda raw: raw.update(decisions=[]), "one decision per required candidate arm, in order"),
+        (lambda raw: raw.update(decisions=[]), "one decision per required candidate arm"),
         (_keep, "is keep_incumbent, not promote"),
         (_duplicate, "repeat a candidate arm"),
         (_wrong_arm, "not a required candidate arm"),
@@ -622,6 +622,16 @@ def test_a_problem_in_an_earlier_decision_is_not_lost() -> None:
     assert validate_for_apply(raw, expected=expected, now=NOW) == (
         "decision for candidate_workflow is keep_incumbent, not promote",
     )
+
+
+def test_arms_and_decisions_bind_by_name_in_any_order() -> None:
+    """A sweep run with --arms in another order than the corpus's applies all the same."""
+    raw, expected = _two_arm_fixture()
+    raw["decisions"].reverse()
+    raw["required_candidate_arms"].reverse()
+
+    assert validate_for_apply(raw, expected=expected, now=NOW) == ()
+    assert validate_for_apply(raw, expected=attrs.evolve(expected, required_candidate_arms=()), now=NOW)
 
 
 def test_the_applier_recomputes_with_the_declared_gate_not_an_inferred_one() -> None:

@@ -89,6 +89,8 @@ class CellLease(Protocol):
     @property
     def token(self) -> str: ...
     @property
+    def label(self) -> str: ...
+    @property
     def model(self) -> str | None: ...
     @property
     def prices(self) -> ModelPrices | None: ...
@@ -117,6 +119,8 @@ class ProxyCore(Protocol):
     def idle_timeout_s(self) -> float: ...
     @property
     def upstream_host(self) -> str: ...
+    @property
+    def names_cells(self) -> bool: ...
     def check_budget(self) -> None: ...
     @property
     def ledger(self) -> SpendLedger: ...
@@ -146,6 +150,12 @@ class ProxyServer(Protocol):
     @property
     def stopping(self) -> threading.Event: ...
     def track(self, sock: socket.socket | None, *, add: bool) -> None: ...
+
+
+#: Names the cell (its label) a request came from, for the sweep's own scripted provider only
+#: (``KeyProxy(names_cells=True)``; read by ``adapters/provider/jitter.py``). Not the model
+#: gateway's ``x-wfbench-cell``, a random id per lease: the jitter needs a name stable across runs.
+LABEL_HEADER = "x-wfbench-cell-label"
 
 
 def bearer(value: str) -> str | None:
@@ -330,6 +340,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
         out = [(name, value) for name, value in forwarded_headers(route, presented) if name not in HOP_BY_HOP]
         for name in dict.fromkeys(name for name, _ in credentials):
             out.append((name, proxy.key if name in RAW_KEY_HEADERS else f"Bearer {proxy.key}"))
+        if proxy.names_cells:  # the sweep's own scripted provider: its usage jitter is seeded per cell
+            out.append((LABEL_HEADER, self.server.lease.label))
         return [
             ("host", proxy.upstream_host),
             *out,

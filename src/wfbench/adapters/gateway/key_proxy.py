@@ -354,7 +354,9 @@ class KeyProxy:
     name (``None``: not checked); ``routes`` are the allowed routes; ``prices`` price the metered
     usage (default: the pinned model's in ``price_table``, itself by default the built-in tables,
     :func:`~wfbench.adapters.gateway.price_table.builtin_prices`; an arm's model is priced from it too);
-    ``budget_usd`` caps the metered spend. Cells get :meth:`lease`; :attr:`base_url` and
+    ``budget_usd`` caps the metered spend; ``names_cells`` tells the upstream each request's cell label
+    (the ``x-wfbench-cell-label`` header: only for the sweep's own scripted provider, whose usage
+    jitter is seeded per cell — never for a real API). Cells get :meth:`lease`; :attr:`base_url` and
     :attr:`dummy_token` are the proxy's own loopback listener.
 
     Raises:
@@ -377,6 +379,7 @@ class KeyProxy:
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS_PER_CELL,
         cells: CellTagging | None = None,
+        names_cells: bool = False,
     ) -> None:
         parts = urllib.parse.urlsplit(upstream_base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -398,6 +401,8 @@ class KeyProxy:
         self.budget_usd = budget_usd
         self.idle_timeout_s = idle_timeout_s
         self.max_connections = max_connections
+        #: Add ``x-wfbench-cell: <lease label>`` upstream: only for the sweep's own scripted provider.
+        self.names_cells = names_cells
         self._timeout_s = timeout_s
         self._direct = Lease(self, "direct", bridge=None)
         if dummy_token is not None:

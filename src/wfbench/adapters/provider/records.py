@@ -13,7 +13,8 @@ from typing import Any
 import attrs
 
 from wfbench.adapters.provider import wire
-from wfbench.adapters.provider.script import EMPTY_END_TURN, ProviderScript, Turn
+from wfbench.adapters.provider.jitter import CELL_HEADER
+from wfbench.adapters.provider.script import EMPTY_END_TURN, ProviderScript, ScriptedUsage, Turn
 from wfbench.adapters.provider.wire import Protocol
 
 REDACTED = "<redacted>"
@@ -68,9 +69,25 @@ def select_turn(
     for rule, conversation in enumerate(script.conversations):
         if conversation.matches(text, protocol.value, tools):
             if index < len(conversation.turns):
-                return Selection(conversation.turns[index], ReplySource.SCRIPTED, rule, index)
+                cell = (headers or {}).get(CELL_HEADER, "")
+                turn = conversation.turns[index]
+                if conversation.jitter:
+                    turn = jittered(script, turn, cell=cell, rule=rule)
+                return Selection(turn, ReplySource.SCRIPTED, rule, index)
             return Selection(EMPTY_END_TURN, ReplySource.EXHAUSTED, rule, index)
     return Selection(script.default, ReplySource.DEFAULT, None, index)
+
+
+def jittered(script: ProviderScript, turn: Turn, *, cell: str, rule: int) -> Turn:
+    """``turn`` with its scripted usage scaled by the script's jitter for this cell and rule."""
+    jitter = script.jitter
+    if jitter is None or not turn.usage.present():
+        return turn
+    factor = jitter.factor(cell, rule)
+    usage = ScriptedUsage(
+        **{key: jitter.scale(value, factor) for key, value in attrs.asdict(turn.usage).items()}
+    )
+    return attrs.evolve(turn, usage=usage)
 
 
 @attrs.frozen

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 import yaml
 
+from wfbench.adapters.provider.jitter import UsageJitter, parse_jitter
 from wfbench.domain.errors import InputError
 
 USAGE_KEYS = (
@@ -137,6 +138,8 @@ class Conversation:
     burst: Turn | None = None
     burst_requests: int = 0
     offers: tuple[str, ...] = ()
+    #: ``jitter: false``: the script's usage jitter leaves this rule's usage exact.
+    jitter: bool = True
 
     def matches(
         self, user_text: str, protocol: str | None = None, tools: frozenset[str] = frozenset()
@@ -158,6 +161,8 @@ class ProviderScript:
     source: str = "<script>"
     #: What a compaction request is answered with (its ``say`` is the summary; see the docs).
     compaction: Turn = DEFAULT_COMPACTION
+    #: ``jitter: {seed, usage}``: scripted usage scaled per cell and rule (``jitter.py``); ``None``: exact.
+    jitter: UsageJitter | None = None
 
     @classmethod
     def from_mapping(cls, raw: object, *, source: str = "<script>") -> ProviderScript:
@@ -166,7 +171,7 @@ class ProviderScript:
             raw = {}
         if not isinstance(raw, Mapping):
             raise InputError("the script must be a mapping with `conversations`", source=source)
-        _refuse_unknown(raw, {"default", "conversations", "compaction"}, source=source, locator="")
+        _refuse_unknown(raw, {"default", "conversations", "compaction", "jitter"}, source=source, locator="")
         default = DEFAULT_TURN
         if "default" in raw:
             default = _turn(raw["default"], source=source, locator="default")
@@ -179,7 +184,10 @@ class ProviderScript:
         conversations = tuple(
             _conversation(rule, source=source, index=index) for index, rule in enumerate(rules)
         )
-        return cls(conversations=conversations, default=default, source=source, compaction=compaction)
+        jitter = None if raw.get("jitter") is None else parse_jitter(raw["jitter"], source=source)
+        return cls(
+            conversations=conversations, default=default, source=source, compaction=compaction, jitter=jitter
+        )
 
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "<script>") -> ProviderScript:
@@ -224,7 +232,11 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     locator = f"conversations[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError("must be a mapping with `when` and `turns`", source=source, locator=locator)
-    _refuse_unknown(raw, {"when", "turns", "protocol", "burst", "offers"}, source=source, locator=locator)
+    allowed = {"when", "turns", "protocol", "burst", "jitter", "offers"}
+    _refuse_unknown(raw, allowed, source=source, locator=locator)
+    jitter = raw.get("jitter", True)
+    if not isinstance(jitter, bool):
+        raise InputError("must be true or false", source=source, locator=locator, field="jitter")
     burst, burst_requests = _burst(raw.get("burst"), source=source, locator=locator)
     protocol = raw.get("protocol")
     if protocol is not None and protocol not in RULE_PROTOCOLS:
@@ -248,6 +260,7 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     if not isinstance(turns, list) or not turns:
         raise InputError("must be a non-empty list of turns", source=source, locator=locator, field="turns")
     return Conversation(
+        jitter=jitter,
         protocol=protocol,
         burst=burst,
         burst_requests=burst_requests,

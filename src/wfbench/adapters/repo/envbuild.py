@@ -47,7 +47,13 @@ import attrs
 
 from wfbench.adapters.repo.workspace import private_copy
 from wfbench.adapters.sandbox.common import force_remove
-from wfbench.domain.environment.spec import ENV_MOUNT, BuiltEnvironment, EnvironmentSpec, environment_digest
+from wfbench.domain.environment.spec import (
+    ENV_MOUNT,
+    BuiltEnvironment,
+    EnvironmentSpec,
+    environment_digest,
+    snapshot_key,
+)
 from wfbench.domain.errors import InputError, SandboxError
 from wfbench.domain.ports import CancelToken, Environments, Sandbox
 from wfbench.domain.workspace.rules import Snapshot
@@ -62,8 +68,6 @@ CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 HOST_CA_TARGET = "/opt/wfbench/host-ca-certificates.crt"
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 LOG_TAIL = 1500
-#: The repository's entry in a ``key_files`` key (NUL: never a path of the snapshot).
-REPOSITORY_KEY = "\0repository"
 #: Where a build sees the uv binary (read-only), when uv is the installer.
 UV_MOUNT = "/opt/wfbench/uv"
 #: Install commands that need pip itself (a module of the environment), not a ``pip`` command.
@@ -222,10 +226,10 @@ class CachedEnvironments:
     def _digest(
         self, spec: EnvironmentSpec, snapshot: Snapshot, env: Mapping[str, str], base: BaseInterpreter | None
     ) -> str:
-        key: Mapping[str, str] | str = snapshot.tree
-        if spec.key_files is not None:
-            key = {path: _file_digest(os.path.join(snapshot.path, path)) for path in spec.key_files}
-            key[REPOSITORY_KEY] = snapshot.repo  # another repository builds its own (as named: same on nodes)
+        files = {path: _file_digest(os.path.join(snapshot.path, path)) for path in spec.key_files or ()}
+        key = snapshot_key(
+            spec, snapshot.repo, snapshot.tree, files
+        )  # the repository as named: same on nodes
         return environment_digest(
             spec,
             base=None if base is None else base.identity,
@@ -433,3 +437,34 @@ def _locked(path: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+class PlannedEnvironments:
+    """The environments a sweep would use, named without building one (``wfbench run --dry-run``).
+
+    ``ensure`` returns what :meth:`CachedEnvironments.ensure` would (the same digest, path and
+    mount; ``cached`` says whether the build is already done), so the dry run binds each task's
+    environment digest exactly as the run will, and its reuse count and estimate are the run's.
+    """
+
+    def __init__(self, environments: CachedEnvironments) -> None:
+        self._inner = environments
+
+    def ensure(
+        self,
+        spec: EnvironmentSpec,
+        *,
+        snapshot: Snapshot,
+        task_env: Mapping[str, str],
+        cancel: CancelToken | None = None,
+    ) -> BuiltEnvironment:
+        """The environment ``spec`` would be for ``snapshot`` (never built here).
+
+        Raises:
+            InputError: the interpreter cannot be used.
+        """
+        del cancel
+        base = None if spec.python is None else resolve_base(spec.python)
+        digest = self._inner._digest(spec, snapshot, task_env, base)
+        final = os.path.join(self._inner.cache_dir, digest)
+        return self._inner._built(digest, final, base, cached=_complete(final, digest))

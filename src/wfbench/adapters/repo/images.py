@@ -36,8 +36,14 @@ from collections.abc import Iterator, Mapping, Sequence
 import attrs
 
 from wfbench.adapters.repo.workspace import private_copy
-from wfbench.domain.environment.image import ContainerImage
-from wfbench.domain.environment.spec import BuiltEnvironment, EnvironmentSpec, ImageSource, environment_digest
+from wfbench.domain.environment.image import ContainerImage, image_path
+from wfbench.domain.environment.spec import (
+    BuiltEnvironment,
+    EnvironmentSpec,
+    ImageSource,
+    environment_digest,
+    snapshot_key,
+)
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import CancelToken
 from wfbench.domain.workspace.rules import Snapshot
@@ -124,7 +130,7 @@ class ContainerImages:
             digest = environment_digest(spec, base=base.id, key=key, task_env=task_env, location="podman")
             facts, seconds, hit = self._on_top(spec, snapshot, task_env, base, digest)
             built_s, cached, base = built_s + seconds, cached and hit, facts
-        image = ContainerImage(ref=base.id, workdir=source.workdir, path=base.path)
+        image = ContainerImage(ref=base.id, workdir=source.workdir, path=image_path(base.path, source.path))
         return BuiltEnvironment(
             digest=base.id.removeprefix("sha256:"),
             host_path="",
@@ -245,17 +251,14 @@ def install_containerfile(
 
 
 def _snapshot_key(spec: EnvironmentSpec, snapshot: Snapshot) -> Mapping[str, str] | str:
-    if spec.key_files is None:
-        return snapshot.tree
-    key: dict[str, str] = {}
-    for path in spec.key_files:
+    files: dict[str, str] = {}
+    for path in spec.key_files or ():
         try:
             with open(os.path.join(snapshot.path, path), "rb") as handle:
-                key[path] = hashlib.sha256(handle.read()).hexdigest()
+                files[path] = hashlib.sha256(handle.read()).hexdigest()
         except FileNotFoundError:
-            key[path] = "missing"
-    key["\0repository"] = snapshot.repo
-    return key
+            files[path] = "missing"
+    return snapshot_key(spec, snapshot.repo, snapshot.tree, files)
 
 
 def _copy_key_files(root: str, paths: Sequence[str], target: str) -> None:

@@ -38,6 +38,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 
@@ -315,6 +316,7 @@ class PodmanSandbox:
             full, tmpdir = podman_argv(launch.argv, policy=policy, inputs=inputs)
             chdir = f"{image.workdir}/{policy.cwd}" if policy.cwd else image.workdir
             env = command_env(policy, home=SANDBOX_HOME, tmp=tmpdir, pwd=chdir)
+            env["TMPDIR"] = tempfile.gettempdir()  # podman's own temporary files; the command's is in argv
             result = run_managed(
                 full,
                 env=env,

@@ -129,7 +129,8 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
     In order: ``run --rm --name … --label owner --pull never``; ``--network none`` (or ``host``)
     and ``--hostname wfbench``; ``--read-only --read-only-tmpfs=false`` (no tmpfs but ours);
     ``--cap-drop ALL --security-opt no-new-privileges --user 0:0``; the tmpfs mounts and limits
-    (:func:`_limit_args`); ``--env NAME`` per variable (values come from podman's environment);
+    (:func:`_limit_args`); ``--env NAME`` per variable (values come from podman's environment; only
+    ``TMPDIR``, a harness-chosen path inside the container, by value);
     the workspace, its read-only paths, the declared mounts (parents first), the host runtimes
     read-only with their site-packages hidden by read-only tmpfs, the launch mounts (forwarder,
     bridge sockets, execute-only loader); a private ``TMPDIR`` tmpfs when a mount lies in ``/tmp``;
@@ -143,7 +144,8 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
     args += ["--security-opt", "no-new-privileges", *USER_ARGS, "--unsetenv-all"]
     args += _limit_args(inputs.limits)
     for name in inputs.env_names:
-        args += ["--env", name]
+        if name != "TMPDIR":  # the command's TMPDIR is a path inside the container: passed by value below
+            args += ["--env", name]
     args += _bind(policy.workspace, workdir, writable=policy.workspace_writable)
     targets = [SANDBOX_TMP, SANDBOX_HOME, workdir]
     for rel in policy.read_only_paths:
@@ -168,6 +170,10 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
     tmpdir = private_tmpdir(targets)
     if tmpdir != SANDBOX_TMP:
         args += ["--tmpfs", f"{tmpdir}:{TMPFS_OPTIONS},size={inputs.limits.tmpfs_bytes},mode=1777"]
+    if "TMPDIR" in inputs.env_names:
+        # By value: podman's own process keeps the host's TMPDIR for its temporary files (a path such as
+        # /tmp/wfbench-tmp exists only inside the container). A harness-chosen path, never a secret.
+        args += ["--env", f"TMPDIR={tmpdir}"]
     chdir = f"{workdir}/{policy.cwd}" if policy.cwd else workdir
     args += ["--workdir", chdir]
     if inputs.interactive:

@@ -15,6 +15,7 @@ the rows in memory.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import stat
@@ -27,11 +28,16 @@ from wfbench.adapters.store.atomic import write_bytes_atomic
 from wfbench.domain.errors import InputError
 from wfbench.domain.results.jsonl import parse_row_line
 from wfbench.domain.results.rows import Row
+from wfbench.domain.sweep.live import SweepState
 
 __all__ = ["Artifact", "LineProblem", "StaticTree", "SweepDirectory"]
 
 RESULTS_NAME = "results.jsonl"
 MAX_JSON_BYTES = 64 * 1024 * 1024
+LOCK_NAME = ".wfbench.lock"  # adapters/store/claim.LOCK_NAME (claim imports the sandbox adapters)
+LOG_NAME = "wfbench.log"
+#: How much of ``wfbench.log`` is searched for the ``sweep_plan`` event (it comes first).
+PLAN_SEARCH_BYTES = 256 * 1024
 
 
 @attrs.frozen
@@ -121,6 +127,63 @@ class SweepDirectory:
             return None
         return value if isinstance(value, dict) else None
 
+    def follow(self, start: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The raw rows of the complete lines from byte ``start``, each with the offset past its line.
+
+        A torn last line (a row being written) is left for the next call; a line that is not a
+        JSON object is skipped. Nothing is validated beyond that: the index only counts.
+        """
+        try:
+            handle = open(self.results_path, "rb")  # noqa: SIM115 - a missing file yields nothing
+        except OSError:
+            return
+        with handle:
+            handle.seek(start)
+            offset = start
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    return
+                offset += len(line)
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    yield offset, value
+
+    def state(self) -> SweepState:
+        """The sweep now: the size of ``results.jsonl``, whether its lock is held, whether it is judged."""
+        try:
+            size = os.stat(self.results_path).st_size
+        except OSError:
+            size = 0
+        try:
+            judged_ns = os.stat(os.path.join(self.path, "promotion.json")).st_mtime_ns
+        except OSError:
+            judged_ns = 0
+        running = _locked(os.path.join(self.path, LOCK_NAME))
+        return SweepState(
+            size=size,
+            running=running,
+            judged=judged_ns > 0,
+            planned=self._planned() if running else None,
+            judged_ns=judged_ns,
+        )
+
+    def _planned(self) -> int | None:
+        """The cell count of the last ``sweep_plan`` event in the head of ``wfbench.log``."""
+        artifact = self.artifact(LOG_NAME, limit=PLAN_SEARCH_BYTES)
+        planned = None
+        for line in artifact.data.splitlines():
+            if b'"sweep_plan"' not in line:
+                continue
+            try:
+                value = json.loads(line).get("planned")
+            except (ValueError, AttributeError):
+                continue
+            planned = value if isinstance(value, int) and not isinstance(value, bool) else planned
+        return planned
+
     def json_file(self, name: str) -> tuple[Any, str]:
         """A JSON document of the sweep root (``promotion.json``, ``manifest.json``) and its state.
 
@@ -179,6 +242,24 @@ class SweepDirectory:
                 LineProblem(number, "the last line has no line end (the sweep may still be running)")
             )
         return row
+
+
+def _locked(path: str) -> bool:
+    """True when another process holds an exclusive lock on ``path`` (a running sweep's claim).
+
+    Probed with a shared, non-blocking lock taken and dropped at once; a missing file is no lock.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _unsafe_reason(rel: str) -> str | None:

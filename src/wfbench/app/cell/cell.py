@@ -36,6 +36,7 @@ from wfbench.app.cell.context import (
 from wfbench.app.cell.events import CellTimings, PhaseFinished, PhaseStarted
 from wfbench.app.cell.measure import measured_fields, session_measurements
 from wfbench.app.cell.oracle_run import run_oracle
+from wfbench.app.cell.prompts import save_prompt
 from wfbench.app.cell.review import grade_review
 from wfbench.app.cell.wire import CellWire
 from wfbench.app.corpus.arms import Arm, Overlay, Phase, PhaseRole, TaskKind, WorkspaceMode
@@ -428,6 +429,9 @@ def _phase(
         secrets=secrets,
         label=f"{plan.label}-{phase.name}",
         withheld=ctx.settings.withheld,
+    )
+    save_prompt(
+        ctx, plan.artifact(layout.PROMPTS_NAME), phase=phase.name, role=phase.role.value, request=request
     )
     before = ctx.services.workspaces.state(ctx.workspace)
     agent = ctx.services.agent_for(None if plan.arm.agent is None else plan.arm.agent.key)

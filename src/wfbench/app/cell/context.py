@@ -14,6 +14,7 @@ import attrs
 from wfbench.app.cell.wire import CellWire
 from wfbench.app.corpus.arms import Overlay
 from wfbench.app.corpus.binding import BoundTask
+from wfbench.domain.environment.image import IMAGE_DEFAULT_PATH
 from wfbench.domain.environment.spec import ENV_MOUNT
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.ports import (
@@ -33,8 +34,6 @@ from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 #: Bytes a workspace may grow on disk over its sessions (``wfbench run --disk-budget``).
 DEFAULT_DISK_BUDGET = 4 * 1024**3
-#: ``PATH`` of an image task whose image declares none (the usual Debian/Ubuntu one).
-IMAGE_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_SKILL_BYTES = 4 * 1024 * 1024
 
 
@@ -152,6 +151,8 @@ class CellContext:
     transcripts: list[dict[str, object]] = attrs.field(factory=list)
     #: ``transcripts/index.json`` of the cell: which transcript is which phase, and how it ended.
     transcript_index: list[dict[str, object]] = attrs.field(factory=list)
+    #: ``prompts.json`` of the cell: the prompt each phase sent, as built (:mod:`wfbench.app.cell.prompts`).
+    prompts: list[dict[str, object]] = attrs.field(factory=list)
     #: The task's read-only dependencies, mounted for sessions, verify and the oracle.
     dependency_mounts: tuple[Mount, ...] = ()
     #: The workspace before the first session and after the latest one (for diagnostics).

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -387,16 +387,41 @@ def _walk_overlay(root: str) -> list[str]:
     return sorted(files)
 
 
-def required_candidate_arms(overlay_skills: Iterable[str], arms: Mapping[str, Arm]) -> tuple[str, ...]:
-    """The candidate arms an overlay must be evaluated in: every candidate whose skills it touches.
+#: The preset candidate arms: what the rule asks for when the author chose no candidate of their own.
+PRESET_CANDIDATES = frozenset({"candidate_workflow", "candidate_workflow_direct", "candidate_review"})
 
-    With the presets: a plan change needs ``candidate_workflow``; a work change needs
-    ``candidate_workflow`` and ``candidate_workflow_direct``; a review change needs
-    ``candidate_review`` (reference promotion.md §1.3).
+
+def required_candidate_arms(
+    overlay_skills: Iterable[str],
+    arms: Mapping[str, Arm],
+    *,
+    chosen: Sequence[str] = (),
+    has_skill: Callable[[str], bool] | None = None,
+) -> tuple[str, ...]:
+    """The candidate arms an overlay must be evaluated in.
+
+    With the presets: every preset candidate whose skills the overlay touches and the repository
+    can run (``has_skill`` of each skill it evaluates; None: every skill is present) — a plan
+    change needs ``candidate_workflow``; a work change needs ``candidate_workflow`` and
+    ``candidate_workflow_direct``, or only the latter in a repository without a plan skill; a
+    review change needs ``candidate_review`` (reference promotion.md §1.3). When ``chosen``
+    holds a candidate arm of the author's own (not a preset), the author's pairs are the
+    evaluation: the chosen candidates that touch the overlay's skills, and no preset.
     """
     touched = set(overlay_skills)
+
+    def touches(arm: Arm) -> bool:
+        return arm.is_candidate and bool(touched & set(arm.evaluated_skills))
+
+    own = [n for n in chosen if n in arms and arms[n].is_candidate and n not in PRESET_CANDIDATES]
+    if own:
+        return tuple(n for n in chosen if n in arms and touches(arms[n]))
     return tuple(
-        name for name, arm in arms.items() if arm.is_candidate and touched & set(arm.evaluated_skills)
+        name
+        for name, arm in arms.items()
+        if name in PRESET_CANDIDATES
+        and touches(arm)
+        and (has_skill is None or arm.plugin is not None or all(map(has_skill, arm.evaluated_skills)))
     )
 
 
@@ -409,26 +434,38 @@ def runtime_candidate(arm: Arm, available: Mapping[str, Arm]) -> bool:
     return incumbent is not None and (arm.agent, arm.model) != (incumbent.agent, incumbent.model)
 
 
-def check_overlay_arms(overlay: Overlay | None, chosen: Sequence[Arm], available: Mapping[str, Arm]) -> None:
+def check_overlay_arms(
+    overlay: Overlay | None,
+    chosen: Sequence[Arm],
+    available: Mapping[str, Arm],
+    *,
+    has_skill: Callable[[str], bool] | None = None,
+) -> None:
     """Refuse a sweep whose candidate arms do not match what the overlay touches.
 
     A candidate that only changes the runtime (:func:`runtime_candidate`) needs no overlay.
+    ``has_skill`` says which skills the repository has (:mod:`wfbench.app.corpus.arm_fit`).
     """
     candidates = [arm for arm in chosen if arm.is_candidate]
     if overlay is None:
         needy = [arm for arm in candidates if not runtime_candidate(arm, available)]
         if needy:
-            names = ", ".join(arm.name for arm in needy)
-            raise InputError(f"candidate arms ({names}) need --candidate-overlay DIR", source="--arms")
+            listed = ", ".join(arm.name for arm in needy)
+            raise InputError(f"candidate arms ({listed}) need --candidate-overlay DIR", source="--arms")
         return
     if not candidates:
         raise InputError("an overlay needs at least one candidate arm", source="--candidate-overlay")
-    required = required_candidate_arms(overlay.skills, available)
-    missing = [name for name in required if name not in {arm.name for arm in chosen}]
+    names = [arm.name for arm in chosen]
+    required = required_candidate_arms(overlay.skills, available, chosen=names, has_skill=has_skill)
+    missing = [name for name in required if name not in names]
     if missing:
+        incumbents = [i for n in missing if (i := available[n].incumbent) is not None and i not in names]
+        wanted = ",".join([*names, *incumbents, *missing])
         raise InputError(
             f"the overlay touches {', '.join(overlay.skills)}; "
-            f"it must be evaluated in {', '.join(missing)} too",
+            f"it must be evaluated in {', '.join(missing)} too: add {' and '.join(missing)} to --arms"
+            f" (--arms {wanted}), or pair a candidate arm of your own with its incumbent and run those"
+            " (docs/arms.md, 'A repository with one skill')",
             source="--arms",
         )
     unexercised = set(overlay.skills) - {skill for arm in candidates for skill in arm.evaluated_skills}

@@ -25,8 +25,8 @@ from wfbench.domain.environment.spec import (
 from wfbench.domain.errors import InputError
 
 #: Keys of a container-image environment (docs/containers.md).
-IMAGE_KEYS = frozenset({"image", "containerfile", "context", "workdir", "build_args"})
-ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "timeout"}) | IMAGE_KEYS
+IMAGE_KEYS = frozenset({"image", "containerfile", "context", "workdir", "build_args", "path"})
+ENVIRONMENT_KEYS = frozenset({"python", "install", "key_files", "key", "timeout"}) | IMAGE_KEYS
 #: An image reference: ``NAME[:TAG][@sha256:HEX]`` (registry host and path segments allowed).
 _IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}(@sha256:[0-9a-f]{64})?$")
 _VERSION = re.compile(r"^3\.[0-9]{1,2}$")
@@ -66,6 +66,7 @@ def parse_environment(
         key_files=_key_files(raw.get("key_files"), locator, f"{field}.key_files"),
         timeout_s=_timeout(raw.get("timeout", BUILD_TIMEOUT_S), locator, f"{field}.timeout"),
         image=image,
+        key=_key(raw, locator, f"{field}.key"),
     )
 
 
@@ -81,7 +82,10 @@ def _image_source(raw: Mapping[str, Any], locator: str, field: str, root: str | 
             field=field,
         )
     base = os.path.abspath(root or ".")
-    source = ImageSource(workdir=_workdir(raw.get("workdir", DEFAULT_WORKDIR), locator, f"{field}.workdir"))
+    source = ImageSource(
+        workdir=_workdir(raw.get("workdir", DEFAULT_WORKDIR), locator, f"{field}.workdir"),
+        path=_path_dirs(raw.get("path", []), locator, f"{field}.path"),
+    )
     if image is not None:
         if "context" in raw or "build_args" in raw:
             key = "context" if "context" in raw else "build_args"
@@ -105,6 +109,20 @@ def _workdir(raw: Any, locator: str, field: str) -> str:
     if any(c in raw for c in ",:\x00\n"):
         raise InputError("must not hold ',', ':' or control characters", locator=locator, field=field)
     return raw
+
+
+def _path_dirs(raw: Any, locator: str, field: str) -> tuple[str, ...]:
+    """``path``: directories of the image put first on ``PATH`` (absolute, no ``:``)."""
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise InputError("must be a list of absolute directories of the image", locator=locator, field=field)
+    for item in raw:
+        if not isinstance(item, str) or not os.path.isabs(item) or any(c in item for c in ":\x00\n"):
+            raise InputError(
+                f"{item!r} must be an absolute directory of the image (no ':')", locator=locator, field=field
+            )
+    return tuple(raw)
 
 
 def _corpus_path(raw: Any, base: str, locator: str, field: str, *, directory: bool) -> str:
@@ -171,6 +189,18 @@ def _key_files(raw: Any, locator: str, field: str) -> tuple[str, ...] | None:
             )
         paths.append(norm)
     return tuple(sorted(set(paths)))
+
+
+def _key(raw: Mapping[str, Any], locator: str, field: str) -> str | None:
+    """``key``: one line of text naming what the environment depends on (not with ``key_files``)."""
+    if "key" not in raw:
+        return None
+    if "key_files" in raw:
+        raise InputError("key and key_files are exclusive (one keys the build)", locator=locator, field=field)
+    key = raw["key"]
+    if not isinstance(key, str) or not key.strip() or len(key) > 512 or any(c in key for c in "\x00\n\r"):
+        raise InputError("must be one line of text (at most 512 characters)", locator=locator, field=field)
+    return key
 
 
 def _timeout(raw: Any, locator: str, field: str) -> float:

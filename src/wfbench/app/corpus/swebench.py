@@ -17,7 +17,9 @@ published datasets; optional ``environment_setup_commit``, ``version``, ``hints_
 * ``verify`` = the ``PASS_TO_PASS`` tests that exist at the base commit (model-visible tests that
   already pass), else ``true``;
 * an environment derived from the repository (an editable install when it is a package, plus pytest),
-  which ``--environment FILE`` replaces.
+  which ``--environment FILE`` replaces; or, with ``--images TEMPLATE``, the instance's own image
+  (SWE-bench's ``swebench/sweb.eval.x86_64.<id>`` by default, ``__`` written ``_1776_``) with the
+  repository at ``/testbed`` and the image's conda env ``testbed`` first on ``PATH``.
 
 A bad instance fails the import with one line naming the file, the line and the field (exit 2);
 nothing is written then.
@@ -38,6 +40,7 @@ from typing import Any
 import attrs
 import yaml
 
+from wfbench.app.corpus.swebench_images import image_environment, image_name
 from wfbench.app.corpus.swebench_oracle import is_infrastructure
 from wfbench.domain.errors import InputError
 
@@ -77,6 +80,7 @@ class Instance:
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
     version: str | None = None
+    environment_setup_commit: str | None = None
 
 
 def read_instances(path: str) -> tuple[Instance, ...]:
@@ -134,6 +138,9 @@ def _instance(raw: Any, number: int, path: str) -> Instance:
     if not COMMIT.match(raw["base_commit"]):
         raise InputError("must be a 40-hex commit id", field="base_commit", **where)
     version = raw.get("version")
+    setup = raw.get("environment_setup_commit")
+    if setup is not None and (not isinstance(setup, str) or not COMMIT.match(setup)):
+        raise InputError("must be a 40-hex commit id", field="environment_setup_commit", **where)
     return Instance(
         line=number,
         instance_id=raw["instance_id"],
@@ -145,6 +152,7 @@ def _instance(raw: Any, number: int, path: str) -> Instance:
         fail_to_pass=_tests(raw["FAIL_TO_PASS"], "FAIL_TO_PASS", where, allow_empty=False),
         pass_to_pass=_tests(raw["PASS_TO_PASS"], "PASS_TO_PASS", where, allow_empty=True),
         version=None if version is None else str(version),
+        environment_setup_commit=setup,
     )
 
 
@@ -322,8 +330,12 @@ def import_instances(
     repos_dir: str,
     out_dir: str,
     environment: Mapping[str, Any] | None = None,
+    images: str | None = None,
 ) -> str:
     """Write the corpus for ``instances`` under ``out_dir``; the corpus file's path.
+
+    ``images`` (a template, :func:`image_name`) makes each task's environment its instance image
+    (``environment`` then adds to it); otherwise ``environment`` replaces the derived venv.
 
     Raises:
         InputError: an instance's repository or base commit is not available locally.
@@ -339,7 +351,12 @@ def import_instances(
         repos[item.repo] = repository
         if not _has_commit(repository, item.base_commit):
             raise InputError(f"{item.base_commit} is not in {repository}", field="base_commit", **where)
-        tasks.append(_task(item, repository, environment))
+        env = (
+            image_environment(image_name(images, item.instance_id), environment)
+            if images is not None
+            else _venv_environment(item, repository, environment)
+        )
+        tasks.append(_task(item, repository, shared(env, item), out_dir=out_dir))
     files = {}
     for item in instances:
         base = f"instances/{item.instance_id}"
@@ -370,18 +387,38 @@ def import_instances(
     return os.path.join(out_dir, "corpus.yaml")
 
 
-def _task(item: Instance, repository: str, environment: Mapping[str, Any] | None) -> dict[str, Any]:
-    base = f"instances/{item.instance_id}"
-    env = (
+def shared(env: dict[str, Any], item: Instance) -> dict[str, Any]:
+    """``env`` keyed on ``owner/name@environment_setup_commit`` (SWE-bench's unit of an environment).
+
+    Instances of one repository at one ``environment_setup_commit`` then share one build instead of
+    one per base commit; an environment keyed otherwise (``key``, ``key_files``), an image with
+    nothing installed on top (its own id is its identity) or an instance without the field is kept.
+    """
+    setup = item.environment_setup_commit
+    if setup is None or "key" in env or "key_files" in env or ("image" in env and not env.get("install")):
+        return env
+    return {**env, "key": f"{item.repo}@{setup}"}
+
+
+def _venv_environment(
+    item: Instance, repository: str, environment: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    return (
         dict(environment)
         if environment is not None
         else derived_environment(_is_package(repository, item.base_commit))
     )
+
+
+def _task(item: Instance, repository: str, env: dict[str, Any], *, out_dir: str) -> dict[str, Any]:
+    base = f"instances/{item.instance_id}"
+    # Relative to the corpus file, as the loader reads it: the corpus and its clones move together.
+    portable = os.path.relpath(os.path.abspath(repository), os.path.abspath(out_dir)).replace(os.sep, "/")
     return {
         "id": item.instance_id,
         "class": f"swebench:{item.repo}" + (f"@{item.version}" if item.version else ""),
         "kind": "implementation",
-        "repo": repository,
+        "repo": portable,
         "ref": item.base_commit,
         "prompt": item.problem_statement,
         "verify": _verify(item, repository),

@@ -44,6 +44,9 @@ _CONFIG_NAMES = frozenset(
 )
 _METADATA = (".dist-info", ".egg-info", ".egg-link")
 _RUNNERS = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "unittest", "__future__"})
+#: The standard library's modules; an image's env may run a Python older than 3.10 (no such list):
+#: then only the interpreter's built-in modules count, and the canary imports a few packages more.
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", sys.builtin_module_names))
 
 
 def is_infrastructure(path: str) -> bool:
@@ -97,7 +100,7 @@ def imported(path: str) -> tuple[str, ...]:
             names = [node.module]
         for name in names:
             top = name.split(".", 1)[0]
-            if top not in sys.stdlib_module_names and top not in _RUNNERS:
+            if top not in _STDLIB and top not in _RUNNERS:
                 found[top] = None
     return tuple(found)
 

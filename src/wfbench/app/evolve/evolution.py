@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from wfbench.app.corpus.arm_fit import skill_presence
 from wfbench.app.corpus.arms import (
     Arm,
     check_overlay_arms,
@@ -167,7 +168,7 @@ def allowed_skills(corpus: Corpus, base_arms: Sequence[str]) -> tuple[str, ...]:
     skills = {s for arm in corpus.arms.values() if arm.is_candidate for s in arm.evaluated_skills}
     allowed = []
     for skill in sorted(skills):
-        required = required_candidate_arms([skill], corpus.arms)
+        required = required_candidate_arms([skill], corpus.arms, has_skill=skill_presence(corpus))
         if required and all(corpus.arms[name].incumbent in base_arms for name in required):
             allowed.append(skill)
     return tuple(allowed)
@@ -399,9 +400,16 @@ class _Loop:
             overlay = load_overlay(
                 overlay_dir, [a for a in self._candidates() if set(a.evaluated_skills) & set(self.allowed)]
             )
-            required = required_candidate_arms(overlay.skills, self.corpus.arms)
+            required = required_candidate_arms(
+                overlay.skills, self.corpus.arms, has_skill=skill_presence(self.corpus)
+            )
             chosen = generation_arms(self.config.base_arms, required, self.corpus.arms)
-            check_overlay_arms(overlay, [self.corpus.arms[a] for a in chosen], self.corpus.arms)
+            check_overlay_arms(
+                overlay,
+                [self.corpus.arms[a] for a in chosen],
+                self.corpus.arms,
+                has_skill=skill_presence(self.corpus),
+            )
         except InputError as exc:
             return f"the proposal is not a valid overlay: {exc.reason}", None, ()
         if proposal.ignored:

@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from wfbench.app.corpus.arm_fit import skill_presence
 from wfbench.app.corpus.arms import (
     Arm,
     Overlay,
@@ -153,7 +154,9 @@ def expectation_for(
     instruction files only (``AGENTS.md``, ``CLAUDE.md``) may be judged in any candidate arm, so
     ``claimed`` (the evidence's list, when every entry is a candidate arm of the corpus) stands.
     """
-    required = required_candidate_arms(overlay.skills, corpus.arms)
+    required = required_candidate_arms(
+        overlay.skills, corpus.arms, chosen=claimed, has_skill=skill_presence(corpus)
+    )
     if (
         not overlay.skills
         and claimed

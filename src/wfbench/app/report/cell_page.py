@@ -94,6 +94,8 @@ def _outcome(row: Mapping[str, Any]) -> str:
         if isinstance(verify, str) and verify.strip()
         else '<p class="muted">verify printed nothing (or no output was recorded).</p>'
     )
+    if row.get("kind") == "review":  # review tasks run neither verify nor an oracle
+        return "".join(parts)
     parts.append(f"<h2>Verify (authored tests, model-visible)</h2><p>passed: <b>{passed}</b></p>{shown}")
     parts.append(
         f"<h2>Hidden oracle</h2><p>passed: <b>{esc(_yes_no(row.get('oracle_passed')))}</b> "
@@ -103,28 +105,64 @@ def _outcome(row: Mapping[str, Any]) -> str:
 
 
 def _oracle_outcome(row: Mapping[str, Any], source: ArtifactSource, links: Links) -> str:
-    """The oracle's outcome class and, from the harness-only ``oracle.json``, the expected ids that
-    failed or were missing (for the task's author; never shown to an agent)."""
+    """The oracle's outcome class and, from the harness-only ``oracle.json``, why it failed and the
+    expected ids that failed or were missing (for the task's author; never shown to an agent)."""
     outcome = row.get("oracle_outcome")
     if not outcome:
         return ""
     out = [f"<p>oracle outcome: <b>{esc(outcome)}</b>"]
     rel = row.get("oracle_outcome_artifact")
     ids: list[str] = []
+    detail = None
     if isinstance(rel, str) and rel:
         artifact = source.artifact(rel, limit=64 * 1024)
-        if artifact.readable:
-            try:
-                found = json.loads(artifact.text()).get("failing_ids") or []
-            except (ValueError, AttributeError):
-                found = []
-            ids = [str(i) for i in found if isinstance(i, str)]
+        document = _json_object(artifact.text()) if artifact.readable else {}
+        ids = [str(i) for i in document.get("failing_ids") or [] if isinstance(i, str)]
+        detail = document.get("detail") if isinstance(document.get("detail"), str) else None
         out.append(f' · <a href="{esc(links.raw(rel))}">oracle.json</a>')
     out.append("</p>")
+    if detail:
+        out.append(f'<p class="problem">why: {esc(detail[:_FIELD_LIMIT])}</p>')
     if ids:
         out.append("<p>expected tests that failed or were missing:</p><ul>")
         out += [f"<li><code>{esc(i)}</code></li>" for i in ids[:50]]
         out.append("</ul>")
+    return "".join(out)
+
+
+def _json_object(text: str) -> Mapping[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, Mapping) else {}
+
+
+def _prompts(key: tuple[str, str, int], source: ArtifactSource, links: Links) -> str:
+    """The prompt each phase sent, as the harness built it (the cell's ``prompts.json``)."""
+    rel = f"{layout.cell_dir(*key)}/{layout.PROMPTS_NAME}"
+    artifact = source.artifact(rel, limit=ARTIFACT_LIMIT)
+    if artifact.state == "missing":
+        return (
+            '<h2>Prompts</h2><p class="muted">This cell kept no prompts.json (recorded before wfbench '
+            "stored each phase's prompt).</p>"
+        )
+    out = ["<h2>Prompts</h2>", _state_note(artifact, "prompts.json")]
+    phases = _json_object(artifact.text()).get("phases") if artifact.readable else None
+    for entry in phases if isinstance(phases, list) else []:
+        if not isinstance(entry, Mapping):
+            continue
+        tools = ", ".join(str(t) for t in entry.get("allowed_tools") or []) or "the agent's defaults"
+        facts = (
+            f"model {esc(entry.get('model'))} · expected skill {esc(entry.get('expected_skill'))} · "
+            f"tools {esc(tools)}"
+        )
+        out.append(
+            f'<details open class="prompt"><summary>{esc(entry.get("phase"))} phase '
+            f'<span class="muted">({esc(entry.get("role"))})</span></summary><p class="muted">{facts}</p>'
+            f"<pre>{esc(str(entry.get('prompt') or ''))}</pre></details>"
+        )
+    out.append(f'<p><a href="{esc(links.raw(rel))}">raw prompts.json</a></p>')
     return "".join(out)
 
 
@@ -396,6 +434,7 @@ def render_cell_page(
         + _facts(row)
         + _outcome(row)
         + _oracle_outcome(row, source, links)
+        + _prompts(key, source, links)
         + _review(row, source, links)
         + _patch(row, source, links, key)
         + _transcripts(row, source, links)

@@ -12,10 +12,12 @@ sure. Then what each sweep was: its provenance, spend, run status and decisions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
 from wfbench.app.report import fmt
+from wfbench.app.report.links import Links
 from wfbench.app.report.markdown import effect_text
 from wfbench.app.report.model import ReportInputs, SweepModel, build_model
 from wfbench.app.report.page import esc, page
@@ -218,25 +220,43 @@ def render_comparison_md(comparison: Comparison) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def render_comparison_html(comparison: Comparison) -> str:
-    """The comparison as one self-contained page."""
+def render_comparison_html(
+    comparison: Comparison, *, links: tuple[Links | None, Links | None] = (None, None)
+) -> str:
+    """The comparison as one self-contained page.
+
+    ``links`` lead from the page into each sweep (its viewer pages, or its directory for
+    ``compare --html``); with them, A's and B's resolution of every (task, arm) link to its cells.
+    """
     from wfbench.app.report.page import data_table
 
     a, b = comparison.names
     sweeps = "".join(
-        f"<li>{esc(line[2:])}</li>"
+        f"<li>{esc(line[2:].replace('`', ''))}</li>"
         for line in (*_sweep_lines(a, "A", comparison.before), *_sweep_lines(b, "B", comparison.after))
     )
-    arms = "".join(f"<li>{esc(line.strip()[2:])}</li>" for arm in comparison.arms for line in _arm_lines(arm))
-    columns = [
-        {"label": h, "filter": "text" if h == "task" else "select" if h == "arm" else None}
+    arms = "".join(
+        f"<li>{esc(line.strip()[2:].replace('`', ''))}</li>"
+        for arm in comparison.arms
+        for line in _arm_lines(arm)
+    )
+    columns: list[dict[str, Any]] = [
+        {"label": h, **({"filter": "text"} if h == "task" else {"filter": "select"} if h == "arm" else {})}
         for h in _CELL_HEADER
     ]
-    columns = [{k: v for k, v in c.items() if v is not None} for c in columns]
+    rows: list[list[Any]] = []
+    for row, change in zip(_cells_rows(comparison), comparison.cells, strict=True):
+        hrefs = [
+            None if link is None or agg is None else link.group(change.task, change.arm)
+            for link, agg in zip(links, (change.before, change.after), strict=True)
+        ]
+        rows.append([*row, *hrefs])
+    if any(link is not None for link in links):
+        columns[2]["href"], columns[3]["href"] = len(_CELL_HEADER), len(_CELL_HEADER) + 1
     body = (
         f"<h1>wfbench comparison</h1><ul>{sweeps}</ul>"
         "<h2>Paired statistics per arm (B against A, common "
         f"tasks)</h2><ul>{arms or '<li>No arm ran in both sweeps.</li>'}</ul>"
-        f"<h2>Per task and arm</h2>{data_table('compare', columns, _cells_rows(comparison))}"
+        f"<h2>Per task and arm</h2>{data_table('compare', columns, rows)}"
     )
     return page("wfbench comparison", body, crumbs=(("comparison", None),))

@@ -157,6 +157,8 @@ class SweepModel:
     wire_metered: int = 0
     #: arm -> ((oracle outcome class, rows), …) of the rows that record one (issue 25; for the author).
     oracle_outcomes: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
+    #: The sweep is still running (``wfbench view`` of a live sweep): its verdict is pending.
+    pending: bool = False
 
     @property
     def spend(self) -> float:

@@ -70,20 +70,22 @@ def _cell_base(links: Links, task: str, arm: str) -> str:
 
 
 def _suffix(links: Links) -> str:
-    return ".html" if links.mode == "view" else "/"
+    return links.cell_suffix
 
 
 def _facts(model: SweepModel) -> str:
     items = [
-        (f"{model.rows:,}", "cells"),
-        (f"{len(model.tasks):,}", "tasks"),
-        (f"{len(model.arms)}", "arms"),
-        (model.spend_text(2), "total spend (rows' cost_usd)"),
-        (model.run_status or "n/a", "run status"),
+        (f"{model.rows:,}", "cells", "#cells"),
+        (f"{len(model.tasks):,}", "tasks", "#cells"),
+        (f"{len(model.arms)}", "arms", "#arms"),
+        (model.spend_text(2), "total spend (rows' cost_usd)", "#arms"),
+        (model.run_status or "n/a", "run status", "#verdict"),
     ]
     return (
         '<div class="facts">'
-        + "".join(f"<div><b>{esc(v)}</b><span>{esc(k)}</span></div>" for v, k in items)
+        + "".join(
+            f'<div><b><a href="{href}">{esc(v)}</a></b><span>{esc(k)}</span></div>' for v, k, href in items
+        )
         + "</div>"
     )
 
@@ -111,24 +113,34 @@ def _verdict_block(model: SweepModel, verdict: Verdict, links: Links) -> str:
     inc = model.arm_totals.get(verdict.incumbent)
     cand = model.arm_totals.get(verdict.candidate)
     sides = " · ".join(
-        f'<a href="{esc(_arm_href(links, t.arm))}">{esc(t.arm)}</a> resolved '
-        f"{fmt.ratio(t.resolved, t.valid_runs)}, spent {t.spend_text}"
+        f'<a href="{esc(_arm_href(links, t.arm))}">{esc(t.arm)}</a> resolved <a '
+        f'href="{esc(_arm_href(links, t.arm))}">{fmt.ratio(t.resolved, t.valid_runs)}</a>, spent <a '
+        f'href="{esc(_arm_href(links, t.arm))}">{esc(t.spend_text)}</a>'
         for t in (inc, cand)
         if t is not None
     )
+    per_task = f"#paired-{layout.path_segment(verdict.candidate)}"
     facts = [
-        ("gate", f"{verdict.gate or 'n/a'} on {metric}"),
+        ("gate", f"{verdict.gate or 'n/a'} on {metric}", None),
         (
             "median improvement",
             f"{fmt.pct(verdict.median_improvement_pct)} (promotes at ≥ "
             f"{fmt.pct(verdict.min_improvement_pct, signed=False)}; per-task regression limit "
             f"{fmt.pct(verdict.max_task_regression_pct, signed=False)})",
+            per_task,
         ),
-        (f"effect on {metric}", effect_text(verdict.metric_effect)),
-        ("effect on resolution", effect_text(verdict.resolution_effect)),
-        ("what this sweep could detect", verdict.detectability or "n/a (no statistics in promotion.json)"),
+        (f"effect on {metric}", effect_text(verdict.metric_effect), per_task),
+        ("effect on resolution", effect_text(verdict.resolution_effect), per_task),
+        (
+            "what this sweep could detect",
+            verdict.detectability or "n/a (no statistics in promotion.json)",
+            None,
+        ),
     ]
-    dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
+    dl = "".join(
+        f"<dt>{esc(k)}</dt><dd>" + (f'<a href="{href}">{esc(v)}</a>' if href else esc(v)) + "</dd>"
+        for k, v, href in facts
+    )
     return (
         f'<section class="verdict {esc(verdict.decision)}" '
         f'id="verdict-{esc(layout.path_segment(verdict.candidate))}">'
@@ -141,14 +153,20 @@ def _verdict_block(model: SweepModel, verdict: Verdict, links: Links) -> str:
 def _arm_href(links: Links, arm: str) -> str:
     return (
         f"{links.root}arms/{layout.path_segment(arm)}.html"
-        if links.mode == "view"
+        if links.pages
         else f"#arm-{layout.path_segment(arm)}"
     )
 
 
 def _verdicts(model: SweepModel, links: Links) -> str:
     blocks = "".join(_verdict_block(model, v, links) for v in model.verdicts)
-    if not blocks:
+    if model.pending:
+        blocks = (
+            '<section class="verdict pending"><h3><span class="badge pending">PENDING</span> the sweep is '
+            f"{esc(model.run_status)}</h3><p>The verdict is judged when every cell has run; this page "
+            "refreshes as rows arrive.</p></section>"
+        )
+    elif not blocks:
         blocks = (
             '<p class="muted">No candidate arm ran against its incumbent: there is no promotion decision.</p>'
         )
@@ -198,15 +216,16 @@ def _paired(model: SweepModel, links: Links) -> Iterator[str]:
             {"label": "class", "filter": "select"},
             {"label": f"{verdict.incumbent} resolved", "num": True, "href": 11},
             {"label": f"{verdict.candidate} resolved", "num": True, "href": 12},
-            {"label": f"{verdict.incumbent} {metric}", "num": True},
-            {"label": f"{verdict.candidate} {metric}", "num": True},
-            {"label": "Δ (cand − inc)", "num": True},
-            {"label": "improvement", "num": True},
-            {"label": "effect [interval]", "num": True},
+            {"label": f"{verdict.incumbent} {metric}", "num": True, "href": 11},
+            {"label": f"{verdict.candidate} {metric}", "num": True, "href": 12},
+            {"label": "Δ (cand − inc)", "num": True, "href": 10},
+            {"label": "improvement", "num": True, "href": 10},
+            {"label": "effect [interval]", "num": True, "href": 10},
             {"label": "flags", "tags": True, "filter": "tags", "flag": True},
         ]
         yield (
-            f"<h3>Per task: {esc(verdict.candidate)} vs {esc(verdict.incumbent)}</h3>"
+            f'<h3 id="paired-{esc(layout.path_segment(verdict.candidate))}">Per task: '
+            f"{esc(verdict.candidate)} vs {esc(verdict.incumbent)}</h3>"
             + plots.paired_deltas(verdict, links)
             + plots.forest(verdict)
         )
@@ -230,10 +249,17 @@ def _impl_arms_table(arms: Sequence[ArmTotals], links: Links) -> str:
             f'href="{esc(_arm_href(links, t.arm))}">{esc(t.arm)}</a></td>'
             f'<td class="num">{t.tasks}</td><td class="num"><a '
             f'href="{esc(_arm_href(links, t.arm))}">{fmt.ratio(t.resolved, t.valid_runs)}</a></td>'
-            f'<td class="num">{esc(rate)}</td><td class="num">{esc(fmt.money(t.cost_median))}</td><td '
-            f'class="num">{esc(spend)}</td>'
-            f'<td class="num">{esc(fmt.na(t.wall_median, ".1f"))}</td><td '
-            f'class="num">{esc(fmt.na(t.wall_total, ".1f"))}</td><td>{esc(errors)}</td></tr>'
+            + "".join(
+                f'<td class="num"><a href="{esc(_arm_href(links, t.arm))}">{esc(v)}</a></td>'
+                for v in (
+                    rate,
+                    fmt.money(t.cost_median),
+                    spend,
+                    fmt.na(t.wall_median, ".1f"),
+                    fmt.na(t.wall_total, ".1f"),
+                )
+            )
+            + f"<td>{esc(errors)}</td></tr>"
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -322,11 +348,11 @@ TASK_ARM_COLUMNS = [
     {"label": "class", "filter": "select"},
     {"label": "arm", "filter": "select"},
     {"label": "resolved", "num": True, "href": 12},
-    {"label": "median cost", "num": True},
-    {"label": "median output tokens", "num": True},
-    {"label": "median turns", "num": True},
-    {"label": "median cell wall s", "num": True},
-    {"label": "weighted F1", "num": True},
+    {"label": "median cost", "num": True, "href": 12},
+    {"label": "median output tokens", "num": True, "href": 12},
+    {"label": "median turns", "num": True, "href": 12},
+    {"label": "median cell wall s", "num": True, "href": 12},
+    {"label": "weighted F1", "num": True, "href": 12},
     {"label": "error kinds", "tags": True, "filter": "tags"},
     {"label": "runs", "runs": True, "base": 13, "nosort": True},
 ]
@@ -432,7 +458,7 @@ def _body(model: SweepModel, links: Links) -> Iterator[str]:
         )
     hint = (
         ""
-        if links.mode == "view"
+        if links.pages
         else '<p class="muted">Run <code>wfbench view DIR</code> to open every cell\'s transcript, patch '
         "and review in the browser.</p>"
     )

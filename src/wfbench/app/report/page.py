@@ -56,9 +56,13 @@ def _hash(text: str) -> str:
 
 @functools.cache
 def csp() -> str:
-    """The pages' Content-Security-Policy: nothing loads; only the inline style and script (by hash) apply."""
+    """The pages' Content-Security-Policy: nothing loads; only the inline style and script (by hash) apply.
+
+    ``connect-src 'self'``: a page of a running sweep asks its own server whether the sweep changed
+    (``live.txt``), and nothing else.
+    """
     return (
-        "default-src 'none'; img-src data:; "
+        "default-src 'none'; img-src data:; connect-src 'self'; "
         f"style-src '{_hash(style())}'; script-src '{_hash(script())}'; base-uri 'none'; form-action 'none'"
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from wfbench.app.gating.gating import AttestationBuilder, GateInput
-from wfbench.app.report.links import Links
+from wfbench.app.report.cell_pages import report_links
 from wfbench.app.report.markdown import markdown_parts, render_markdown
 from wfbench.app.report.model import ModelBuilder, ReportInputs, SweepModel, build_model
 from wfbench.app.report.overview import overview_parts, render_overview
@@ -30,12 +30,12 @@ def render_reports(rows: Iterable[Row], inputs: ReportInputs) -> tuple[str, str]
 
 def render_model(model: SweepModel) -> tuple[str, str]:
     """``(report.md, report.html)`` of ``model``."""
-    return render_markdown(model), render_overview(model, Links(mode="report", sweep=""))
+    return render_markdown(model), render_overview(model, report_links(model.rows))
 
 
 def report_parts(model: SweepModel) -> tuple[Iterator[str], Iterator[str]]:
     """``(report.md, report.html)`` of ``model`` in pieces: each joins to :func:`render_model`'s text."""
-    return markdown_parts(model), overview_parts(model, Links(mode="report", sweep=""))
+    return markdown_parts(model), overview_parts(model, report_links(model.rows))
 
 
 def read_for_report(rows: Iterable[Row]) -> tuple[GateInput, ModelBuilder]:

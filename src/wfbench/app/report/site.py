@@ -7,7 +7,14 @@ each row's byte offset, never the rows), then renders a page per request:
 - ``tasks/<task>.html`` and ``arms/<arm>.html`` — every cell of a task, every task of an arm;
 - ``cells/<task>/<arm>/run-<i>.html`` — one cell (its row is read back at its offset);
 - ``raw/<path>`` — a cell's artifact as plain text (only files of cells: ``cells/…`` of a cell
-  the sweep has, and the legacy flat transcripts, patches and review artifacts).
+  the sweep has, and the legacy flat transcripts, patches and review artifacts);
+- ``live.txt`` — the sweep's live token (:class:`~wfbench.domain.sweep.live.SweepState`).
+
+Over a :class:`~wfbench.domain.ports.LiveSweep`, every request first checks the sweep's state and
+reads the sweep again when it changed (new rows, a verdict written, the run ended). While a
+process still runs the sweep, the overview says ``running, k of N cells``, the verdict is
+``pending`` (a ``promotion.json`` left by an earlier run is not this run's), and the overview,
+task and arm pages poll ``live.txt`` and reload when it changes.
 
 :meth:`SweepSite.write_static` writes the same pages (no ``raw/``: links point into the sweep
 directory itself) through a writer the caller provides, a cell page at a time.
@@ -25,9 +32,11 @@ from wfbench.app.report.group_pages import render_arm_page, render_task_page
 from wfbench.app.report.links import Links
 from wfbench.app.report.model import ReportInputs, SweepModel, build_model
 from wfbench.app.report.overview import render_overview
-from wfbench.domain.ports import SweepSource
+from wfbench.app.report.sweep_index import live_marker
+from wfbench.domain.ports import LiveSweep, SweepSource
 from wfbench.domain.results.rows import Row
 from wfbench.domain.sweep import layout
+from wfbench.domain.sweep.live import SweepState, progress_text
 
 __all__ = ["Response", "SweepSite"]
 
@@ -47,23 +56,41 @@ class Response:
 class SweepSite:
     """The viewer's pages of one sweep."""
 
-    def __init__(self, source: SweepSource, *, title: str | None = None) -> None:
+    def __init__(self, source: SweepSource, *, title: str | None = None, home: str | None = None) -> None:
         self.source = source
+        self.title = title
+        #: The directory index, relative to this sweep's root (``../../index.html``); None: no index.
+        self.home = home
+        self.live: SweepState | None = _state(source)
+        self._load()
+
+    def _load(self) -> None:
+        source, running = self.source, self.live is not None and self.live.running
         problems: list[Any] = []
         self.offsets: dict[tuple[str, str, int], int] = {}
-        promotion, _ = source.json_file("promotion.json")
+        promotion, _ = source.json_file("promotion.json") if not running else (None, "running")
         manifest, _ = source.json_file("manifest.json")
         inputs = ReportInputs(
-            title=title or "wfbench sweep",
+            title=self.title or "wfbench sweep",
             promotion=promotion if isinstance(promotion, Mapping) else None,
             manifest=manifest if isinstance(manifest, Mapping) else None,
         )
         self.model: SweepModel = build_model(self._rows(problems), inputs)
-        reasons = tuple(f"line {p.line}: {p.reason}" for p in problems)
+        reasons = tuple(f"line {p.line}: {p.reason}" for p in problems if not _still_writing(p, running))
         if reasons:
             self.model = attrs.evolve(self.model, inputs=attrs.evolve(inputs, problems=reasons))
+        if running and self.live is not None:
+            status = progress_text(self.model.rows, self.live.planned)
+            self.model = attrs.evolve(self.model, run_status=status, pending=True, verdicts=())
         self.task_by_segment = {layout.path_segment(t): t for t in self.model.tasks}
         self.arm_by_segment = {layout.path_segment(a): a for a in self.model.arms}
+
+    def refresh(self) -> None:
+        """Read the sweep again if it changed since the last request (a live sweep only)."""
+        state = _state(self.source)
+        if state is not None and self.live is not None and state.token != self.live.token:
+            self.live = state
+            self._load()
 
     def _rows(self, problems: list[Any]) -> Iterator[Row]:
         for offset, row in self.source.scan(problems):
@@ -90,16 +117,19 @@ class SweepSite:
 
     def render(self, path: str) -> Response:
         """The response for a request path (``/``, ``/tasks/x.html``…); 404 for anything else."""
+        self.refresh()
         path = path.split("?", 1)[0].split("#", 1)[0].lstrip("/")
         if path in ("", "index.html"):
-            return _html(self.overview(Links()))
+            return self._page(self.overview(Links()), 0, live=True)
+        if path == "live.txt":
+            return Response(200, TEXT, (self.live.token if self.live else "static").encode())
         parts = path.split("/")
         if len(parts) == 2 and parts[0] in ("tasks", "arms") and parts[1].endswith(".html"):
             return self._group(parts[0], parts[1][: -len(".html")])
         if len(parts) == 4 and parts[0] == layout.CELLS_DIR and parts[3].endswith(".html"):
             key = self._cell_key(parts[1], parts[2], parts[3][: -len(".html")])
             if key is not None:
-                return _html(self.cell_page(key, Links().at_depth(3)))
+                return self._page(self.cell_page(key, Links().at_depth(3)), 3, live=False)
         if parts[0] == "raw" and len(parts) > 1:
             return self._raw("/".join(parts[1:]))
         return Response(404, TEXT, b"not found\n")
@@ -107,10 +137,24 @@ class SweepSite:
     def _group(self, kind: str, segment: str) -> Response:
         links = Links().at_depth(1)
         if kind == "tasks" and segment in self.task_by_segment:
-            return _html(render_task_page(self.model, self.task_by_segment[segment], links))
+            return self._page(
+                render_task_page(self.model, self.task_by_segment[segment], links), 1, live=True
+            )
         if kind == "arms" and segment in self.arm_by_segment:
-            return _html(render_arm_page(self.model, self.arm_by_segment[segment], links))
+            return self._page(render_arm_page(self.model, self.arm_by_segment[segment], links), 1, live=True)
         return Response(404, TEXT, b"not found\n")
+
+    def _page(self, text: str, depth: int, *, live: bool) -> Response:
+        """A page, with a link to the directory index and, while the sweep runs, the live marker."""
+        if self.home is not None:
+            home = "../" * depth + self.home
+            text = text.replace(
+                '<span class="crumbs">', f'<span class="crumbs"><a href="{home}">all sweeps</a> / ', 1
+            )
+        if live and self.live is not None and self.live.running:
+            marker = live_marker("../" * depth + "live.txt", self.live.token)
+            text = text.replace("</main>", marker + "</main>", 1)
+        return _html(text)
 
     def _cell_key(self, task_seg: str, arm_seg: str, run_part: str) -> tuple[str, str, int] | None:
         task, arm = self.task_by_segment.get(task_seg), self.arm_by_segment.get(arm_seg)
@@ -166,6 +210,16 @@ class SweepSite:
             write(f"{layout.cell_dir(*row.cell)}.html", page_html.encode())
             count += 1
         return count
+
+
+def _state(source: SweepSource) -> SweepState | None:
+    """The sweep's live state when the source can tell it (a sweep directory), else None."""
+    return source.state() if isinstance(source, LiveSweep) else None
+
+
+def _still_writing(problem: Any, running: bool) -> bool:
+    """A torn last line of a running sweep: a row being written, not a damaged file."""
+    return running and "no line end" in str(getattr(problem, "reason", ""))
 
 
 def _html(text: str) -> Response:

@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from wfbench.app.report import fmt
+
 __all__ = ["TEXT_LIMIT", "Step", "read_transcript"]
 
 TEXT_LIMIT = 20_000
@@ -133,7 +135,9 @@ class _Reader:
                 self._result(block)
             else:
                 text = _content_text([block])
-                title = "injected by the harness" if event.get("isSynthetic") else "user"
+                # The agent CLI writes these itself (a skill's text once the Skill tool loads it);
+                # wfbench never adds to a session's conversation.
+                title = "injected by the agent CLI" if event.get("isSynthetic") else "user"
                 self.steps.append(Step("user", title, _bounded(text)))
 
     def _result(self, block: Mapping[str, Any]) -> None:
@@ -151,9 +155,16 @@ class _Reader:
         facts = [
             f"subtype {event.get('subtype', 'n/a')}",
             f"turns {event.get('num_turns', 'n/a')}",
-            f"cost ${event.get('total_cost_usd', 'n/a')}",
+            f"cost {fmt.money(event.get('total_cost_usd'))}",
             "usage "
-            + (", ".join(f"{k} {v}" for k, v in usage.items() if not isinstance(v, Mapping)) or "n/a"),
+            + (
+                ", ".join(
+                    f"{k} {_usage_value(v)}"
+                    for k, v in usage.items()
+                    if v is not None and not isinstance(v, Mapping | list)
+                )
+                or "n/a"
+            ),
         ]
         if event.get("api_error_status") is not None:
             facts.append(f"API error status {event.get('api_error_status')}")
@@ -168,6 +179,13 @@ class _Reader:
                 error=error,
             )
         )
+
+
+def _usage_value(value: Any) -> str:
+    """A usage figure as a reader wants it: ``12,000`` tokens, ``0.0388`` (never 17 digits)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:.4g}"
 
 
 def read_transcript(data: bytes, *, cut: bool = False) -> tuple[Step, ...]:

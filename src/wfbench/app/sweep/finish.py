@@ -18,8 +18,9 @@ from wfbench.app.corpus.arms import Arm, Overlay
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import Corpus
 from wfbench.app.gating.gating import gate_input, pair_model_of
-from wfbench.app.report.model import ReportInputs
-from wfbench.app.report.render import render_reports
+from wfbench.app.report.cell_pages import DirectoryArtifacts, write_cell_pages
+from wfbench.app.report.model import ReportInputs, build_model
+from wfbench.app.report.render import render_model
 from wfbench.app.sweep import concurrency
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.ports import SweepDirectory
@@ -230,8 +231,10 @@ def write_reports(
 ) -> None:
     """report.md and report.html, both from rows alone (plus the provenance in ``context``)."""
     inputs = attrs.evolve(context or ReportInputs(), promotion=promotion)
-    markdown, page = render_reports(rows, inputs)
+    model = build_model(rows, inputs)
+    markdown, page = render_model(model)
     directory.write("report.md", markdown.encode("utf-8"))
+    write_cell_pages(model, lambda: rows, source=DirectoryArtifacts(directory), write=directory.write)
     directory.write("report.html", page.encode("utf-8"))
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from wfbench.cli.exit_codes import DECISION, EXIT_CODES_HELP, OK
+from wfbench.cli.exit_codes import DECISION, OK, USAGE, exit_codes_help
 from wfbench.cli.options import gate as opt
 from wfbench.domain.errors import InputError
 
@@ -40,14 +40,27 @@ GATE_EPILOG = (
     "  wfbench gate results/wfbench-20260101-120000 --json     # the promotion evidence as JSON\n"
     "  wfbench gate RESULTS --out regated.json     # also write it (an existing file needs --force)\n"
     "  wfbench gate RESULTS --fail-on keep_incumbent,insufficient_evidence   # CI: exit 3 unless promoted\n"
-    "\n" + EXIT_CODES_HELP
+    "\n"
+    + exit_codes_help(
+        (
+            (OK, "the decisions were printed (and written)"),
+            (USAGE, "usage or input error: a torn or invalid results.jsonl line, a bad option"),
+            (DECISION, "a decision named by --fail-on"),
+        )
+    )
 )
 
 REPORT_EPILOG = (
     "\b\nExamples:\n"
     "  wfbench report results/wfbench-20260101-120000   # rewrite report.md and report.html from the rows\n"
     "  wfbench report RESULTS --metric output_tokens --policy statistical\n"
-    "\n" + EXIT_CODES_HELP
+    "\n"
+    + exit_codes_help(
+        (
+            (OK, "report.md and report.html were written"),
+            (USAGE, "usage or input error: a torn or invalid results.jsonl line, a bad option"),
+        )
+    )
 )
 
 
@@ -305,9 +318,19 @@ def report(
     model = _report_model(source, policy, given)
     target, html = source.parent / "report.md", source.parent / "report.html"
     markdown, page = report_parts(model)
+    pages = _write_cell_pages(model, source.parent)
     write_texts_atomic([(target, markdown), (html, page)])
     typer.echo(f"wrote {target}")
-    typer.echo(f"wrote {html}")
+    typer.echo(f"wrote {html}" + (f" and {pages} page(s) of its tasks, arms and cells" if pages else ""))
+
+
+def _write_cell_pages(model: SweepModel, directory: Path) -> int:
+    """The task, arm and cell pages beside report.html, for its links (none for a large sweep)."""
+    from wfbench.adapters.store.sweep_dir import StaticTree, SweepDirectory
+    from wfbench.app.report.cell_pages import write_cell_pages
+
+    sweep = SweepDirectory(str(directory))
+    return write_cell_pages(model, sweep.rows, source=sweep, write=StaticTree(sweep.path).write)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from wfbench.cli.commands.gate import results_path
-from wfbench.cli.exit_codes import EXIT_CODES_HELP
+from wfbench.cli.exit_codes import OK, USAGE, exit_codes_help
 from wfbench.cli.options.gate import Metric, parse_pairs
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
-    from wfbench.app.gating.planning import PairPlan
+    from wfbench.domain.promotion.planning import PairPlan, Target
     from wfbench.domain.statistics.planning import Plan, PlanCell
 
 PLAN_EPILOG = (
@@ -29,7 +29,13 @@ PLAN_EPILOG = (
     "  wfbench plan results/pilot --effect 10%          # a 10% cost saving\n"
     "  wfbench plan results/pilot --effect 15pts         # a 15-point resolution gain\n"
     "  wfbench plan RESULTS --effect 5% --runs 1,3,5 --tasks 20,40,80 --json\n"
-    "\n" + EXIT_CODES_HELP
+    "\n"
+    + exit_codes_help(
+        (
+            (OK, "the plan was printed"),
+            (USAGE, "usage or input error: no pilot rows, a bad --effect, a torn results.jsonl line"),
+        )
+    )
 )
 
 
@@ -113,14 +119,19 @@ def render_plan_text(plans: tuple[PairPlan, ...], *, source: Path) -> str:
                 f"'refused' below --min-runs or 5 tasks) and its cost (* reaches {stats.config.power:.0%}):",
                 *_grid(plan),
             ]
-            best = plan.recommended
-            lines.append(
-                f"  cheapest design reaching {target.text()}: {_design(plan, best)}"
-                if best is not None
-                else f"  no design within reach detects {target.text()} (the pilot cannot separate"
-                " the noise, or the tasks differ too much)"
-            )
+            lines.append(f"  {recommendation_text(target, plan)}")
     return "\n".join(lines)
+
+
+def recommendation_text(target: Target, plan: Plan) -> str:
+    """``cheapest design reaching 10%: 40 tasks x 3 runs per arm = …`` (or why there is none)."""
+    best = plan.recommended
+    if best is None:
+        return (
+            f"no design within reach detects {target.text()} (the pilot cannot separate"
+            " the noise, or the tasks differ too much)"
+        )
+    return f"cheapest design reaching {target.text()}: {_design(plan, best)}"
 
 
 def _cell_mapping(cell: PlanCell | None) -> dict[str, Any] | None:
@@ -222,7 +233,7 @@ def plan_command(
 ) -> None:
     """Plan the next sweep from a pilot: the MDE over tasks x runs, its cost, the cheapest design."""
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
-    from wfbench.app.gating.planning import PlanRequest, parse_effect, plan_pairs
+    from wfbench.domain.promotion.planning import PlanRequest, parse_effect, plan_pairs
     from wfbench.domain.promotion.policy import CANDIDATE_ARMS, PromotionPolicy
     from wfbench.domain.statistics.config import AnalysisConfig
 

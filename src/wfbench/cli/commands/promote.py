@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from wfbench.cli.exit_codes import EXIT_CODES_HELP, OK, USAGE
+from wfbench.cli.exit_codes import OK, USAGE, exit_codes_help
 
 if TYPE_CHECKING:
     from wfbench.app.promotion.apply import ApplyOutcome, ApplyRequest
@@ -34,7 +34,25 @@ APPLY_EPILOG = (
     "  aggregates; the task bindings, model, proposer, effort, policy and required arms equal what\n"
     "  the corpus gives now; the overlay's digest; target_base_digests equal to the target's\n"
     "  committed bytes at every destination; generated at most 5 minutes in the future; not expired.\n"
-    "\n" + EXIT_CODES_HELP
+    "\n"
+    + exit_codes_help(
+        (
+            (OK, "applied (or, with --dry-run, what would be written was shown)"),
+            (USAGE, "refused: the evidence, corpus or target does not qualify (nothing written)"),
+        )
+    )
+)
+
+RECOVER_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench promote recover --target .     # finish (or roll back) an apply a crash cut short\n"
+    "\n"
+    + exit_codes_help(
+        (
+            (OK, "nothing to recover, or the interrupted apply was finished"),
+            (USAGE, "the journal or the target cannot be recovered (one line says why)"),
+        )
+    )
 )
 
 _Target = Annotated[
@@ -137,7 +155,9 @@ def register(app: typer.Typer) -> None:
     promote.command(
         "apply", epilog=APPLY_EPILOG, short_help="Write a promoted overlay to a repository (all or nothing)."
     )(apply)
-    promote.command("recover", short_help="Finish an apply a crash interrupted.")(recover)
+    promote.command("recover", epilog=RECOVER_EPILOG, short_help="Finish an apply a crash interrupted.")(
+        recover
+    )
     app.add_typer(promote)
 
 

@@ -136,6 +136,12 @@ _EvaluationOut = Annotated[
     ),
 ]
 
+EVALUATE_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench release evaluate results/stable --corpus corpus.yaml   # writes its release-evaluation.json\n"
+    "\n\b\nExit codes: 0 the evaluation was written (complete or not), 2 a usage or corpus error."
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``release`` command group (``gate``, ``evaluate``) to ``app``."""
@@ -147,7 +153,9 @@ def register(app: typer.Typer) -> None:
     release.command(
         "gate", epilog=GATE_EPILOG, short_help="Compare a candidate runtime's sweep with stable's."
     )(gate)
-    release.command("evaluate", short_help="Write one sweep's release-evaluation.json.")(evaluate)
+    release.command(
+        "evaluate", epilog=EVALUATE_EPILOG, short_help="Write one sweep's release-evaluation.json."
+    )(evaluate)
     app.add_typer(release)
 
 

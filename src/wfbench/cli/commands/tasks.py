@@ -13,6 +13,17 @@ CHECK_EPILOG = (
     "\n\b\nExit codes: 0 valid, 2 a bad corpus (one `wfbench: error:` line)."
 )
 
+VALIDATE_EPILOG = (
+    "\b\nExamples:\n"
+    "  wfbench tasks validate corpus.yaml                 # every task: the gold patch resolves it\n"
+    "  wfbench tasks validate corpus.yaml --tasks 'fix-*'\n"
+    "\n\b\nExit codes: 0 every task can measure something, 1 a task cannot (named), 2 a bad corpus."
+)
+EXPORT_EPILOG = "\b\nExit codes: 0 the task directories were written, 2 a bad corpus or --out."
+IMPORT_EPILOG = (
+    "\b\nExit codes: 0 the corpus was written, 2 a bad instance, clone or --out (nothing written)."
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``tasks`` group (a bare ``wfbench tasks`` prints its help)."""
@@ -20,21 +31,23 @@ def register(app: typer.Typer) -> None:
     tasks.command("check", epilog=CHECK_EPILOG, short_help="Validate a corpus without running it.")(
         tasks_check
     )
-    tasks.command("validate", short_help="Check each task can measure anything (no agent).")(tasks_validate)
+    tasks.command(
+        "validate", epilog=VALIDATE_EPILOG, short_help="Check each task can measure anything (no agent)."
+    )(tasks_validate)
     import_group = typer.Typer(help="Import tasks from other benchmark formats.", no_args_is_help=True)
     from wfbench.cli.commands import tasks_import as import_cmd
 
-    import_group.command("swebench", short_help="SWE-bench-format instances → a wfbench corpus.")(
-        import_cmd.import_swebench
-    )
-    import_group.command("harbor", short_help="Harbor-format tasks (Terminal-Bench 2.0) → a wfbench corpus.")(
-        import_cmd.import_harbor
-    )
+    import_group.command(
+        "swebench", epilog=IMPORT_EPILOG, short_help="SWE-bench-format instances → a wfbench corpus."
+    )(import_cmd.import_swebench)
+    import_group.command(
+        "harbor", epilog=IMPORT_EPILOG, short_help="Harbor tasks (Terminal-Bench 2.0) → a wfbench corpus."
+    )(import_cmd.import_harbor)
     tasks.add_typer(import_group, name="import")
     export_group = typer.Typer(help="Export a corpus to other benchmark formats.", no_args_is_help=True)
-    export_group.command("harbor", short_help="A wfbench corpus → Harbor task directories.")(
-        import_cmd.export_harbor
-    )
+    export_group.command(
+        "harbor", epilog=EXPORT_EPILOG, short_help="A wfbench corpus → Harbor task directories."
+    )(import_cmd.export_harbor)
     tasks.add_typer(export_group, name="export")
     app.add_typer(tasks, name="tasks")
 

@@ -22,22 +22,36 @@ def import_swebench(
         typer.Option(
             "--environment",
             metavar="FILE",
-            help="YAML environment spec for every task (default: an editable install plus pytest).",
+            help="YAML environment spec for every task (default: an editable install plus pytest);"
+            " with --images, keys added to the image environment.",
+            show_default=False,
+        ),
+    ] = None,
+    images: Annotated[
+        str | None,
+        typer.Option(
+            "--images",
+            metavar="TEMPLATE",
+            help="Run each task in its instance image: 'swebench' (SWE-bench's"
+            " swebench/sweb.eval.x86_64.{instance_id}:latest, '__' written '_1776_') or a template"
+            " with {instance_id}; needs --sandbox podman.",
             show_default=False,
         ),
     ] = None,
 ) -> None:
     """Convert SWE-bench-format task instances into a wfbench corpus (no network).
 
-    \\b
+    \b
     Examples:
       wfbench tasks import swebench dev.jsonl --repos ~/mirrors --out corpora/swe
+      wfbench tasks import swebench dev.jsonl --repos ~/mirrors --out corpora/swe --images swebench
       wfbench tasks validate corpora/swe/corpus.yaml      # every gold patch resolves its task
     """
     import yaml
 
     from wfbench.app.corpus.environment_spec import parse_environment
     from wfbench.app.corpus.swebench import import_instances, read_instances
+    from wfbench.app.corpus.swebench_images import image_environment, image_name
     from wfbench.domain.errors import InputError
 
     spec = None
@@ -51,10 +65,15 @@ def import_swebench(
             parse_environment(spec, locator="", field="environment")
         except InputError as exc:
             raise exc.located(source=environment) from None
+    if images is not None:  # one instance id stands for all: the template and the keys, checked now
+        sample = image_environment(image_name(images, "owner__name-1"), spec)
+        parse_environment(sample, locator="--images", field="environment")
     if os.path.exists(os.path.join(out, "corpus.yaml")):
         raise InputError("already holds a corpus.yaml (choose a new --out)", source=out, field="--out")
     loaded = read_instances(instances)
-    corpus = import_instances(loaded, source=instances, repos_dir=repos, out_dir=out, environment=spec)
+    corpus = import_instances(
+        loaded, source=instances, repos_dir=repos, out_dir=out, environment=spec, images=images
+    )
     typer.echo(f"wrote {corpus}: {len(loaded)} task(s); next: wfbench tasks validate {corpus}")
 
 
@@ -76,7 +95,7 @@ def import_harbor(
 ) -> None:
     """Convert Harbor-format tasks (Terminal-Bench 2.0) into a wfbench corpus; builds each task's image.
 
-    \\b
+    \b
     Examples:
       wfbench tasks import harbor tasks/* --out corpora/tb
       wfbench tasks validate corpora/tb/corpus.yaml --sandbox podman   # solve.sh resolves each task
@@ -112,7 +131,7 @@ def export_harbor(
 ) -> None:
     """Write a wfbench corpus's implementation tasks as Harbor task directories (docs/harbor.md).
 
-    \\b
+    \b
     Examples:
       wfbench tasks export harbor corpus.yaml --out harbor-tasks
     """

@@ -22,12 +22,13 @@ import attrs
 
 from wfbench.cli import bootstrap as boot
 from wfbench.cli.run.request import RunRequest
+from wfbench.cli.run.setup import incumbent_overlay_for as _incumbent_overlay
+from wfbench.cli.run.setup import provider_script_for as _provider_script
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
     from wfbench.app.cell.context import RunSettings
     from wfbench.app.cell.events import SweepObserver
-    from wfbench.app.corpus.arms import Overlay
     from wfbench.app.sweep.run import PreparedSweep, SweepRequest
     from wfbench.cli.run.setup import Setup
     from wfbench.domain.ports import PriorResults
@@ -232,15 +233,6 @@ def _sweep_request(request: RunRequest, setup: Setup, settings: RunSettings) -> 
     )
 
 
-def _incumbent_overlay(request: RunRequest, setup: Setup) -> Overlay | None:
-    """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
-    if request.incumbent_overlay is None:
-        return None
-    from wfbench.app.corpus.arms import load_overlay
-
-    return load_overlay(request.incumbent_overlay, setup.arms)
-
-
 def _with_evolve_fields(request: RunRequest, setup: Setup, manifest: RunManifest) -> RunManifest:
     """What ``wfbench evolve`` adds to a generation's manifest: the incumbent overlay, the proposer."""
     if request.incumbent_overlay is None and request.proposer_model is None:
@@ -254,35 +246,6 @@ def _with_evolve_fields(request: RunRequest, setup: Setup, manifest: RunManifest
         "proposer_model": request.proposer_model,
     }
     return attrs.evolve(manifest, extra={**manifest.extra, **fields})
-
-
-def _provider_script(request: RunRequest, resolved: str | None) -> str | None:
-    """The provider script to serve, or None for ``--base-url``; a conflicting pair is refused.
-
-    Raises:
-        InputError: ``--base-url`` with a provider script (the corpus's or ``--provider-script``)
-            unless ``--no-provider-script``; ``--no-provider-script`` without ``--base-url``.
-    """
-    if request.no_provider_script:
-        if request.base_url is None:
-            raise InputError(
-                "--no-provider-script needs --base-url (the endpoint to use instead)",
-                field="--no-provider-script",
-            )
-        if request.provider_script is not None:
-            raise InputError(
-                "--no-provider-script and --provider-script contradict each other", field="--provider-script"
-            )
-        return None
-    script = resolved
-    if request.base_url is not None and script is not None:
-        where = "--provider-script" if request.provider_script else f"the corpus's provider_script ({script})"
-        raise InputError(
-            f"--base-url and {where} conflict: the sweep would silently ignore --base-url;"
-            " pass --no-provider-script to run against --base-url",
-            field="--base-url",
-        )
-    return script
 
 
 def _demo_corpus(out_dir: str) -> str:

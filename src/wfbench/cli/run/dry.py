@@ -16,6 +16,8 @@ import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from wfbench.cli.exit_codes import OK
 
 if TYPE_CHECKING:
@@ -39,11 +41,14 @@ def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> 
 
     corpus_path = request.corpus or _demo_corpus(out_dir, scratch)
     setup = setup_of(request, corpus_path)
+    from wfbench.cli.run.setup import provider_script_for
+
+    setup = attrs.evolve(setup, provider_script=provider_script_for(request, setup.provider_script))
     workspaces = GitWorkspaces()
     tasks = selected_tasks(setup.corpus, include_expensive=request.include_expensive, only=request.tasks)
     bound = bind_tasks(setup.corpus, tasks, workspaces=workspaces)
     if request.reuse_results is not None:
-        bound = prepare_snapshots(bound, workspaces=workspaces, parent=scratch)
+        bound = _prepared(request, prepare_snapshots(bound, workspaces=workspaces, parent=scratch))
     cells = plan_cells(bound, setup.arms, setup.runs)
     have = _resumed_rows(out_dir) if resuming else ()
     done = {row.cell for row in have}
@@ -62,6 +67,19 @@ def _plan_lines(request: Any, *, out_dir: str, resuming: bool, scratch: str) -> 
     lines += _spend_lines(todo, [*have, *prior_rows, *_cancelled_rows(out_dir, resuming)])
     lines += [f"warning: {warning}" for warning in setup.warnings] or ["warnings: none"]
     return lines
+
+
+def _prepared(request: Any, bound: Any) -> Any:
+    """The tasks with the environments the run would bind (their digests; nothing is built)."""
+    from wfbench.adapters.repo.envbuild import CachedEnvironments, PlannedEnvironments, default_cache_dir
+    from wfbench.app.sweep.environments import prepare_environments
+    from wfbench.cli import bootstrap as boot
+
+    sandbox = boot.build_sandbox(request.sandbox, request.limits)
+    cached = CachedEnvironments(
+        sandbox, cache_dir=default_cache_dir(os.environ), command_env=boot.harness_command_env()
+    )
+    return prepare_environments(bound, environments=PlannedEnvironments(cached))
 
 
 def _demo_corpus(out_dir: str, scratch: str) -> str:
@@ -109,10 +127,23 @@ def _reuse(
     from wfbench.app.cell.context import RunSettings
     from wfbench.app.sweep.reuse_plan import select_reuse
     from wfbench.cli import bootstrap as boot
+    from wfbench.cli.run.agents import arm_agents, arm_runtimes
+    from wfbench.cli.run.setup import incumbent_overlay_for
 
     prior = PriorResultsDir.open(request.reuse_results, out_dir=out_dir)
     rows = prior.rows()
     runtime = boot.runtime_digest(agent=request.agent, script_path=setup.provider_script, environ=os.environ)
+    # The arms' runtime identities as the run computes them (agent and version): without them every
+    # comparator's identity differs from the prior rows' and the dry run reused nothing.
+    default_adapter = boot.build_agent(request.agent)
+    runtimes = arm_runtimes(
+        setup.arms,
+        default=request.agent,
+        adapters=arm_agents(setup.arms, default=request.agent, default_adapter=default_adapter),
+        default_adapter=default_adapter,
+        script_path=setup.provider_script,
+        environ=os.environ,
+    )
     settings = RunSettings(
         out_dir=out_dir,
         work_dir="",
@@ -121,6 +152,8 @@ def _reuse(
         command_env={},
         agent_env={},
         runtime_digest=runtime,
+        arm_runtimes=runtimes,
+        incumbent_overlay=incumbent_overlay_for(request, setup),
         directory=boot.sweep_directory(out_dir),
     )
     kept, _canaries = select_reuse(

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from wfbench.cli.exit_codes import EXIT_CODES_HELP
+from wfbench.cli.exit_codes import CANCELLED, OK, USAGE, exit_codes_help
 from wfbench.cli.options import sweep as opt
 
 EVOLVE_EPILOG = (
@@ -24,7 +24,14 @@ EVOLVE_EPILOG = (
     "candidate joins OUT/incumbent (the next generation's incumbent) and, with --apply, is applied to the\n"
     "repository through `wfbench promote apply` and committed. Generation 0 measures the incumbent alone.\n"
     "Running evolve again on OUT continues from its evolution.jsonl; an interrupted run (its\n"
-    "OUT/evolution-run.json) is finished, not restarted: see --generations.\n\n" + EXIT_CODES_HELP
+    "OUT/evolution-run.json) is finished, not restarted: see --generations.\n\n"
+    + exit_codes_help(
+        (
+            (OK, "the generations ran (each generation's outcome is in evolution.jsonl)"),
+            (USAGE, "usage or input error: a bad corpus, option or OUT (nothing ran)"),
+            (CANCELLED, "cancelled (Ctrl-C / SIGTERM); run evolve on OUT again to continue"),
+        )
+    )
 )
 
 

@@ -97,13 +97,16 @@ def _claimed_sweep(
 
 def _render(request: RunRequest, out_dir: str, result: SweepResult) -> None:
     """The summary: one JSON event (``--json``) or lines; how to resume an interrupted sweep."""
-    from wfbench.cli.run.summary import summary_event, summary_lines
+    from wfbench.cli.run.summary import plan_lines, summary_event, summary_lines
 
     human = sys.stderr if request.json_events else sys.stdout
     if request.json_events:
         print(json.dumps(summary_event(out_dir, result)), flush=True)
     else:
-        print("\n".join(summary_lines(out_dir, result)), flush=True)
+        lines = summary_lines(out_dir, result)
+        if request.corpus is None and result.decisions and not result.cancelled:
+            lines += plan_lines(out_dir)  # the demo: what a sweep the gate stands behind would take
+        print("\n".join(lines), flush=True)
     if result.cancelled and not result.tripped:
         print(
             f"interrupted after {result.completed}/{result.planned} cells; resume with: wfbench run"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from wfbench.adapters.gateway.price_table import builtin_prices, load_prices
+from wfbench.app.corpus.arm_fit import arm_problems, skill_presence
 from wfbench.app.corpus.arms import (
     Arm,
     Overlay,
@@ -76,7 +77,8 @@ def resolve_setup(
     candidates = [arm for arm in chosen if arm.is_candidate]
     overlay_dir = candidate_overlay or (loaded.defaults.candidate_overlay if candidates else None)
     overlay = None if overlay_dir is None else load_overlay(overlay_dir, candidates)
-    check_overlay_arms(overlay, chosen, loaded.arms)
+    has_skill = skill_presence(loaded)
+    check_overlay_arms(overlay, chosen, loaded.arms, has_skill=has_skill)
     if model is not None:
         pinned = check_model_name(model)
     else:
@@ -87,7 +89,12 @@ def resolve_setup(
     count = runs or loaded.defaults.runs or (policy.min_runs if candidates else 1)
     script = os.path.abspath(provider_script) if provider_script else loaded.provider_script
     table = builtin_prices() if prices is None else prices
-    warnings = [*_runs_warning(count, candidates, policy), *price_warnings(chosen, agent, pinned, table)]
+    kinds = [task.kind for task in loaded.tasks]
+    warnings = [
+        *_runs_warning(count, candidates, policy),
+        *price_warnings(chosen, agent, pinned, table),
+        *arm_problems(loaded, chosen, kinds),
+    ]
     return Setup(
         corpus=loaded,
         arms=chosen,
@@ -145,3 +152,41 @@ def setup_of(request: RunRequest, corpus_path: str, prices: PriceTable | None = 
         agent=request.agent,
         prices=load_prices(request.prices) if prices is None else prices,
     )
+
+
+def provider_script_for(request: RunRequest, resolved: str | None) -> str | None:
+    """The provider script to serve, or None for ``--base-url``; a conflicting pair is refused.
+
+    Raises:
+        InputError: ``--base-url`` with a provider script (the corpus's or ``--provider-script``)
+            unless ``--no-provider-script``; ``--no-provider-script`` without ``--base-url``.
+    """
+    if request.no_provider_script:
+        if request.base_url is None:
+            raise InputError(
+                "--no-provider-script needs --base-url (the endpoint to use instead)",
+                field="--no-provider-script",
+            )
+        if request.provider_script is not None:
+            raise InputError(
+                "--no-provider-script and --provider-script contradict each other", field="--provider-script"
+            )
+        return None
+    script = resolved
+    if request.base_url is not None and script is not None:
+        where = "--provider-script" if request.provider_script else f"the corpus's provider_script ({script})"
+        raise InputError(
+            f"--base-url and {where} conflict: the sweep would silently ignore --base-url;"
+            " pass --no-provider-script to run against --base-url",
+            field="--base-url",
+        )
+    return script
+
+
+def incumbent_overlay_for(request: RunRequest, setup: Setup) -> Overlay | None:
+    """The incumbent overlay (``wfbench evolve``), validated against the arms' evaluated skills."""
+    if request.incumbent_overlay is None:
+        return None
+    from wfbench.app.corpus.arms import load_overlay
+
+    return load_overlay(request.incumbent_overlay, setup.arms)

@@ -3,7 +3,8 @@
 The decision per candidate arm, what the sweep directory has cost so far (the rows of
 ``results.jsonl`` and of ``results.cancelled.jsonl``: a cancelled cell's finished sessions were paid
 for) and what this run's model traffic cost metered at the wire (sessions cut short included),
-and where to look: ``report.html`` and, when installed, the ``wfbench view`` command.
+and where to look: ``report.html`` and, when installed, the ``wfbench view`` command. The demo
+ends with what ``wfbench plan`` asks of the next sweep, this one taken as its pilot.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 from typing import Any
 
 CANCELLED_NAME = "results.cancelled.jsonl"
+#: The effect the demo's closing ``plan`` line sizes a sweep for: a smaller saving than its candidate's.
+DEMO_PLAN_EFFECT = "10%"
 
 
 def directory_spend(out_dir: str) -> Any:
@@ -54,10 +57,35 @@ def summary_lines(out_dir: str, result: Any) -> list[str]:
     return lines
 
 
+def plan_lines(out_dir: str, effect: str = DEMO_PLAN_EFFECT) -> list[str]:
+    """What ``wfbench plan OUT_DIR --effect EFFECT`` recommends per candidate pair (none: no lines)."""
+    from wfbench.adapters.store.jsonl_store import JsonlResultStore
+    from wfbench.cli.commands.plan import recommendation_text
+    from wfbench.domain.errors import InputError
+    from wfbench.domain.promotion.planning import PlanRequest, parse_effect, plan_pairs
+    from wfbench.domain.promotion.policy import CANDIDATE_ARMS
+
+    path = os.path.join(out_dir, "results.jsonl")
+    if not os.path.isfile(path):
+        return []
+    request = PlanRequest(pairs=CANDIDATE_ARMS, targets=(parse_effect(effect),))
+    try:
+        plans = plan_pairs(JsonlResultStore(path).rows(), request)
+    except InputError:  # no candidate pair ran
+        return []
+    lines = [f"  plan (wfbench plan {out_dir} --effect {effect}; this sweep as the pilot):"]
+    for pair in plans:
+        ((target, plan),) = pair.plans
+        lines.append(f"    {pair.candidate}: {recommendation_text(target, plan)}")
+    return lines
+
+
 def _metered_text(metered: Any) -> str:
     """``; metered at the wire this run: $0.1234 of $5.0000`` (empty without a meter)."""
     if metered is None:
         return ""
+    if getattr(metered, "spent_usd", 0) is None:  # the meter ran but had no price for the model
+        return "; not priced at the wire this run (no price for the model): the spend is the agents' own"
     return f"; metered at the wire this run: {metered.describe()}"
 
 

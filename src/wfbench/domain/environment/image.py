@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["ContainerImage"]
+__all__ = ["IMAGE_DEFAULT_PATH", "ContainerImage", "image_path"]
+
+#: ``PATH`` of an image task whose image declares none (the usual Debian/Ubuntu one).
+IMAGE_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @attrs.frozen
@@ -20,3 +23,8 @@ class ContainerImage:
     ref: str
     workdir: str = "/workspace"
     path: str = ""
+
+
+def image_path(declared: str, first: tuple[str, ...] = ()) -> str:
+    """The ``PATH`` commands of an image task start from: ``first``, then what the image declares."""
+    return ":".join([*first, declared or IMAGE_DEFAULT_PATH])

@@ -77,6 +77,9 @@ class ImageSource:
     container runtime, cached by the digest of both) is set. ``workdir`` is where the task's
     repository lives inside the image (``/testbed`` for SWE-bench images): each cell's private copy
     of the snapshot is mounted there. ``build_args`` are ``--build-arg`` pairs of a Containerfile.
+    ``path`` are directories put before the image's declared ``PATH`` in every command: how an
+    environment inside the image is activated (``/opt/miniconda3/envs/testbed/bin`` for SWE-bench's
+    conda env ``testbed``), with no shell start-up file involved.
     """
 
     image: str | None = None
@@ -84,16 +87,20 @@ class ImageSource:
     context: str | None = None
     workdir: str = DEFAULT_WORKDIR
     build_args: tuple[tuple[str, str], ...] = ()
+    path: tuple[str, ...] = ()
 
     def manifest(self) -> dict[str, object]:
         """The source as canonical data (the image's content digest identifies what was built)."""
-        return {
+        data: dict[str, object] = {
             "image": self.image,
             "containerfile": self.containerfile,
             "context": self.context,
             "workdir": self.workdir,
             "build_args": [list(pair) for pair in self.build_args],
         }
+        if self.path:  # absent otherwise: earlier digests stay as they were
+            data["path"] = list(self.path)
+        return data
 
 
 @attrs.frozen
@@ -107,7 +114,10 @@ class EnvironmentSpec:
     site-packages), with pip when there are install commands. ``install`` runs under ``set -eu``
     inside the sandbox with the task's snapshot at ``/workspace`` and package-registry access.
     ``key_files`` (paths of the snapshot) key the build instead of the whole snapshot tree, so
-    commits that share them share the environment (lockfiles); ``None`` keys on the tree.
+    commits that share them share the environment (lockfiles); ``None`` keys on the tree. ``key``
+    (a text naming what the environment depends on, e.g. SWE-bench's ``environment_setup_commit``)
+    keys it instead of both: the tasks of one repository with equal keys share one build, made over
+    the snapshot of whichever task needed it first.
     ``image`` makes the environment a container image (a container backend only): ``install``
     then runs inside a container of that image, as its root user, and the result is committed as
     the task's image; ``python`` is ``None`` (the image brings its own toolchain).
@@ -118,6 +128,7 @@ class EnvironmentSpec:
     key_files: tuple[str, ...] | None = None
     timeout_s: float = BUILD_TIMEOUT_S
     image: ImageSource | None = None
+    key: str | None = None
 
     @property
     def with_pip(self) -> bool:
@@ -133,6 +144,8 @@ class EnvironmentSpec:
         }
         if self.image is not None:  # absent otherwise: digests of venv environments stay as they were
             data["image"] = self.image.manifest()
+        if self.key is not None:  # likewise
+            data["key"] = self.key
         return data
 
 
@@ -195,6 +208,25 @@ def environment_digest(
         material["installer"] = installer
     text = json.dumps(material, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: The repository's entry in a key made of key files or a ``key`` (NUL: never a path of the snapshot).
+REPOSITORY_KEY = "\0repository"
+
+
+def snapshot_key(
+    spec: EnvironmentSpec, repo: str, tree: str, files: Mapping[str, str]
+) -> Mapping[str, str] | str:
+    """What a build of ``spec`` over a snapshot is keyed on: its ``key``, its key files' digests or its tree.
+
+    ``files`` holds the sha256 of each of ``spec.key_files`` (``"missing"`` when absent). A ``key``
+    or key files come with the repository (``repo``), so two repositories never share a build.
+    """
+    if spec.key is not None:
+        return {"\0key": spec.key, REPOSITORY_KEY: repo}
+    if spec.key_files is None:
+        return tree
+    return {**files, REPOSITORY_KEY: repo}
 
 
 def task_env_problem(name: str, value: str) -> str | None:

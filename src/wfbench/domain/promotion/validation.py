@@ -120,7 +120,9 @@ def validate_for_apply(raw: Any, *, expected: ApplyExpectation, now: dt.datetime
     problems += _check_selected_tasks(raw.get("selected_tasks"))
     wanted = expected.expected_mapping()
     problems += [
-        f"promotion binding mismatch for {key}" for key in _BOUND_FIELDS if raw.get(key) != wanted[key]
+        f"promotion binding mismatch for {key}"
+        for key in _BOUND_FIELDS
+        if _bound_value(key, raw.get(key)) != _bound_value(key, wanted[key])
     ]
     expected_policy = {
         arm: expected.policy.for_gate(expected.gate(arm)) for arm in expected.required_candidate_arms
@@ -130,6 +132,14 @@ def validate_for_apply(raw: Any, *, expected: ApplyExpectation, now: dt.datetime
     problems += _check_times(raw, now)
     problems += _check_decisions(raw.get("decisions"), expected)
     return tuple(problems)
+
+
+def _bound_value(key: str, value: Any) -> Any:
+    """A bound field as compared: the required arms as a set (a sweep lists them in its ``--arms``
+    order, the applier in the corpus's; the evidence is the same either way)."""
+    if key == "required_candidate_arms" and isinstance(value, list):
+        return sorted(map(str, value))
+    return value
 
 
 def _check_arms(raw: Mapping[str, Any], pairs: Mapping[str, str]) -> list[str]:
@@ -213,8 +223,8 @@ def _check_decisions(decisions: Any, expected: ApplyExpectation) -> list[str]:
         return ["decisions repeat a candidate arm"]
     if stray := [arm for arm in listed if arm not in arms]:
         return [f"decision for {stray[0]} is not a required candidate arm"]
-    if listed != arms:
-        return ["decisions must list one decision per required candidate arm, in order"]
+    if sorted(map(str, listed)) != sorted(arms):  # any order: each arm is bound by its name
+        return ["decisions must list one decision per required candidate arm"]
     problems: list[str] = []
     for item in decisions:
         problems += _check_decision(item, expected)

@@ -26,6 +26,7 @@ import re
 __all__ = [
     "CELLS_DIR",
     "PATCH_NAME",
+    "PROMPTS_NAME",
     "REVIEW_NAME",
     "TRANSCRIPTS_DIR",
     "TRANSCRIPT_INDEX_NAME",
@@ -42,6 +43,8 @@ __all__ = [
 CELLS_DIR = "cells"
 PATCH_NAME = "patch.diff"
 REVIEW_NAME = "review.json"
+#: The prompt each phase of the cell sent, as the harness built it (``wfbench view`` shows them).
+PROMPTS_NAME = "prompts.json"
 TRANSCRIPTS_DIR = "transcripts"
 TRANSCRIPT_INDEX_NAME = "index.json"
 

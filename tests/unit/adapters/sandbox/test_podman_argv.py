@@ -28,7 +28,7 @@ def _argv(tmp_path: Path, **policy: object) -> list[str]:
         owner="1:2",
         image=ContainerImage("sha256:feed", workdir="/testbed"),
         limits=ResourceLimits(),
-        env_names=("PATH", "SECRET"),
+        env_names=("PATH", "SECRET", "TMPDIR"),
     )
     argv, _ = podman_argv(["/bin/sh", "-c", "true"], policy=SandboxPolicy(**values), inputs=inputs)  # type: ignore[arg-type]
     return argv
@@ -50,6 +50,16 @@ def test_environment_values_never_reach_the_command_line(tmp_path: Path) -> None
     argv = _argv(tmp_path)
     assert "s3cr3t-value" not in " ".join(argv)
     assert argv[argv.index("SECRET") - 1] == "--env"
+
+
+def test_the_commands_tmpdir_goes_by_value_so_podman_keeps_the_hosts_for_itself(tmp_path: Path) -> None:
+    """A TMPDIR such as /tmp/wfbench-tmp exists only in the container: podman must not inherit it."""
+    argv = _argv(tmp_path)
+    assert "TMPDIR" not in argv
+    passed = [
+        argv[i + 1] for i, arg in enumerate(argv) if arg == "--env" and argv[i + 1].startswith("TMPDIR=")
+    ]
+    assert passed == ["TMPDIR=/tmp"]
 
 
 def test_the_workspace_is_mounted_read_only_at_the_images_workdir(tmp_path: Path) -> None:

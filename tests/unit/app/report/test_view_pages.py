@@ -206,7 +206,8 @@ def test_a_cell_of_the_legacy_layout_finds_its_flat_patch():
     source = FakeSweep([row], {"t-workflow-run0.patch": PATCH})
     page = _page(SweepSite(source), "/cells/t/workflow/run-0.html")
 
-    assert source.reads[:2] == ["cells/t/workflow/run-0/patch.diff", "t-workflow-run0.patch"]
+    patch_reads = [r for r in source.reads if not r.endswith("prompts.json")]
+    assert patch_reads[:2] == ["cells/t/workflow/run-0/patch.diff", "t-workflow-run0.patch"]
     assert "calc/x.py" in page
 
 
@@ -341,3 +342,88 @@ def test_a_diff_is_highlighted_and_escaped_with_line_numbers():
     assert "&lt;script&gt;" in table or "&lt;</span><span" in table or "script" in table
     assert '<span class="k">' in table  # Pygments coloured the Python keyword
     assert "The patch is empty" in render_diff("")
+
+
+PROMPTS = json.dumps(
+    {
+        "phases": [
+            {"phase": "plan", "role": "plan", "prompt": f"Use the plan skill for: {HOSTILE}", "model": "m"},
+            {
+                "phase": "work",
+                "role": "work",
+                "prompt": "Use the work skill to execute the plan",
+                "model": "m",
+            },
+        ]
+    }
+).encode()
+
+
+def test_a_cell_page_shows_the_prompt_each_phase_sent_escaped():
+    """prompts.json of the cell: one block per phase, in order, the agent-visible text escaped."""
+    files = {**FILES, "cells/t/workflow/run-0/prompts.json": PROMPTS}
+    page = _page(SweepSite(FakeSweep([_row()], files)), "/cells/t/workflow/run-0.html")
+
+    section = page[page.index("<h2>Prompts") : page.index("<h2>Patch")]
+    assert section.index("plan phase") < section.index("work phase")
+    assert "Use the plan skill for: &lt;script&gt;" in section
+    assert HOSTILE not in page
+
+
+def test_a_cell_without_prompts_says_it_was_recorded_before_prompts_were_kept():
+    page = _page(SweepSite(FakeSweep([_row()], FILES)), "/cells/t/workflow/run-0.html")
+    assert "kept no prompts.json" in page
+
+
+def test_a_failed_oracle_shows_the_reason_from_the_harness_only_oracle_json():
+    """oracle_outcome on the row; why and the failing expected ids from oracle.json, for the author."""
+    oracle = {"outcome": "expected-failed", "detail": "2 expected test(s) failed", "failing_ids": ["t::a"]}
+    row = _row(
+        resolved=False,
+        oracle_passed=False,
+        oracle_outcome="expected-failed",
+        oracle_outcome_artifact="cells/t/workflow/run-0/oracle.json",
+    )
+    files = {**FILES, "cells/t/workflow/run-0/oracle.json": json.dumps(oracle).encode()}
+    page = _page(SweepSite(FakeSweep([row], files)), "/cells/t/workflow/run-0.html")
+
+    assert "oracle outcome: <b>expected-failed</b>" in page
+    assert "why: 2 expected test(s) failed" in page
+    assert "<code>t::a</code>" in page
+
+
+def test_a_review_cell_has_no_hidden_oracle_section():
+    """Review tasks run neither verify nor an oracle: the page does not pretend they passed."""
+    row = _row(kind="review", oracle_passed=True, authored_tests_passed=None)
+    page = _page(SweepSite(FakeSweep([row], FILES)), "/cells/t/workflow/run-0.html")
+    assert "Hidden oracle" not in page
+    assert "Verify (authored tests" not in page
+
+
+def test_the_transcript_result_line_shows_money_and_no_none_usage():
+    """``cost $0.0388`` (never 17 digits), usage without ``None`` entries."""
+    transcript = _events(
+        {
+            "type": "result",
+            "subtype": "success",
+            "num_turns": 1,
+            "total_cost_usd": 0.038849999999999996,
+            "usage": {"output_tokens": 1200, "fallback_credit": None},
+        }
+    )
+    steps = read_transcript(transcript)
+    assert "cost $0.0388" in steps[-1].text
+    assert "0.038849999999999996" not in steps[-1].text
+    assert "None" not in steps[-1].text
+    assert "output_tokens 1,200" in steps[-1].text
+
+
+def test_text_the_agent_cli_injected_is_labelled_as_the_cli_s():
+    transcript = _events(
+        {
+            "type": "user",
+            "isSynthetic": True,
+            "message": {"content": [{"type": "text", "text": "skill body"}]},
+        }
+    )
+    assert read_transcript(transcript)[0].title == "injected by the agent CLI"

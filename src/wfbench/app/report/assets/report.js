@@ -36,6 +36,8 @@ function build(root){
   function cell(c,v,r){var td=el("td",c.num?"num":null);
     if(c.runs){td.className="runs";(v||[]).forEach(function(run){var st=spec.statuses[run[1]],a=el("a","s-"+st[0]);
       a.href=r[c.base]+"run-"+run[0]+spec.suffix;a.title="run "+run[0]+": "+st[1];a.setAttribute("aria-label","run "+run[0]+" "+st[1]);td.appendChild(a);});return td;}
+    if(c.pick!==undefined){var box=el("input");box.type="checkbox";var name=disp(r[c.pick]);box.checked=picked.indexOf(name)>=0;
+      box.setAttribute("aria-label","compare "+name);box.addEventListener("change",function(){pick(name,box.checked);});td.appendChild(box);return td;}
     if(c.tags){td.textContent=(v||[]).join(", ")||"—";return td;}
     var text=disp(v);if(text===null||text===undefined)text="n/a";
     var href=c.href!==undefined?r[c.href]:null;
@@ -52,5 +54,14 @@ function build(root){
     prev.disabled=state.page===0;next.disabled=state.page>=pages-1;}
   draw();
 }
+var picked=[];
+function pick(name,on){var i=picked.indexOf(name);if(i>=0)picked.splice(i,1);if(on){picked.push(name);if(picked.length>2)picked.shift();}
+  document.querySelectorAll("input[type=checkbox]").forEach(function(b){var n=(b.getAttribute("aria-label")||"").slice(8);b.checked=picked.indexOf(n)>=0;});
+  var link=document.getElementById("compare-link");if(!link)return;
+  if(picked.length===2){var q="compare.html?a=";link.href=q+encodeURIComponent(picked[0])+"&b="+encodeURIComponent(picked[1]);link.hidden=false;}else link.hidden=true;}
 document.querySelectorAll("div.dt").forEach(build);
+var live=document.getElementById("live");
+if(live&&window.fetch){var src=live.getAttribute("data-src"),token=live.getAttribute("data-token");
+  var poll=function(){fetch(src,{cache:"no-store"}).then(function(r){return r.ok?r.text():token;}).then(function(t){if(t.trim()!==token)location.reload();else setTimeout(poll,1500);},function(){setTimeout(poll,5000);});};
+  setTimeout(poll,1500);}
 })();

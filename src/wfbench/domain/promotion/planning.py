@@ -1,10 +1,14 @@
-"""Use case: plan the next sweep from a pilot's rows — ``wfbench plan RESULTS --effect 10%``.
+"""Plan the next sweep from a pilot's rows — ``wfbench plan RESULTS --effect 10%`` (pure).
 
 For every candidate → incumbent pair present in the rows, the pilot's run-level samples give the
 variance components (between-task ``τ²``, within-task run ``σ²``); from them the domain lays out
 the minimum detectable effect over a grid of tasks × runs per arm, prices each design at
 ``2·n·K`` sessions × the pilot's median session cost, and recommends the cheapest design that
 reaches each target effect (a saving in % on the metric, or a resolution change in points).
+
+It lives beside the gate (``promotion``), not in ``statistics``, because it sizes the *gate's*
+decision: the request binds a :class:`PromotionPolicy` (its runs floor, tasks floor, margin and
+saving), and ``statistics`` sits below ``promotion`` in the domain's layers.
 """
 
 from __future__ import annotations
