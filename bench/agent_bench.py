@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Median wall time of a 2-turn scripted session, start to result: stand-in, Claude Code, Codex, Gemini CLI.
+"""Median wall time of a 2-turn scripted session, start to result: stand-in and the four real agent CLIs.
 
-Each session goes through the real path: ``ClaudeCLI`` / ``CodexCLI`` / ``GeminiCLI.run_session`` →
+Each session goes through the real path: the adapter's ``run_session`` (``ClaudeCLI``, ``CodexCLI``, …) →
 a pass-through sandbox (``run_managed``: own process group) or bubblewrap (``--bwrap``) → the
 agent process → the loopback scripted provider → a real file write (``Write``; Codex:
-``exec_command``; Gemini CLI: ``write_file``) → the strict event-stream parser. Usage::
+``exec_command``; Gemini CLI: ``write_file``; OpenCode: ``write``) → the strict event-stream parser. Usage::
 
     python bench/agent_bench.py [--runs 15] [--real-runs 5] [--claude PATH] [--codex PATH]
-        [--gemini PATH] [--bwrap]
+        [--gemini PATH] [--opencode PATH] [--bwrap]
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.conftest import claude_binary, codex_binary, gemini_binary
+from tests.conftest import claude_binary, codex_binary, gemini_binary, opencode_binary
 from tests.fakes import DirectSandbox
 
 from wfbench.adapters.agents.claude import ClaudeCLI
 from wfbench.adapters.agents.codex import CodexCLI
 from wfbench.adapters.agents.gemini import GeminiCLI
+from wfbench.adapters.agents.opencode import OpenCodeCLI
 from wfbench.adapters.provider.script import ProviderScript
 from wfbench.adapters.provider.scripted import ScriptedProvider
 from wfbench.domain.session.records import SessionRequest
@@ -78,6 +79,20 @@ SCRIPT = {
         },
     ]
 }
+SCRIPT["conversations"].append(
+    {
+        "when": ["Task bench"],
+        "protocol": "anthropic-messages",
+        "offers": ["todowrite"],  # OpenCode's tools
+        "turns": [
+            {
+                "tools": [{"name": "write", "input": {"filePath": "{workspace}/out.txt", "content": "x\n"}}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            },
+            {"say": "Done.", "usage": {"input_tokens": 5, "output_tokens": 2}},
+        ],
+    }
+)
 SCRIPT["conversations"].reverse()  # the protocol-limited rules (Gemini, Codex) first
 MODELS = {CodexCLI: "gpt-5.5", GeminiCLI: "gemini-2.5-pro"}
 
@@ -91,7 +106,10 @@ def sandbox_for(use_bwrap: bool, home: str) -> object:
 
 
 def measure(
-    cli: ClaudeCLI | CodexCLI | GeminiCLI, runs: int, provider: ScriptedProvider, use_bwrap: bool
+    cli: ClaudeCLI | CodexCLI | GeminiCLI | OpenCodeCLI,
+    runs: int,
+    provider: ScriptedProvider,
+    use_bwrap: bool,
 ) -> list[float]:
     times = []
     for _ in range(runs):
@@ -131,6 +149,7 @@ def main() -> None:
     parser.add_argument("--claude", default=claude_binary())
     parser.add_argument("--codex", default=codex_binary())
     parser.add_argument("--gemini", default=gemini_binary())
+    parser.add_argument("--opencode", default=opencode_binary())
     parser.add_argument("--bwrap", action="store_true", help="run inside the bubblewrap sandbox")
     args = parser.parse_args()
     where = "bwrap" if args.bwrap else "direct"
@@ -155,6 +174,12 @@ def main() -> None:
             report(f"real gemini CLI ({where})", measure(gemini, args.real_runs, provider, args.bwrap))
         else:
             print("real gemini CLI: not installed, skipped")
+        if args.opencode and os.access(args.opencode, os.X_OK) and args.real_runs > 0:
+            opencode = OpenCodeCLI.real(args.opencode)
+            measure(opencode, 1, provider, args.bwrap)  # warm-up
+            report(f"real opencode CLI ({where})", measure(opencode, args.real_runs, provider, args.bwrap))
+        else:
+            print("real opencode CLI: not installed, skipped")
 
 
 if __name__ == "__main__":

@@ -89,6 +89,19 @@ def gemini_binary() -> str | None:
     return None
 
 
+def opencode_binary() -> str | None:
+    """The real OpenCode CLI: $WFBENCH_OPENCODE_BIN, the project's cache install, or PATH."""
+    candidates = [
+        os.environ.get("WFBENCH_OPENCODE_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/opencode/node_modules/.bin/opencode"),
+        shutil.which("opencode") or "",
+    ]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 @pytest.fixture
 def sigint_handled() -> Iterator[None]:
     """Python's own SIGINT handler for the test: ``interrupt_main`` does nothing while SIGINT is ignored.

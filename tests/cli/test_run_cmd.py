@@ -65,6 +65,7 @@ def test_doctor_reports_bwrap_claude_node_and_python():
         "claude:",
         "codex:",
         "gemini:",
+        "opencode:",
         "node:",
     ):
         assert prefix in done.stdout

@@ -43,7 +43,7 @@ PODMAN_HINT = (
     "podman cannot run here; install it (scripts/install-tools --podman, or apt-get install podman runc)"
     " and build the base image (scripts/base-image), or pass --sandbox bwrap"
 )
-AGENTS = ("standin", "claude", "codex", "gemini")
+AGENTS = ("standin", "claude", "codex", "gemini", "opencode")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
     " or pass `--sandbox host-unsafe` to run WITHOUT containment"
@@ -194,6 +194,18 @@ def find_gemini() -> str | None:
     return None
 
 
+def find_opencode() -> str | None:
+    """The real OpenCode CLI: $WFBENCH_OPENCODE_BIN, the project's cache install, or PATH."""
+    for path in (
+        os.environ.get("WFBENCH_OPENCODE_BIN", ""),
+        os.path.expanduser("~/.cache/wfbench/opencode/node_modules/.bin/opencode"),
+        shutil.which("opencode") or "",
+    ):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def build_agent(name: str) -> ModelCLI:
     """The stand-in agent (default), the real ``claude`` CLI or the real ``codex`` CLI.
 
@@ -226,6 +238,17 @@ def build_agent(name: str) -> ModelCLI:
                 field="--agent",
             )
         return GeminiCLI.real(gemini)
+    if name == "opencode":
+        from wfbench.adapters.agents.opencode import OPENCODE_VERSION, OpenCodeCLI
+
+        opencode = find_opencode()
+        if opencode is None:
+            raise InputError(
+                "the opencode CLI is not installed (scripts/install-tools, or npm install"
+                f" opencode-ai@{OPENCODE_VERSION})",
+                field="--agent",
+            )
+        return OpenCodeCLI.real(opencode)
     if name == "claude":
         binary = find_claude()
         if binary is None:

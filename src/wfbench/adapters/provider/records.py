@@ -59,14 +59,15 @@ def select_turn(
     """
     text = wire.user_text(body, protocol)
     index = wire.assistant_turns(body, protocol)
+    tools = wire.offered_tools(body)
     matched = next(
-        (rule for rule, c in enumerate(script.conversations) if c.matches(text, protocol.value)), None
+        (rule for rule, c in enumerate(script.conversations) if c.matches(text, protocol.value, tools)), None
     )
     if protocol is Protocol.OPENAI_RESPONSES and wire.is_compaction(body, headers):
         summary = "\n\n".join(part for part in (script.compaction.say, wire.compaction_marker(index)) if part)
         return Selection(attrs.evolve(script.compaction, say=summary), ReplySource.COMPACTION, matched, index)
     for rule, conversation in enumerate(script.conversations):
-        if conversation.matches(text, protocol.value):
+        if conversation.matches(text, protocol.value, tools):
             if index < len(conversation.turns):
                 cell = (headers or {}).get(CELL_HEADER, "")
                 turn = conversation.turns[index]

@@ -124,6 +124,9 @@ class Conversation:
 
     ``protocol``, when set, limits the rule to requests of that wire protocol, so one script can
     answer Claude Code (Messages) and Codex (Responses) differently for the same prompt.
+    ``offers``, when set, limits it to requests that offer the model every one of those tool
+    names (exactly spelled): two agents on one protocol (Claude Code's ``Write``, OpenCode's
+    ``write``) get their own rules for the same prompt.
     """
 
     when: tuple[str, ...]
@@ -134,12 +137,17 @@ class Conversation:
     #: rate-limit burst (the one stateful rule; concurrent requests take the N in arrival order).
     burst: Turn | None = None
     burst_requests: int = 0
+    offers: tuple[str, ...] = ()
     #: ``jitter: false``: the script's usage jitter leaves this rule's usage exact.
     jitter: bool = True
 
-    def matches(self, user_text: str, protocol: str | None = None) -> bool:
-        """True when every ``when`` string occurs in ``user_text`` (and the protocol fits)."""
+    def matches(
+        self, user_text: str, protocol: str | None = None, tools: frozenset[str] = frozenset()
+    ) -> bool:
+        """True when every ``when`` string occurs in ``user_text`` (and the protocol and tools fit)."""
         if self.protocol is not None and protocol is not None and protocol != self.protocol:
+            return False
+        if not tools.issuperset(self.offers):
             return False
         return all(needle in user_text for needle in self.when)
 
@@ -224,7 +232,8 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
     locator = f"conversations[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError("must be a mapping with `when` and `turns`", source=source, locator=locator)
-    _refuse_unknown(raw, {"when", "turns", "protocol", "burst", "jitter"}, source=source, locator=locator)
+    allowed = {"when", "turns", "protocol", "burst", "jitter", "offers"}
+    _refuse_unknown(raw, allowed, source=source, locator=locator)
     jitter = raw.get("jitter", True)
     if not isinstance(jitter, bool):
         raise InputError("must be true or false", source=source, locator=locator, field="jitter")
@@ -244,6 +253,9 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
         raise InputError(
             "must be a non-empty list of non-empty strings", source=source, locator=locator, field="when"
         )
+    offers = raw.get("offers", [])
+    if not isinstance(offers, list) or not all(isinstance(name, str) and name for name in offers):
+        raise InputError("must be a list of tool names", source=source, locator=locator, field="offers")
     turns = raw.get("turns")
     if not isinstance(turns, list) or not turns:
         raise InputError("must be a non-empty list of turns", source=source, locator=locator, field="turns")
@@ -253,6 +265,7 @@ def _conversation(raw: object, *, source: str, index: int) -> Conversation:
         burst=burst,
         burst_requests=burst_requests,
         when=tuple(when),
+        offers=tuple(offers),
         turns=tuple(
             _turn(turn, source=source, locator=f"{locator}.turns[{number}]")
             for number, turn in enumerate(turns)

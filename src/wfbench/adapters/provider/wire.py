@@ -36,6 +36,8 @@ EXEC_SESSION_PLACEHOLDER = "{exec_session_id}"
 COMPACTION_PROMPT = "You are performing a CONTEXT CHECKPOINT COMPACTION"
 COMPACTION_SUMMARY = "Another language model started to solve this problem"
 #: A user text part that opens with one of these was put there by the agent's harness, not the user.
+#: How OpenCode's ``skill`` tool result starts: the loaded skill's instructions.
+SKILL_CONTENT = "<skill_content name="
 HARNESS_PREFIXES = (
     SYSTEM_REMINDER,  # Claude Code
     "<environment_context>",  # Codex: cwd, shell, date
@@ -167,10 +169,42 @@ def user_text(body: Mapping[str, Any], protocol: Protocol) -> str:
         part
         for message in _messages(body, protocol)
         if message.get("role") == "user"
-        for part in _text_parts(message.get("content"), text_types)
+        for part in [*_text_parts(message.get("content"), text_types), *_loaded_skills(message)]
         if not is_harness_text(part)
     ]
     return "\n".join(parts)
+
+
+def _loaded_skills(message: Mapping[str, Any]) -> list[str]:
+    """The skill bodies OpenCode's ``skill`` tool returned (:data:`SKILL_CONTENT`), as user text.
+
+    OpenCode injects a skill's instructions as that tool's result, as Claude Code injects them
+    after its ``Skill`` tool: a rule can follow what a skill says (the demo's candidate plan).
+    """
+    content = message.get("content")
+    return [
+        block["content"]
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, Mapping)
+        and block.get("type") == "tool_result"
+        and isinstance(block.get("content"), str)
+        and block["content"].startswith(SKILL_CONTENT)
+    ]
+
+
+def offered_tools(body: Mapping[str, Any]) -> frozenset[str]:
+    """The tool names a request offers the model (Messages and Responses ``tools``, Gemini's declarations)."""
+    names: set[str] = set()
+    tools = body.get("tools")
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, Mapping):
+            continue
+        declared = tool.get("functionDeclarations")
+        for entry in [tool, *(declared if isinstance(declared, list) else [])]:
+            name = entry.get("name") if isinstance(entry, Mapping) else None
+            if isinstance(name, str):
+                names.add(name)
+    return frozenset(names)
 
 
 def _is_assistant(item: Mapping[str, Any]) -> bool:

@@ -85,12 +85,12 @@ class Phase:
 
 
 #: The agents an arm may name (``agent:`` in a corpus).
-AGENT_NAMES = ("claude", "codex", "gemini", "standin")
+AGENT_NAMES = ("claude", "codex", "gemini", "opencode", "standin")
 
 
 @attrs.frozen
 class AgentChoice:
-    """The agent an arm runs (``claude``, ``codex``, ``gemini``, ``standin``), optionally one install.
+    """The agent an arm runs (``claude``, ``codex``, ``gemini``, ``opencode``, ``standin``), maybe pinned.
 
     ``binary`` pins an install other than the default one (e.g. an older Codex, to gate an
     upgrade); the runtime identity of every row records the agent and its version either way.

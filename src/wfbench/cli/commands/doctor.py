@@ -5,7 +5,7 @@ Python runtime, git (every workspace is a git snapshot), bubblewrap (the default
 explicit ``--sandbox host-unsafe`` runs without it), and free space where sweeps write (the
 current directory's ``results/`` and ``$TMPDIR``, at least :data:`MIN_FREE_BYTES`). Advisory
 (``warn``): the API key variable (needed only with ``--base-url``), the agent CLIs against their
-pinned versions (needed only with ``--agent claude`` / ``codex`` / ``gemini``), Node.
+pinned versions (needed only with ``--agent claude`` / ``codex`` / ``gemini`` / ``opencode``), Node.
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def run_checks(environ: Mapping[str, str]) -> list[Check]:
         _agent("claude", _claude_pin(), _find("claude")),
         _agent("codex", _codex_pin(), _find("codex")),
         _agent("gemini", _gemini_pin(), _find("gemini")),
+        _agent("opencode", _opencode_pin(), _find("opencode")),
         _node(),
     ]
 
@@ -182,7 +183,12 @@ def _api_key(environ: Mapping[str, str]) -> Check:
 def _find(agent: str) -> str | None:
     from wfbench.cli import bootstrap as boot
 
-    finders = {"claude": boot.find_claude, "codex": boot.find_codex, "gemini": boot.find_gemini}
+    finders = {
+        "claude": boot.find_claude,
+        "codex": boot.find_codex,
+        "gemini": boot.find_gemini,
+        "opencode": boot.find_opencode,
+    }
     return finders[agent]()
 
 
@@ -196,6 +202,12 @@ def _codex_pin() -> str:
     from wfbench.adapters.agents.codex import CODEX_VERSION
 
     return CODEX_VERSION
+
+
+def _opencode_pin() -> str:
+    from wfbench.adapters.agents.opencode import OPENCODE_VERSION
+
+    return OPENCODE_VERSION
 
 
 def _gemini_pin() -> str:

@@ -17,7 +17,7 @@ from wfbench.domain.sweep.limits import MAX_WORKERS
 Sandbox = Literal["bwrap", "podman", "host-unsafe"]
 SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
 #: ``--agent`` choices (``wfbench.cli.bootstrap.AGENTS``; pinned equal by a test).
-Agent = Literal["standin", "claude", "codex", "gemini"]
+Agent = Literal["standin", "claude", "codex", "gemini", "opencode"]
 AGENT_CHOICES: tuple[str, ...] = get_args(Agent)
 
 Workers = Annotated[
@@ -43,7 +43,7 @@ AgentOption = Annotated[
         "--agent",
         help="standin: the bundled offline agent; claude: the real Claude Code CLI (WFBENCH_CLAUDE_BIN);"
         " codex: the real Codex CLI (WFBENCH_CODEX_BIN); gemini: the real Gemini CLI"
-        " (WFBENCH_GEMINI_BIN).",
+        " (WFBENCH_GEMINI_BIN); opencode: the real OpenCode CLI (WFBENCH_OPENCODE_BIN).",
     ),
 ]
 ProviderScript = Annotated[

@@ -41,12 +41,16 @@ def build_choice(choice: AgentChoice) -> ModelCLI:
         from wfbench.adapters.agents.gemini import GeminiCLI
 
         return GeminiCLI.real(choice.binary)
+    if choice.name == "opencode":
+        from wfbench.adapters.agents.opencode import OpenCodeCLI
+
+        return OpenCodeCLI.real(choice.binary)
     raise InputError(f"agent {choice.name!r} cannot pin a binary", field="agent.binary")
 
 
 def agent_version(choice: AgentChoice, adapter: ModelCLI) -> str | None:
     """What the agent says it is: ``codex-cli 0.171.0``, ``2.1.328 (Claude Code)``, ``standin <sha>``."""
-    if choice.name in ("codex", "gemini"):
+    if choice.name in ("codex", "gemini", "opencode"):
         version = getattr(adapter, "version", None)
         return version if isinstance(version, str) else None
     if choice.name == "standin":

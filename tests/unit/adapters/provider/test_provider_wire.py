@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 
 from tests.strategies import scripted_turns
@@ -12,6 +13,7 @@ from wfbench.adapters.provider import wire
 from wfbench.adapters.provider.script import USAGE_KEYS, ProviderScript, ScriptedUsage, ToolCall, Turn
 from wfbench.adapters.provider.scripted import ReplySource, redact_headers, select_turn
 from wfbench.adapters.provider.wire import Protocol, ReplyContext
+from wfbench.domain.errors import InputError
 
 A = Protocol.ANTHROPIC
 R = Protocol.OPENAI_RESPONSES
@@ -219,3 +221,58 @@ def test_for_any_turn_the_anthropic_stream_reassembles_into_the_plain_message(tu
     scripted = {key for key in USAGE_KEYS if getattr(turn.usage, key) is not None}
     assert set(message["usage"]) == scripted
     assert set(events[0][1]["message"]["usage"]) == scripted
+
+
+OFFERS = ProviderScript.from_yaml(
+    """
+conversations:
+  - {when: ["Task one"], offers: [todowrite], turns: [{say: opencode}, {say: opencode-2}]}
+  - {when: ["Task one"], turns: [{say: claude}]}
+"""
+)
+
+
+def test_a_rule_may_be_limited_to_requests_offering_tools_spelled_exactly() -> None:
+    """OpenCode offers ``todowrite``, Claude Code ``TodoWrite``: one protocol, their own rules."""
+    opencode = {"messages": [{"role": "user", "content": "Task one"}], "tools": [{"name": "todowrite"}]}
+    claude = {"messages": [{"role": "user", "content": "Task one"}], "tools": [{"name": "TodoWrite"}]}
+    assert select_turn(OFFERS, opencode, A).turn.say == "opencode"
+    assert select_turn(OFFERS, claude, A).turn.say == "claude"
+    assert select_turn(OFFERS, {**opencode, "tools": None}, A).turn.say == "claude"
+    with pytest.raises(InputError, match=r"conversations\[0\]: offers: must be a list of tool names"):
+        ProviderScript.from_yaml("conversations: [{when: x, offers: todowrite, turns: [{say: y}]}]")
+
+
+def test_offered_tools_are_read_from_messages_responses_and_gemini_declarations() -> None:
+    body = {
+        "tools": [{"name": "a"}, {"functionDeclarations": [{"name": "b"}, "junk"]}, "junk", {"type": "x"}]
+    }
+    assert wire.offered_tools(body) == frozenset({"a", "b"})
+    assert wire.offered_tools({"tools": "none"}) == frozenset()
+
+
+def test_a_skill_body_opencode_loaded_counts_as_user_text_and_other_tool_results_do_not() -> None:
+    """OpenCode returns a skill's instructions as its skill tool's result, as Claude Code injects them."""
+    loaded = '<skill_content name="plan">\n# Plan\nKeep plans short.\n</skill_content>'
+    body = {
+        "messages": [
+            {"role": "user", "content": "Task one"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "skill", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": loaded},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "Keep it long"},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t3",
+                        "content": [{"type": "text", "text": loaded}],
+                    },
+                ],
+            },
+        ]
+    }
+    assert wire.user_text(body, A) == "Task one\n" + loaded
