@@ -92,7 +92,7 @@ def test_a_second_sweep_reuses_incumbent_rows_keeps_one_paid_canary_and_always_r
     assert row(out, "review-pr-41", "review", 0).get("reused") is not True
     assert _fresh_cells(out) == DEMO_CELLS - 19 < _fresh_cells(prior)
     fresh_spend = sum(r["cost_usd"] for r in kept if not r.get("reused"))
-    # Within 1 %: the demo jitters usage per cell, and the estimate prices the planned cells from the prior rows.
+    # Within 1 %: the demo jitters usage per cell; the estimate prices the planned cells from prior rows.
     assert float(estimate.group(1)) == pytest.approx(fresh_spend, rel=0.01)
     for r in reused:
         original = row(prior, r["task"], r["arm"], r["run"])
