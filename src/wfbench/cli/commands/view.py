@@ -87,105 +87,103 @@ def _static(site, sweep: str, out: Path) -> None:  # type: ignore[no-untyped-def
     typer.echo(f"wrote {count} page(s) to {root}/ — open {os.path.join(root, 'index.html')}")
 
 
+def view(
+    directory: _Dirs,
+    *,
+    host: Annotated[str, typer.Option("--host", help="Loopback address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free port).")] = 0,
+    static: Annotated[
+        Path | None,
+        typer.Option("--static", help="Write the pages as files under this directory instead."),
+    ] = None,
+) -> None:
+    from wfbench.app.report.site import SweepSite
+
+    if directory.is_dir() and not (directory / "results.jsonl").exists():
+        if static is not None:
+            raise InputError("--static writes one sweep's pages: name a sweep directory", field="--static")
+        site = _library(directory)
+        served = site.root
+    else:
+        sweep = _open(directory)
+        site = SweepSite(sweep, title=f"wfbench sweep {os.path.basename(sweep.path)}")
+        served = sweep.path
+        if static is not None:
+            _static(site, sweep.path, static)
+            return
+    from wfbench.adapters.viewer.server import ViewServer
+    from wfbench.app.report.page import csp
+
+    server = ViewServer(site.render, host=host, port=port, csp=csp())
+    typer.echo(f"wfbench view: serving {served} at {server.url} (Ctrl-C stops)")
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+def compare(
+    before: Annotated[Path, typer.Argument(help="Sweep A (the before: incumbent skill, older agent...).")],
+    after: Annotated[Path, typer.Argument(help="Sweep B (the after).")],
+    *,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the comparison as Markdown here.")
+    ] = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write it as a self-contained page here.")
+    ] = None,
+) -> None:
+    from wfbench.adapters.store.jsonl_store import write_text_atomic
+    from wfbench.app.report.compare import compare_sweeps, render_comparison_html, render_comparison_md
+    from wfbench.app.report.model import ReportInputs
+
+    sweeps = [_open(before), _open(after)]
+    inputs = []
+    for sweep in sweeps:
+        promotion, _ = sweep.json_file("promotion.json")
+        manifest, _ = sweep.json_file("manifest.json")
+        inputs.append(
+            ReportInputs(
+                promotion=promotion if isinstance(promotion, dict) else None,
+                manifest=manifest if isinstance(manifest, dict) else None,
+            )
+        )
+    comparison = compare_sweeps(
+        _strict_rows(sweeps[0]),
+        _strict_rows(sweeps[1]),
+        names=(str(before), str(after)),
+        inputs=(inputs[0], inputs[1]),
+    )
+    text = render_comparison_md(comparison)
+    typer.echo(text, nl=False)
+    if out is not None:
+        write_text_atomic(out, text)
+    if html is not None:
+        from wfbench.app.report.links import Links
+
+        here = os.path.dirname(os.path.abspath(html))
+        links = tuple(
+            Links(
+                mode="report",
+                root=os.path.relpath(s.path, here).replace(os.sep, "/") + "/",
+                cell_pages=os.path.isdir(os.path.join(s.path, "tasks")),  # written beside report.html
+            )
+            for s in sweeps
+        )
+        import attrs
+
+        # The page names each sweep by the path its links use (relative: the page moves with them).
+        named = attrs.evolve(comparison, names=(links[0].root.rstrip("/"), links[1].root.rstrip("/")))
+        write_text_atomic(html, render_comparison_html(named, links=(links[0], links[1])))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``view`` and ``compare`` to ``app``."""
-
-    @app.command("view", help=VIEW_HELP)
-    def view(
-        directory: _Dirs,
-        *,
-        host: Annotated[str, typer.Option("--host", help="Loopback address to listen on.")] = "127.0.0.1",
-        port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free port).")] = 0,
-        static: Annotated[
-            Path | None,
-            typer.Option("--static", help="Write the pages as files under this directory instead."),
-        ] = None,
-    ) -> None:
-        from wfbench.app.report.site import SweepSite
-
-        if directory.is_dir() and not (directory / "results.jsonl").exists():
-            if static is not None:
-                raise InputError(
-                    "--static writes one sweep's pages: name a sweep directory", field="--static"
-                )
-            site = _library(directory)
-            served = site.root
-        else:
-            sweep = _open(directory)
-            site = SweepSite(sweep, title=f"wfbench sweep {os.path.basename(sweep.path)}")
-            served = sweep.path
-            if static is not None:
-                _static(site, sweep.path, static)
-                return
-        from wfbench.adapters.viewer.server import ViewServer
-        from wfbench.app.report.page import csp
-
-        server = ViewServer(site.render, host=host, port=port, csp=csp())
-        typer.echo(f"wfbench view: serving {served} at {server.url} (Ctrl-C stops)")
-        sys.stdout.flush()
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.close()
-
-    @app.command("compare", help=COMPARE_HELP)
-    def compare(
-        before: Annotated[
-            Path, typer.Argument(help="Sweep A (the before: incumbent skill, older agent...).")
-        ],
-        after: Annotated[Path, typer.Argument(help="Sweep B (the after).")],
-        *,
-        out: Annotated[
-            Path | None, typer.Option("--out", help="Also write the comparison as Markdown here.")
-        ] = None,
-        html: Annotated[
-            Path | None, typer.Option("--html", help="Also write it as a self-contained page here.")
-        ] = None,
-    ) -> None:
-        from wfbench.adapters.store.jsonl_store import write_text_atomic
-        from wfbench.app.report.compare import compare_sweeps, render_comparison_html, render_comparison_md
-        from wfbench.app.report.model import ReportInputs
-
-        sweeps = [_open(before), _open(after)]
-        inputs = []
-        for sweep in sweeps:
-            promotion, _ = sweep.json_file("promotion.json")
-            manifest, _ = sweep.json_file("manifest.json")
-            inputs.append(
-                ReportInputs(
-                    promotion=promotion if isinstance(promotion, dict) else None,
-                    manifest=manifest if isinstance(manifest, dict) else None,
-                )
-            )
-        comparison = compare_sweeps(
-            _strict_rows(sweeps[0]),
-            _strict_rows(sweeps[1]),
-            names=(str(before), str(after)),
-            inputs=(inputs[0], inputs[1]),
-        )
-        text = render_comparison_md(comparison)
-        typer.echo(text, nl=False)
-        if out is not None:
-            write_text_atomic(out, text)
-        if html is not None:
-            from wfbench.app.report.links import Links
-
-            here = os.path.dirname(os.path.abspath(html))
-            links = tuple(
-                Links(
-                    mode="report",
-                    root=os.path.relpath(s.path, here).replace(os.sep, "/") + "/",
-                    cell_pages=os.path.isdir(os.path.join(s.path, "tasks")),  # written beside report.html
-                )
-                for s in sweeps
-            )
-            import attrs
-
-            # The page names each sweep by the path its links use (relative: the page moves with them).
-            named = attrs.evolve(comparison, names=(links[0].root.rstrip("/"), links[1].root.rstrip("/")))
-            write_text_atomic(html, render_comparison_html(named, links=(links[0], links[1])))
+    app.command("view", help=VIEW_HELP)(view)
+    app.command("compare", help=COMPARE_HELP)(compare)
 
 
 def _strict_rows(sweep: SweepDirectory) -> tuple[Row, ...]:
