@@ -164,7 +164,11 @@ TOP_CASES = [
     ("arms", {"a": {"phases": [{"prompt": "{task}", "tools": "Read"}]}}, "phases[0].tools: must be a list"),
     ("arms", {"a": {"phases": [{"prompt": "{task}", "shell": 1}]}}, "arm a: phases[0].shell: unknown key"),
     ("arms", {"a": {**ARM, "incumbent": "ghost"}}, "arm a: incumbent: unknown incumbent arm 'ghost'"),
-    ("arms", {"a": {**ARM, "agent": "aider"}}, "arm a: agent: must be one of claude, codex, gemini, opencode, standin"),
+    (
+        "arms",
+        {"a": {**ARM, "agent": "aider"}},
+        "arm a: agent: must be one of claude, codex, gemini, opencode, standin",
+    ),
     ("arms", {"a": {**ARM, "agent": {"name": "codex", "path": "x"}}}, "arm a: agent.path: unknown key"),
     (
         "arms",
