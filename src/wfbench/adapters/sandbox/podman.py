@@ -320,7 +320,7 @@ class PodmanSandbox:
             result = run_managed(
                 full,
                 env=env,
-                cwd=private.root,  # conmon writes an `oom` file into podman's working directory on an OOM kill
+                cwd=private.root,  # conmon writes an `oom` file into podman's cwd on an OOM kill
                 timeout_s=policy.timeout_s,
                 stdin=stdin,
                 cancel=cancel,
