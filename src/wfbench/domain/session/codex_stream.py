@@ -39,17 +39,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.event_stream import (
     ProcessOutcome,
     SessionVerdict,
     SkillEvidenceError,
     normalize_skill_id,
     process_reasons,
-    tail_detail,
-    verdict_kind,
 )
 from wfbench.domain.session.records import Usage
+from wfbench.domain.session.stream_verdict import StreamReading, classify_stream
 
 __all__ = [
     "CODEX_USAGE_NAMES",
@@ -226,8 +224,19 @@ def _error_reasons(
     return reasons
 
 
-def _detail(reasons: Sequence[str], process: ProcessOutcome, window: Sequence[Event] | None) -> str:
-    return tail_detail(list(dict.fromkeys(reasons)), process, with_stdout=window is None)
+def _thread_id(events: Sequence[Event]) -> object:
+    return events[0].get("thread_id") if events[0].get("type") == "thread.started" else None
+
+
+CODEX_READING = StreamReading(
+    window=evidence_window,
+    usage=read_codex_usage,
+    reasons=_error_reasons,
+    skill_invoked=codex_skill_invoked,
+    not_invoked="parent event stream shows no command reading {skill}'s SKILL.md",
+    session_id=_thread_id,
+    tool_counts=codex_tool_counts,
+)
 
 
 def classify_codex_session(
@@ -238,52 +247,6 @@ def classify_codex_session(
     expected_skill: str | None = None,
 ) -> SessionVerdict:
     """The verdict on one Codex session from its decoded events (``None`` when undecodable)."""
-    window: tuple[Event, ...] | None = None
-    if stream_error is None and events is not None:
-        try:
-            window = evidence_window(events)
-        except ValueError as exc:
-            stream_error = str(exc)
-    elif stream_error is None:
-        stream_error = "no event stream was captured"
-    usage, usage_error = Usage(), None
-    if window is not None:
-        try:
-            usage = read_codex_usage(window)
-        except ValueError as exc:
-            usage_error = str(exc)
-    reasons = _error_reasons(process, stream_error, window) + ([usage_error] if usage_error else [])
-    diagnostics: tuple[str, ...] = (
-        (f"unverifiable parent event stream: {stream_error}",) if stream_error else ()
-    )
-    invoked: bool | None = None
-    if expected_skill is not None and window is not None:
-        try:
-            invoked = codex_skill_invoked(window, expected_skill)
-        except SkillEvidenceError as exc:
-            diagnostics += (f"unverifiable skill evidence: {exc}",)
-    kind, detail = verdict_kind(
-        process,
-        reasons=reasons,
-        diagnostics=diagnostics,
-        invoked=invoked,
-        not_invoked=f"parent event stream shows no command reading {expected_skill}'s SKILL.md",
-        detail=lambda parts: _detail(parts, process, window),
-    )
-    measured = kind in (None, ErrorKind.SKILL_NOT_INVOKED, ErrorKind.EVIDENCE_UNVERIFIED)
-    started = events[0] if events and events[0].get("type") == "thread.started" else {}
-    thread = started.get("thread_id")
-    return SessionVerdict(
-        ok=kind is None,
-        error_kind=kind,
-        error_detail=detail,
-        usage=usage if measured else Usage(),
-        cost_usd=None,
-        num_turns=None,
-        duration_s=None if process.wall_s is None else round(process.wall_s, 3),
-        session_id=thread if isinstance(thread, str) and thread else None,
-        skill_invoked=invoked,
-        stream_error=stream_error,
-        diagnostics=diagnostics,
-        tool_use_counts=codex_tool_counts(window) if window is not None else {},
+    return classify_stream(
+        CODEX_READING, events, process=process, stream_error=stream_error, expected_skill=expected_skill
     )

@@ -37,17 +37,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.event_stream import (
     ProcessOutcome,
     SessionVerdict,
     SkillEvidenceError,
     normalize_skill_id,
     process_reasons,
-    tail_detail,
-    verdict_kind,
 )
 from wfbench.domain.session.records import Usage
+from wfbench.domain.session.stream_verdict import StreamReading, classify_stream
 
 __all__ = [
     "GEMINI_STATS_NAMES",
@@ -198,17 +196,19 @@ def _error_reasons(
     return reasons
 
 
-def _window(
-    events: Sequence[Event] | None, stream_error: str | None
-) -> tuple[tuple[Event, ...] | None, str | None]:
-    if stream_error is not None:
-        return None, stream_error
-    if events is None:
-        return None, "no event stream was captured"
-    try:
-        return gemini_evidence_window(events), None
-    except ValueError as exc:
-        return None, str(exc)
+def _session_id(events: Sequence[Event]) -> object:
+    return events[0].get("session_id") if events[0].get("type") == "init" else None
+
+
+GEMINI_READING = StreamReading(
+    window=gemini_evidence_window,
+    usage=lambda window: read_gemini_usage(window[-1]),
+    reasons=_error_reasons,
+    skill_invoked=gemini_skill_invoked,
+    not_invoked="parent event stream shows no successful activate_skill of {skill}",
+    session_id=_session_id,
+    tool_counts=gemini_tool_counts,
+)
 
 
 def classify_gemini_session(
@@ -219,45 +219,6 @@ def classify_gemini_session(
     expected_skill: str | None = None,
 ) -> SessionVerdict:
     """The verdict on one Gemini CLI session from its decoded events (``None`` when undecodable)."""
-    window, stream_error = _window(events, stream_error)
-    usage, usage_error = Usage(), None
-    if window is not None:
-        try:
-            usage = read_gemini_usage(window[-1])
-        except ValueError as exc:
-            usage_error = str(exc)
-    reasons = _error_reasons(process, stream_error, window) + ([usage_error] if usage_error else [])
-    diagnostics: tuple[str, ...] = (
-        (f"unverifiable parent event stream: {stream_error}",) if stream_error else ()
-    )
-    invoked: bool | None = None
-    if expected_skill is not None and window is not None:
-        try:
-            invoked = gemini_skill_invoked(window, expected_skill)
-        except SkillEvidenceError as exc:
-            diagnostics += (f"unverifiable skill evidence: {exc}",)
-    kind, detail = verdict_kind(
-        process,
-        reasons=reasons,
-        diagnostics=diagnostics,
-        invoked=invoked,
-        not_invoked=f"parent event stream shows no successful activate_skill of {expected_skill}",
-        detail=lambda parts: tail_detail(list(dict.fromkeys(parts)), process, with_stdout=window is None),
-    )
-    measured = kind in (None, ErrorKind.SKILL_NOT_INVOKED, ErrorKind.EVIDENCE_UNVERIFIED)
-    started = events[0] if events and events[0].get("type") == "init" else {}
-    session = started.get("session_id")
-    return SessionVerdict(
-        ok=kind is None,
-        error_kind=kind,
-        error_detail=detail,
-        usage=usage if measured else Usage(),
-        cost_usd=None,
-        num_turns=None,
-        duration_s=None if process.wall_s is None else round(process.wall_s, 3),
-        session_id=session if isinstance(session, str) and session else None,
-        skill_invoked=invoked,
-        stream_error=stream_error,
-        diagnostics=diagnostics,
-        tool_use_counts=gemini_tool_counts(window) if window is not None else {},
+    return classify_stream(
+        GEMINI_READING, events, process=process, stream_error=stream_error, expected_skill=expected_skill
     )

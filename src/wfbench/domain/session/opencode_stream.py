@@ -30,7 +30,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.event_stream import (
     ProcessOutcome,
     SessionVerdict,
@@ -38,10 +37,9 @@ from wfbench.domain.session.event_stream import (
     measured_cost,
     normalize_skill_id,
     process_reasons,
-    tail_detail,
-    verdict_kind,
 )
 from wfbench.domain.session.records import Usage
+from wfbench.domain.session.stream_verdict import StreamReading, classify_stream
 
 __all__ = [
     "SKILL_TOOL",
@@ -209,17 +207,17 @@ def _error_reasons(
     return reasons
 
 
-def _window(
-    events: Sequence[Event] | None, stream_error: str | None
-) -> tuple[tuple[Event, ...] | None, str | None]:
-    if stream_error is not None:
-        return None, stream_error
-    if events is None:
-        return None, "no event stream was captured"
-    try:
-        return opencode_evidence_window(events), None
-    except ValueError as exc:
-        return None, str(exc)
+OPENCODE_READING = StreamReading(
+    window=opencode_evidence_window,
+    usage=read_opencode_usage,
+    reasons=_error_reasons,
+    skill_invoked=opencode_skill_invoked,
+    not_invoked="parent event stream shows no completed skill tool call of {skill}",
+    session_id=lambda events: events[0].get("sessionID"),
+    tool_counts=opencode_tool_counts,
+    cost=read_opencode_cost,
+    turns=lambda window: sum(e.get("type") == "step_finish" for e in window),
+)
 
 
 def classify_opencode_session(
@@ -230,44 +228,6 @@ def classify_opencode_session(
     expected_skill: str | None = None,
 ) -> SessionVerdict:
     """The verdict on one OpenCode session from its decoded events (``None`` when undecodable)."""
-    window, stream_error = _window(events, stream_error)
-    usage, usage_error = Usage(), None
-    if window is not None:
-        try:
-            usage = read_opencode_usage(window)
-        except ValueError as exc:
-            usage_error = str(exc)
-    reasons = _error_reasons(process, stream_error, window) + ([usage_error] if usage_error else [])
-    diagnostics: tuple[str, ...] = (
-        (f"unverifiable parent event stream: {stream_error}",) if stream_error else ()
-    )
-    invoked: bool | None = None
-    if expected_skill is not None and window is not None:
-        try:
-            invoked = opencode_skill_invoked(window, expected_skill)
-        except SkillEvidenceError as exc:
-            diagnostics += (f"unverifiable skill evidence: {exc}",)
-    kind, detail = verdict_kind(
-        process,
-        reasons=reasons,
-        diagnostics=diagnostics,
-        invoked=invoked,
-        not_invoked=f"parent event stream shows no completed skill tool call of {expected_skill}",
-        detail=lambda parts: tail_detail(list(dict.fromkeys(parts)), process, with_stdout=window is None),
-    )
-    measured = kind in (None, ErrorKind.SKILL_NOT_INVOKED, ErrorKind.EVIDENCE_UNVERIFIED)
-    session = events[0].get("sessionID") if events else None
-    return SessionVerdict(
-        ok=kind is None,
-        error_kind=kind,
-        error_detail=detail,
-        usage=usage if measured else Usage(),
-        cost_usd=read_opencode_cost(window) if measured and window is not None else None,
-        num_turns=sum(e.get("type") == "step_finish" for e in window) if window is not None else None,
-        duration_s=None if process.wall_s is None else round(process.wall_s, 3),
-        session_id=session if isinstance(session, str) and session else None,
-        skill_invoked=invoked,
-        stream_error=stream_error,
-        diagnostics=diagnostics,
-        tool_use_counts=opencode_tool_counts(window) if window is not None else {},
+    return classify_stream(
+        OPENCODE_READING, events, process=process, stream_error=stream_error, expected_skill=expected_skill
     )
