@@ -158,52 +158,37 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
     raise InputError(f"unknown sandbox {name!r} (choose {' or '.join(SANDBOXES)})", field="--sandbox")
 
 
-def find_claude() -> str | None:
-    """The real Claude Code CLI: $WFBENCH_CLAUDE_BIN, the project's cache install, or PATH."""
+def find_agent_cli(name: str) -> str | None:
+    """A real agent CLI (``claude``, ``codex``, ``gemini``, ``opencode``): ``$WFBENCH_<NAME>_BIN``, the
+    project's cache install (``scripts/install-tools``), or PATH."""
     for path in (
-        os.environ.get("WFBENCH_CLAUDE_BIN", ""),
-        os.path.expanduser("~/.cache/wfbench/claude/node_modules/.bin/claude"),
-        shutil.which("claude") or "",
+        os.environ.get(f"WFBENCH_{name.upper()}_BIN", ""),
+        os.path.expanduser(f"~/.cache/wfbench/{name}/node_modules/.bin/{name}"),
+        shutil.which(name) or "",
     ):
         if path and os.access(path, os.X_OK):
             return path
     return None
+
+
+def find_claude() -> str | None:
+    """The real Claude Code CLI (:func:`find_agent_cli`)."""
+    return find_agent_cli("claude")
 
 
 def find_codex() -> str | None:
-    """The real Codex CLI: $WFBENCH_CODEX_BIN, the project's cache install, or PATH."""
-    for path in (
-        os.environ.get("WFBENCH_CODEX_BIN", ""),
-        os.path.expanduser("~/.cache/wfbench/codex/node_modules/.bin/codex"),
-        shutil.which("codex") or "",
-    ):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
+    """The real Codex CLI (:func:`find_agent_cli`)."""
+    return find_agent_cli("codex")
 
 
 def find_gemini() -> str | None:
-    """The real Gemini CLI: $WFBENCH_GEMINI_BIN, the project's cache install, or PATH."""
-    for path in (
-        os.environ.get("WFBENCH_GEMINI_BIN", ""),
-        os.path.expanduser("~/.cache/wfbench/gemini/node_modules/.bin/gemini"),
-        shutil.which("gemini") or "",
-    ):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
+    """The real Gemini CLI (:func:`find_agent_cli`)."""
+    return find_agent_cli("gemini")
 
 
 def find_opencode() -> str | None:
-    """The real OpenCode CLI: $WFBENCH_OPENCODE_BIN, the project's cache install, or PATH."""
-    for path in (
-        os.environ.get("WFBENCH_OPENCODE_BIN", ""),
-        os.path.expanduser("~/.cache/wfbench/opencode/node_modules/.bin/opencode"),
-        shutil.which("opencode") or "",
-    ):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
+    """The real OpenCode CLI (:func:`find_agent_cli`)."""
+    return find_agent_cli("opencode")
 
 
 def build_agent(name: str) -> ModelCLI:
