@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.demo_run import bwrap_or_skip, rows, wfbench
+from tests.support.demo_run import DEMO_CELLS, bwrap_or_skip, rows, wfbench
 from wfbench.adapters.repo.snapshot import build_snapshot
 
 
@@ -82,6 +82,6 @@ def test_the_demo_runs_with_tmpdir_on_a_tmpfs_and_the_corpus_and_output_on_disk(
     done = wfbench("run", str(demo_corpus), "--out", str(out), "--workers", "2", timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     written = rows(out)
-    assert len(written) == 2 * 3 * 3 + 2 * 3
+    assert len(written) == DEMO_CELLS
     assert [r for r in written if r.get("error_kind") == "infra-error"] == []
     assert "promote" in (out / "promotion.json").read_text()
