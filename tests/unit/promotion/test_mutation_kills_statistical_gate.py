@@ -270,3 +270,80 @@ def test_a_saving_without_an_interval_is_neither_credible_nor_below_the_ask() ->
 
     assert verdict.kind is INSUFFICIENT
     assert not any("saving" in r.split(":")[0] for r in verdict.reasons)
+
+
+#: A 1-point margin: cheaper(0.8)'s credible 20 % saving can no longer show non-inferiority.
+TIGHT = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, non_inferiority_margin_pts=1.0)
+
+
+def with_metric(case: StatisticalCase, **metric: Any) -> StatisticalCase:
+    """``case`` with its metric summary changed by ``metric`` (analysis scale)."""
+    stats = case.statistics
+    return attrs.evolve(case, statistics=attrs.evolve(stats, metric=attrs.evolve(stats.metric, **metric)))
+
+
+def test_a_credible_saving_without_non_inferiority_is_said_in_full_with_the_gates_design() -> None:
+    verdict = verdict_of(case_of(cheaper(0.8), TIGHT), TIGHT)
+
+    assert verdict.kind is INSUFFICIENT
+    assert verdict.reasons[1:3] == (
+        "the saving alone is credible but the saving claim also needs resolution shown non-inferior: "
+        "cost_usd saving 20.0% (90% interval [19.8%, 20.2%]; one-sided p = 0.0046 <= 0.0250, "
+        "Holm over 2 promotion claim(s); at least 5.0% required)",
+        "resolution is not shown non-inferior: +0.0 points, 90% interval [-8.3, +8.3]; against the "
+        "-1.0-point margin one-sided p = 0.3621 > 0.0250, Holm over 2 promotion claim(s)",
+    )
+    assert "a saving also needs resolution shown within 1 points" in verdict.reasons[3]
+
+
+def test_a_saving_p_value_exactly_at_its_threshold_is_credible_alone() -> None:
+    case = with_metric(case_of(cheaper(0.8), TIGHT), p_value=0.025)
+
+    reasons = verdict_of(case, TIGHT).reasons
+
+    assert reasons[1].startswith("the saving alone is credible but the saving claim also needs ")
+    assert "one-sided p = 0.0250 <= 0.0250, Holm over 2" in reasons[1]
+
+
+def test_a_saving_of_exactly_the_ask_is_credible_alone() -> None:
+    summary = case_of(cheaper(0.8)).statistics.metric
+    exact = summary.scale.present(summary.estimate)
+    policy = attrs.evolve(TIGHT, min_improvement_pct=exact)
+
+    reasons = verdict_of(case_of(cheaper(0.8), policy), policy).reasons
+
+    assert reasons[1].startswith("the saving alone is credible but the saving claim also needs ")
+
+
+def test_a_saving_that_is_not_significant_says_its_p_value_is_above_the_threshold() -> None:
+    verdict = verdict_of(case_of(cheaper(0.97, noise=0.3)))
+
+    assert verdict.kind is INSUFFICIENT
+    assert verdict.reasons[1] == (
+        "no credible saving: cost_usd saving 0.6% (90% interval [-5.1%, 5.3%]; one-sided p = 0.4502 "
+        "> 0.0250, Holm over 2 promotion claim(s); at least 5.0% required)"
+    )
+
+
+def test_non_inferiority_at_exactly_its_threshold_is_shown() -> None:
+    """The saving claim meets its threshold but the saving misses the ask by a hair: the only
+    reason given is the saving, never non-inferiority."""
+    summary = case_of(cheaper(0.8)).statistics.metric
+    exact = summary.scale.present(summary.estimate)
+    policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, min_improvement_pct=exact + 1e-9)
+    case = attrs.evolve(case_of(cheaper(0.8), policy), non_inferiority_p=0.025)
+
+    verdict = verdict_of(case, policy)
+
+    assert verdict.kind is INSUFFICIENT
+    assert not any(r.startswith("resolution is not shown non-inferior") for r in verdict.reasons)
+
+
+def test_a_saving_interval_reaching_exactly_the_ask_is_not_wholly_below_it() -> None:
+    summary = case_of(cheaper(0.8)).statistics.metric
+    high = summary.scale.present(summary.interval[1])
+    policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, min_improvement_pct=high)
+
+    assert verdict_of(case_of(cheaper(0.8), policy), policy).kind is INSUFFICIENT
+    below = attrs.evolve(policy, min_improvement_pct=high + 1e-9)
+    assert verdict_of(case_of(cheaper(0.8), below), below).kind is KEEP

@@ -142,3 +142,26 @@ def test_no_pair_with_rows_of_both_arms_is_refused_listing_the_pairs_looked_for(
     assert caught.value.reason == (
         "no candidate=incumbent pair has rows of both arms (looked for cand=inc, b=a); name one with --pair"
     )
+
+
+def test_a_saving_of_less_than_one_percent_is_a_target_too() -> None:
+    assert parse_effect("0.5%") == Target(0.5, on_resolution=False)
+
+
+def test_a_pair_without_rows_does_not_stop_the_pairs_after_it() -> None:
+    (pair,) = plan_pairs(pilot(), PlanRequest(pairs={"ghost": "inc", "cand": "inc"}))
+
+    assert pair.candidate == "cand"
+
+
+def test_each_plan_uses_the_requests_analysis_grid_and_the_pilots_session_cost() -> None:
+    config = AnalysisConfig(confidence=0.8, power=0.9)
+    request = PlanRequest(pairs={"cand": "inc"}, config=config, task_counts=(10,), run_counts=(2,))
+
+    (pair,) = plan_pairs(pilot(), request)
+
+    assert pair.statistics.config == config
+    assert pair.session_cost is not None
+    for _, grid in pair.plans:
+        assert {(cell.n_tasks, cell.runs) for cell in grid.cells} == {(6, 2), (10, 2)}
+        assert all(cell.cost == pytest.approx(cell.sessions * pair.session_cost) for cell in grid.cells)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from tests.unit.statistics.test_analysis import arm, pair_samples
+from tests.unit.statistics.test_analysis import FOUR, arm, pair_samples
 from tests.unit.statistics.test_planning_view import calm, noisy
 from wfbench.domain.statistics import planning
 from wfbench.domain.statistics.analysis import analyze_pair
+from wfbench.domain.statistics.config import AnalysisConfig
+from wfbench.domain.statistics.effects import Scale
 from wfbench.domain.statistics.gate_power import GateDesign, decision_power, saving_mde, tasks_for_decision
 from wfbench.domain.statistics.planning import detectability, plan
 from wfbench.domain.statistics.power import mde
-from wfbench.domain.statistics.samples import TaskPair
+from wfbench.domain.statistics.samples import REVIEW_METRIC, TaskPair
 
 DESIGN = GateDesign(min_runs=2, min_tasks=5)
 GRID = {"task_counts": (4, 10, 80), "run_counts": (1, 2, 3)}
@@ -170,3 +172,120 @@ def test_a_plan_no_design_reaches_recommends_none() -> None:
     grid = plan(calm(), target=20.0, on_resolution=True, design=DESIGN, task_counts=(10,), run_counts=(1,))
     assert grid.recommended is None
     assert [cell.refused for cell in grid.cells] == [True, True]
+
+
+def test_runs_that_never_vary_still_name_the_tasks_that_would_reach_the_target() -> None:
+    pairs = []
+    for index in range(8):
+        level = 1.0 + 0.5 * index
+        inc, cand = ("111", "111") if index % 4 else ("000", "111")
+        pairs.append(
+            TaskPair(f"t{index}", arm(inc, [level] * 3), arm(cand, [0.9 * level * (1 + index % 3 / 10)] * 3))
+        )
+    reach = detectability(analyze_pair(pair_samples(*pairs)), target=1.0)
+
+    assert reach.tasks_needed is not None
+    assert reach.sentence.endswith(
+        f"; it cannot detect the 1.0% asked for: {reach.tasks_needed} tasks at 3 runs"
+        f" ({reach.tasks_needed - 8} more) would; more runs alone would not (the runs of a task do not vary)"
+    )
+
+
+def test_a_target_below_the_required_saving_is_out_of_reach_of_every_design() -> None:
+    required = GateDesign(required=Scale.LOG_RATIO.from_presented(30.0))
+
+    reach = detectability(calm(), target=5.0, design=required)
+
+    assert (reach.tasks_needed, reach.runs_needed) == (None, None)
+    assert reach.sentence.endswith("; it cannot detect the 5.0% asked for: no design within reach would")
+
+
+def test_a_review_metric_target_is_asked_for_in_points() -> None:
+    pairs = [
+        TaskPair(
+            f"t{i}",
+            arm("101", [0.5, 0.6, 0.7] if i % 2 else [0.2, 0.4, 0.3]),
+            arm("110", [0.7, 0.8, 0.75] if i % 2 else [0.3, 0.6, 0.9]),
+        )
+        for i in range(8)
+    ]
+    review = analyze_pair(pair_samples(*pairs, metric=REVIEW_METRIC))
+
+    assert "; it cannot detect the 2.0 points asked for: " in detectability(review, target=2.0).sentence
+
+
+def test_the_default_design_asks_each_claim_its_share_of_alpha_at_the_analysis_power() -> None:
+    stats = analyze_pair(FOUR, AnalysisConfig(confidence=0.8, power=0.9))
+
+    assert planning.default_design(stats) == GateDesign(alpha=0.05, power=0.9, required=0.0)
+    assert planning.default_design(stats, claims=4).alpha == pytest.approx(0.025)
+    asked = planning.default_design(stats, target=20.0)
+    assert asked.required == pytest.approx(Scale.LOG_RATIO.from_presented(20.0))
+
+
+def test_the_runs_search_starts_at_one_run_when_one_run_already_reaches() -> None:
+    assert planning._runs_for(calm(), GateDesign(margin=0.5), saving=1.0) == 1
+
+
+def test_the_runs_search_never_proposes_fewer_runs_than_the_gate_accepts() -> None:
+    """Even a target power any design meets is met at the gate's runs floor, not below it."""
+    assert planning._runs_for(calm(), GateDesign(power=0.0, min_runs=3), saving=0.1) == 3
+
+
+def test_a_target_power_of_one_is_reached_by_runs_once_the_power_rounds_to_one() -> None:
+    stats, certain = calm(), GateDesign(power=1.0)
+    res, metric = stats.resolution.components, stats.metric.components
+
+    found = planning._runs_for(stats, certain, saving=5.0)
+
+    assert found is not None
+    assert decision_power(res, metric, certain, n_tasks=40, runs=found, saving=5.0) == 1.0
+    assert decision_power(res, metric, certain, n_tasks=40, runs=found - 1, saving=5.0) < 1.0
+
+
+def _presented_saving_mde(stats: object, runs: int) -> float:
+    res, metric = stats.resolution, stats.metric  # type: ignore[attr-defined]
+    raw = saving_mde(res.components, metric.components, GateDesign(), n_tasks=res.n_tasks, runs=runs)
+    assert raw is not None
+    return float(metric.scale.present(raw))
+
+
+def test_the_runs_search_goes_up_to_100_runs_per_arm_and_no_further() -> None:
+    stats = noisy()
+    at_100, at_101 = _presented_saving_mde(stats, 100), _presented_saving_mde(stats, 101)
+    assert _presented_saving_mde(stats, 99) > at_100 + 1e-6
+
+    assert detectability(stats, target=at_100 + 1e-9).runs_needed == 100
+    assert detectability(stats, target=(at_100 + at_101) / 2).runs_needed is None
+
+
+def _pilot_without_a_metric() -> object:
+    pairs = [
+        TaskPair(f"t{i}", arm("110" if i % 2 else "101", [None] * 3), arm("111", [None] * 3))
+        for i in range(6)
+    ]
+    return analyze_pair(pair_samples(*pairs))
+
+
+def test_a_saving_plan_without_a_measured_metric_has_no_mde_or_power_and_recommends_nothing() -> None:
+    stats = _pilot_without_a_metric()
+    assert stats.resolution.components is not None
+    assert stats.metric.components is None
+
+    grid = plan(stats, target=20.0, on_resolution=False, design=DESIGN, **GRID)
+
+    assert all(cell.mde is None for cell in grid.cells)
+    assert all(cell.power is None or cell.refused for cell in grid.cells)
+    assert grid.recommended is None
+
+
+def test_a_plan_on_an_empty_pilot_has_no_power_and_recommends_nothing() -> None:
+    one = analyze_pair(pair_samples())
+    assert one.resolution.components is None
+
+    grid = plan(one, target=20.0, on_resolution=True, design=GateDesign(), task_counts=(10,), run_counts=(3,))
+
+    assert [(cell.n_tasks, cell.mde, cell.power, cell.reaches) for cell in grid.cells] == [
+        (10, None, None, False)
+    ]
+    assert grid.recommended is None

@@ -77,10 +77,9 @@ class PlanRequest:
     policy: PromotionPolicy = attrs.field(factory=lambda: PromotionPolicy(decision_policy="statistical"))
 
     def design(self, stats: PairStatistics) -> GateDesign:
-        """The gate's design at this request's analysis settings: a lone candidate's two claims."""
-        return attrs.evolve(
-            self.policy.gate_design(claims=2), alpha=stats.config.alpha / 2, power=stats.config.power
-        )
+        """The gate's design at this request's analysis settings: a lone candidate's two claims
+        (Holm's first step, ``α/2``)."""
+        return attrs.evolve(self.policy.gate_design(), alpha=stats.config.alpha / 2, power=stats.config.power)
 
 
 @attrs.frozen

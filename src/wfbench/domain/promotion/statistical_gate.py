@@ -195,11 +195,17 @@ def _saving_text(case: StatisticalCase, policy: PromotionPolicy, result: HolmRes
     """The saving with its own p-value against the claim's Holm threshold."""
     saving, conf = case.statistics.metric, f"{case.statistics.config.confidence:.0%}"
     p_value = _p_value(saving)
-    own = attrs.evolve(result, rejected=p_value <= result.threshold, stopped=False)
+    own = HolmResult(result.threshold, p_value <= result.threshold, result.family)
     return (
         f"{policy.metric} saving {_presented(saving):z.1f}% ({conf} interval {_percent(saving)}; "
         f"{_significance(own, p_value)}; at least {policy.min_improvement_pct:.1f}% required)"
     )
+
+
+def _wholly_below(saving: EffectSummary, minimum_pct: float) -> bool:
+    """The whole saving interval is below the minimum; a zero-width one (nothing varied) says nothing."""
+    low, high = _presented_interval(saving)
+    return low < high < minimum_pct
 
 
 def _not_promoted(
@@ -217,8 +223,7 @@ def _not_promoted(
             f"{_points(res)}; a credible regression (the whole interval is below 0)"
         )
         return DecisionKind.KEEP_INCUMBENT
-    low, high = _presented_interval(saving) if saving.interval is not None else (0.0, 0.0)
-    if low < high < policy.min_improvement_pct:  # a zero-width interval (nothing varied) says nothing
+    if saving.interval is not None and _wholly_below(saving, policy.min_improvement_pct):
         verdict.reasons.append(
             f"no credible saving: {_saving_text(case, policy, result)}; the whole interval is below "
             f"the {policy.min_improvement_pct:.1f}% required"

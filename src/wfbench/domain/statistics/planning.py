@@ -324,9 +324,7 @@ def plan(
             needed = tasks_for_decision(res, stats.metric.components, design, runs=runs, **grid.effect())
             if needed is not None:
                 candidates.append(grid.cell(needed, runs))
-    best = min(
-        candidates,
-        key=lambda c: (c.cost if c.cost is not None else c.sessions, c.sessions, -c.n_tasks),
-        default=None,
-    )
+    # A cell's cost is its sessions times the pilot's one session cost: the fewest sessions is
+    # the cheapest, priced or not.
+    best = min(candidates, key=lambda c: (c.sessions, -c.n_tasks), default=None)
     return Plan(summary.name, summary.scale.unit, target, cells, best)
