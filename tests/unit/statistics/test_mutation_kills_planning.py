@@ -289,3 +289,147 @@ def test_a_plan_on_an_empty_pilot_has_no_power_and_recommends_nothing() -> None:
         (10, None, None, False)
     ]
     assert grid.recommended is None
+
+
+def test_designs_of_equal_sessions_recommend_the_one_with_more_tasks() -> None:
+    """At a gain of 8 points, 24 tasks x 5 runs and 20 tasks x 6 runs are both 240 sessions."""
+    grid = plan(calm(), target=8.0, on_resolution=True, design=GateDesign(), run_counts=(5, 6))
+
+    assert grid.recommended is not None
+    assert (grid.recommended.n_tasks, grid.recommended.runs, grid.recommended.sessions) == (24, 5, 240)
+
+
+def test_a_plan_cell_reaches_a_target_power_of_one_once_its_power_rounds_to_one() -> None:
+    certain = GateDesign(power=1.0)
+
+    grid = plan(
+        calm(), target=99.0, on_resolution=False, design=certain, task_counts=(320,), run_counts=(10,)
+    )
+
+    (cell,) = [c for c in grid.cells if c.n_tasks == 320]
+    assert cell.power == 1.0
+    assert cell.reaches
+
+
+def test_a_review_metric_is_described_by_its_own_name() -> None:
+    review = attrs.evolve(calm().metric, name=REVIEW_METRIC, scale=Scale.DIFFERENCE)
+
+    assert planning.describe_effect(review, 12.0) == f"a {REVIEW_METRIC} change of >= 12.0 points"
+
+
+def test_only_an_mde_of_more_than_100_points_is_beyond_the_scale() -> None:
+    resolution = calm().resolution
+    assert not planning._beyond_scale(resolution, 100.0)
+    assert planning._beyond_scale(resolution, 100.5)
+
+
+def test_the_sentence_states_the_margin_of_the_design_it_was_given() -> None:
+    sentence = detectability(calm(), design=GateDesign(margin=0.05)).sentence
+
+    assert "a saving also needs resolution shown within 5 points)" in sentence
+    assert "within 10 points" in detectability(calm()).sentence
+
+
+def test_a_target_exactly_at_the_mde_is_within_reach() -> None:
+    mde_pct = detectability(calm()).metric_mde
+    assert mde_pct is not None
+
+    assert detectability(calm(), target=mde_pct).can_detect_target
+
+
+def test_a_sweep_that_cannot_say_what_it_detects_reports_no_mde_and_the_target() -> None:
+    pairs = (TaskPair(f"t{i}", arm("111", [1.0] * 3), arm("111", [2.0] * 3)) for i in range(6))
+
+    reach = detectability(analyze_pair(pair_samples(*pairs)), target=5.0)
+
+    assert reach == planning.Detectability(6, 3, None, None, 5.0, False, None, None, reach.sentence)
+
+
+def test_two_tasks_where_nothing_varied_say_so_rather_than_asking_for_two_tasks() -> None:
+    pairs = (TaskPair(f"t{i}", arm("111", [1.0] * 3), arm("111", [2.0] * 3)) for i in range(2))
+
+    sentence = detectability(analyze_pair(pair_samples(*pairs))).sentence
+
+    assert sentence == (
+        "this sweep (2 tasks x 3 runs) cannot say what it could detect: nothing varied between its runs "
+        "or tasks, so there is no noise to plan on"
+    )
+
+
+def test_two_tasks_can_already_say_how_many_would_show_non_inferiority() -> None:
+    two = analyze_pair(pair_samples(TaskPair("a", arm("1"), arm("0")), TaskPair("b", arm("0"), arm("0"))))
+
+    assert detectability(two).non_inferiority_tasks == 395
+
+
+def test_a_sweep_that_already_shows_non_inferiority_asks_for_no_more_tasks_even_at_power_one() -> None:
+    assert planning._ni_tasks(calm(), GateDesign(power=1.0, margin=0.9)) is None
+
+
+def test_one_task_asks_for_no_tasks_for_non_inferiority() -> None:
+    one = analyze_pair(pair_samples(TaskPair("a", arm("110"), arm("111"))))
+
+    assert planning._ni_tasks(one, GateDesign()) is None
+
+
+def _review_sweep(patterns: list[tuple[str, str]], reviews: list[float]) -> object:
+    pairs = [
+        TaskPair(f"t{i}", arm(inc, [0.5] * 3), arm(cand, [review, review, review - 0.01]))
+        for i, ((inc, cand), review) in enumerate(zip(patterns, reviews, strict=True))
+    ]
+    return analyze_pair(pair_samples(*pairs, metric=REVIEW_METRIC))
+
+
+def test_a_known_mde_and_one_beyond_the_scale_are_said_together() -> None:
+    sweep = _review_sweep([("111", "111"), ("111", "111"), ("110", "111")], [0.99, 0.01, 0.99])
+
+    sentence = detectability(sweep, design=GateDesign(margin=1.0, min_tasks=2)).sentence
+
+    assert sentence.startswith(
+        "this sweep (3 tasks x 3 runs) can detect a resolution change of >= 59.6 points"
+    )
+    assert sentence.endswith(
+        "within 100 points) but no review_weighted_f1 change (its MDE, 178.5 points,"
+        " exceeds the 100-point scale)"
+    )
+
+
+def test_two_mdes_beyond_the_scale_are_both_named() -> None:
+    sweep = _review_sweep([("000", "111"), ("111", "110"), ("110", "110")], [0.95, 0.05, 0.9])
+
+    sentence = detectability(sweep, design=GateDesign(margin=5.0, min_tasks=2)).sentence
+
+    assert sentence.startswith(
+        "this sweep (3 tasks x 3 runs) cannot detect any review_weighted_f1 change (its MDE, 157.6 points,"
+        " exceeds the 100-point scale) or any resolution change (its MDE, 214.9 points, exceeds the"
+        " 100-point scale) with 80% power"
+    )
+
+
+def test_a_metric_measured_on_one_task_has_no_mde_and_on_two_has_one() -> None:
+    def measured_on(count: int) -> object:
+        pairs = []
+        for index in range(40):
+            spread = [0.5, 1.0, 2.0] if index % 2 else [1.5, 0.7, 1.1]
+            inc, cand = {0: ("110", "111"), 1: ("111", "110")}.get(index % 8, ("111", "111"))
+            costs = spread if index < count else [None] * 3
+            cand_costs = [0.5 * v for v in spread[::-1]] if index < count else [None] * 3
+            pairs.append(TaskPair(f"t{index}", arm(inc, costs), arm(cand, cand_costs)))
+        return analyze_pair(pair_samples(*pairs))
+
+    assert detectability(measured_on(1)).metric_mde is None
+    assert detectability(measured_on(2)).metric_mde is not None
+
+
+def test_a_metric_without_noise_cannot_say_whether_it_reaches_the_target() -> None:
+    pairs = []
+    for index in range(40):
+        inc, cand = {0: ("110", "111"), 1: ("111", "110")}.get(index % 8, ("111", "111"))
+        pairs.append(TaskPair(f"t{index}", arm(inc, [2.0] * 3), arm(cand, [1.0] * 3)))
+    stats = analyze_pair(pair_samples(*pairs))
+    assert stats.metric.mde is None
+
+    sentence = detectability(stats, target=5.0).sentence
+
+    assert sentence.startswith("this sweep (40 tasks x 3 runs) can detect a resolution change of >= ")
+    assert sentence.endswith("; it cannot say whether it could detect the 5.0% asked for")

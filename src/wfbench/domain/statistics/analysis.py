@@ -138,9 +138,9 @@ class PairStatistics:
         """The ``statistics`` object: the metric's analysis, ``resolution``, then per-task data."""
         out = _summary_mapping(self.metric, self)
         out["resolution"] = _summary_mapping(self.resolution, self)
+        views = {view.task: view for view in self.task_effects()}
         out["tasks"] = [
-            dict(sample, **_view_mapping(view))
-            for sample, view in zip(self.samples.to_mapping(), self.task_effects(), strict=True)
+            dict(sample, **_view_mapping(views[sample["task"]])) for sample in self.samples.to_mapping()
         ]
         return out
 
@@ -158,16 +158,9 @@ class PairStatistics:
         metric = raw.get("metric")
         if not isinstance(metric, str):
             raise InputError("must be a string", field=f"{field}.metric")
-        tasks = raw.get("tasks")
-        if isinstance(tasks, list):
-            tasks = [
-                {key: item.get(key) for key in ("task", "incumbent", "candidate")}
-                if isinstance(item, Mapping)
-                else item
-                for item in tasks
-            ]
+        # Each task's reported effects beside its samples are recomputed, not read.
         samples = PairedSamples.from_mapping(
-            tasks, candidate=candidate, incumbent=incumbent, metric=metric, field=f"{field}.tasks"
+            raw.get("tasks"), candidate=candidate, incumbent=incumbent, metric=metric, field=f"{field}.tasks"
         )
         try:
             config = AnalysisConfig(
@@ -189,7 +182,7 @@ def _task_interval(
     summary: EffectSummary, effect: TaskEffect, config: AnalysisConfig
 ) -> tuple[float, float] | None:
     components = summary.components
-    if components is None or components.sigma2 is None or components.within_dof < 1:
+    if components is None or components.sigma2 is None:  # no task has two runs of an arm (no dof)
         return None
     half = t_ppf(1.0 - config.alpha, components.within_dof) * math.sqrt(
         components.sigma2 * effect.inverse_runs

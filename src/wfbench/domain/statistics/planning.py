@@ -126,6 +126,15 @@ def _runs_for(stats: PairStatistics, design: GateDesign, **effect: float) -> int
     return None
 
 
+def _designs_for(stats: PairStatistics, design: GateDesign, saving: float) -> tuple[int | None, int | None]:
+    """Tasks (at the sweep's runs) and runs per arm (on its tasks) at which the gate promotes ``saving``."""
+    res = stats.resolution
+    if res.components is None:
+        return None, None
+    tasks = tasks_for_decision(res.components, stats.metric.components, design, runs=None, saving=saving)
+    return tasks, _runs_for(stats, design, saving=saving)
+
+
 def _ni_tasks(stats: PairStatistics, design: GateDesign) -> int | None:
     """Tasks that show non-inferiority with the design's power (``None`` if these already do)."""
     res = stats.resolution
@@ -140,7 +149,7 @@ def _ni_tasks(stats: PairStatistics, design: GateDesign) -> int | None:
 def _decision_mdes(stats: PairStatistics, design: GateDesign) -> tuple[float | None, float | None]:
     metric, res = stats.metric, stats.resolution
     metric_mde = res_mde = None
-    if res.components is not None and res.n_tasks >= 2:
+    if res.components is not None:  # below two tasks neither MDE exists (mde and the gate say so)
         raw = mde(res.components, alpha=design.alpha, power=design.power)
         res_mde = None if raw is None else res.scale.present(raw)
         if metric.components is not None and metric.n_tasks >= 2:
@@ -163,7 +172,7 @@ def detectability(
     known = [(s, v) for s, v in ((metric, metric_mde), (res, res_mde)) if v is not None]
     parts = [describe_effect(s, v) for s, v in known if not _beyond_scale(s, v)]
     beyond = [(s, v) for s, v in known if _beyond_scale(s, v)]
-    if not known and (res.n_tasks < 2 or ni_tasks is None):
+    if not known and ni_tasks is None:  # (one task has neither)
         why = (
             "it needs at least two paired tasks"
             if res.n_tasks < 2
@@ -181,14 +190,12 @@ def detectability(
         sentence = f"this sweep ({design_text}) can detect {' and '.join(parts)} {reach}"
         if beyond:
             sentence += " but " + " and ".join(_no_change(s, v, "no") for s, v in beyond)
-    elif beyond:
+    else:  # a known MDE or the non-inferiority shortfall, so every known MDE is beyond the scale
         sentence = (
             f"this sweep ({design_text}) cannot detect "
             + " or ".join(_no_change(s, v, "any") for s, v in beyond)
             + f" {reach}"
         )
-    else:
-        sentence = f"this sweep ({design_text}) cannot detect any saving {reach}"
     if ni_tasks is not None:
         sentence += (
             f"; it shows resolution non-inferior too rarely: {ni_tasks} tasks at {res.runs_per_arm} runs"
@@ -202,13 +209,7 @@ def detectability(
         elif metric.mde is None:  # no noise on the metric to plan on
             sentence += f"; it cannot say whether it could detect the {_target(metric, target)} asked for"
         else:
-            saving = metric.scale.from_presented(target)
-            tasks = (
-                None
-                if res.components is None
-                else tasks_for_decision(res.components, metric.components, gate, runs=None, saving=saving)
-            )
-            runs = _runs_for(stats, gate, saving=saving) if res.components is not None else None
+            tasks, runs = _designs_for(stats, gate, metric.scale.from_presented(target))
             sentence += "; " + _shortfall(metric, target, tasks, runs)
     return Detectability(
         n_tasks=res.n_tasks,
