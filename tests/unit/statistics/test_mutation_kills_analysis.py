@@ -10,8 +10,17 @@ import pytest
 
 from tests.unit.statistics.test_analysis import FOUR, arm, pair_samples
 from wfbench.domain.errors import InputError
-from wfbench.domain.statistics.analysis import METHOD, AnalysisConfig, PairStatistics, analyze_pair
-from wfbench.domain.statistics.effects import EffectSummary
+from wfbench.domain.statistics.analysis import (
+    METHOD,
+    AnalysisConfig,
+    PairStatistics,
+    analyze_pair,
+    has_quality_signal,
+    metric_scale,
+    non_inferiority_p,
+)
+from wfbench.domain.statistics.effects import EffectSummary, metric_effect, summarize
+from wfbench.domain.statistics.resampling import bootstrap_means, bootstrap_p_value
 from wfbench.domain.statistics.samples import TaskPair
 
 
@@ -176,3 +185,33 @@ def test_runs_of_one_give_no_within_task_interval() -> None:
         (None, None),
         (None, None),
     ]
+
+
+def test_the_metrics_bootstrap_is_seeded_one_after_resolutions() -> None:
+    stats = analyze_pair(FOUR, AnalysisConfig(seed=41))
+    scale = metric_scale(FOUR.metric)
+    effects = [e for e in (metric_effect(pair, scale) for pair in FOUR.tasks) if e is not None]
+
+    again = summarize(FOUR.metric, scale, effects, config=stats.config, seed=42)
+
+    assert stats.metric.interval == again.interval
+    assert stats.metric.p_value == again.p_value
+
+
+def _signal(*tasks: TaskPair) -> bool:
+    return has_quality_signal(analyze_pair(pair_samples(*tasks)))
+
+
+def test_a_run_resolved_in_either_arm_alone_is_quality_signal_and_two_tasks_suffice() -> None:
+    assert _signal(TaskPair("a", arm("110"), arm("000")), TaskPair("b", arm("000"), arm("000")))
+    assert _signal(TaskPair("a", arm("000"), arm("100")), TaskPair("b", arm("000"), arm("000")))
+    assert not _signal(TaskPair("a", arm("000"), arm("000")), TaskPair("b", arm("000"), arm("000")))
+    assert not _signal(TaskPair("a", arm("110"), arm("000")))
+
+
+def test_non_inferiority_is_tested_against_the_margin_in_points() -> None:
+    stats = analyze_pair(FOUR)
+    values = [e.value for e in stats.resolution.effects]
+    means = bootstrap_means(values, seed=stats.seed, resamples=stats.config.resamples)
+
+    assert non_inferiority_p(stats, 20.0) == bootstrap_p_value(means, len(values), null=-0.2)

@@ -11,9 +11,11 @@ import pytest
 from tests.unit.statistics.test_gate_power import COST, DESIGN, RES
 from wfbench.domain.statistics.distributions import t_cdf, t_ppf
 from wfbench.domain.statistics.gate_power import (
+    GateDesign,
     claim_power,
     decision_power,
     non_inferiority_power,
+    saving_mde,
     tasks_for_decision,
 )
 
@@ -56,3 +58,32 @@ def test_a_target_power_of_one_is_reached_once_the_power_rounds_to_one() -> None
 def test_the_task_search_answers_a_whole_number(effect: dict[str, float]) -> None:
     found = tasks_for_decision(RES, COST, DESIGN, runs=3, **effect)
     assert type(found) is int
+
+
+def test_two_tasks_are_enough_for_a_gate_that_asks_for_two() -> None:
+    assert not GateDesign(min_tasks=2).refuses(2, 1)
+    assert GateDesign(min_tasks=2).refuses(1, 1)
+
+
+def test_the_saving_mde_of_a_design_with_too_few_runs_is_none() -> None:
+    assert saving_mde(RES, COST, DESIGN, n_tasks=40, runs=1) is None
+
+
+@pytest.mark.parametrize(("n", "runs"), [(5, 3), (6, None), (40, 10)])
+def test_at_the_saving_mde_the_decision_power_is_exactly_the_target(n: int, runs: int | None) -> None:
+    """With no saving required, the MDE's bar is the t test's, at ``n − 1`` degrees of freedom and the
+    runs asked (both for non-inferiority and for the saving)."""
+    lenient = attrs.evolve(DESIGN, required=0.0, margin=0.6, min_runs=1)
+    found = saving_mde(RES, COST, lenient, n_tasks=n, runs=runs)
+    assert found is not None
+
+    power = decision_power(RES, COST, lenient, n_tasks=n, runs=runs, saving=found)
+
+    assert power == pytest.approx(0.8, rel=1e-9)
+
+
+def test_no_saving_mde_when_non_inferiority_alone_only_just_reaches_a_target_power_of_one() -> None:
+    certain = attrs.evolve(DESIGN, power=1.0, margin=5.0)
+    assert non_inferiority_power(RES, certain, 40, 3) == 1.0
+
+    assert saving_mde(RES, COST, certain, n_tasks=40, runs=3) is None

@@ -285,7 +285,7 @@ def _claims(case: StatisticalCase, eligible: bool) -> list[Claim]:
     stats = case.statistics
     res, saving = stats.resolution, stats.metric
     p_res = res.p_value if eligible and res.p_value is not None else 1.0
-    p_ni = case.non_inferiority_p if eligible else None
+    p_ni = case.non_inferiority_p  # an ineligible pair's saving is already at p = 1
     p_saving = saving.p_value if eligible and saving.p_value is not None else 1.0
     return [
         Claim(case.candidate, ClaimPath.RESOLUTION, p_res),
