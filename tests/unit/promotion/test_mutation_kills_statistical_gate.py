@@ -25,6 +25,7 @@ from tests.unit.promotion.test_statistical_gate import (
     task_rows,
     wins,
 )
+from wfbench.domain.promotion.decision import GateVerdict
 from wfbench.domain.promotion.judging import PairSpec, judge_rows
 from wfbench.domain.promotion.policy import DecisionPolicy, PromotionPolicy
 from wfbench.domain.promotion.statistical_gate import (
@@ -33,6 +34,7 @@ from wfbench.domain.promotion.statistical_gate import (
     HolmResult,
     StatisticalCase,
     _claims,
+    _not_promoted,
     holm,
     judge_statistically,
 )
@@ -331,11 +333,14 @@ def test_non_inferiority_at_exactly_its_threshold_is_shown() -> None:
     summary = case_of(cheaper(0.8)).statistics.metric
     exact = summary.scale.present(summary.estimate)
     policy = PromotionPolicy(decision_policy=DecisionPolicy.STATISTICAL, min_improvement_pct=exact + 1e-9)
-    case = attrs.evolve(case_of(cheaper(0.8), policy), non_inferiority_p=0.025)
+    case = case_of(cheaper(0.8), policy)
+    assert case.non_inferiority_p is not None
+    at_threshold = HolmResult(case.non_inferiority_p, True, 2)  # the p-value is exactly the threshold
 
-    verdict = verdict_of(case, policy)
+    verdict = GateVerdict()
+    kind = _not_promoted(case, policy, verdict, at_threshold)
 
-    assert verdict.kind is INSUFFICIENT
+    assert kind is INSUFFICIENT
     assert not any(r.startswith("resolution is not shown non-inferior") for r in verdict.reasons)
 
 

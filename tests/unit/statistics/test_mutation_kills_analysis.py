@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.unit.statistics.test_analysis import FOUR, arm, pair_samples
+from tests.unit.statistics.test_planning_view import calm
 from wfbench.domain.errors import InputError
 from wfbench.domain.statistics.analysis import (
     METHOD,
@@ -210,8 +211,11 @@ def test_a_run_resolved_in_either_arm_alone_is_quality_signal_and_two_tasks_suff
 
 
 def test_non_inferiority_is_tested_against_the_margin_in_points() -> None:
-    stats = analyze_pair(FOUR)
+    """Forty tasks' resampled means lie on a 1/120 grid: a margin of 0.84 points puts the null just
+    past -1/120, so a null a hair off the margin changes the p-value."""
+    stats = calm()
     values = [e.value for e in stats.resolution.effects]
     means = bootstrap_means(values, seed=stats.seed, resamples=stats.config.resamples)
 
-    assert non_inferiority_p(stats, 20.0) == bootstrap_p_value(means, len(values), null=-0.2)
+    assert non_inferiority_p(stats, 0.84) == bootstrap_p_value(means, len(values), null=-0.0084)
+    assert non_inferiority_p(stats, 0.84) != bootstrap_p_value(means, len(values), null=-0.84 / 101)

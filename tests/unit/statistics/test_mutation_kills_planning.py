@@ -184,6 +184,8 @@ def test_runs_that_never_vary_still_name_the_tasks_that_would_reach_the_target()
         )
     reach = detectability(analyze_pair(pair_samples(*pairs)), target=1.0)
 
+    assert (reach.n_tasks, reach.runs_per_arm) == (8, 3)
+    assert reach.sentence.startswith("this sweep (8 tasks x 3 runs) can detect ")
     assert reach.tasks_needed is not None
     assert reach.sentence.endswith(
         f"; it cannot detect the 1.0% asked for: {reach.tasks_needed} tasks at 3 runs"

@@ -188,8 +188,8 @@ def detectability(
     )
     if parts:
         sentence = f"this sweep ({design_text}) can detect {' and '.join(parts)} {reach}"
-        if beyond:
-            sentence += " but " + " and ".join(_no_change(s, v, "no") for s, v in beyond)
+        for s, v in beyond:  # at most one: the other quantity is among the parts
+            sentence += f" but {_no_change(s, v, 'no')}"
     else:  # a known MDE or the non-inferiority shortfall, so every known MDE is beyond the scale
         sentence = (
             f"this sweep ({design_text}) cannot detect "
