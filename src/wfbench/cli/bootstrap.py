@@ -120,6 +120,8 @@ class EndpointOptions:
     price_table: PriceTable | None = attrs.field(default=None, repr=False, eq=False)
     #: ``--gateway openai``: Anthropic-protocol agents reach an OpenAI (Responses) model through LiteLLM.
     gateway: str | None = None
+    #: The books the key proxy keeps the spend in (None: its own; a cluster node: the sweep's shared one).
+    ledger: Any = attrs.field(default=None, repr=False, eq=False)
 
 
 def build_sandbox(name: str, limits: Any = None) -> Sandbox:
@@ -436,6 +438,7 @@ def proxied(
         budget_usd=options.budget_usd,
         price_table=options.price_table,
         names_cells=names_cells,
+        ledger=options.ledger,
     )
     with proxy:
         yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),), gateway=proxy)

@@ -37,11 +37,11 @@ from email.message import Message
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
-from wfbench.adapters.gateway.budget import SpendLedger
 from wfbench.adapters.gateway.rules import MAX_BODY_BYTES, Refused, Route, forwarded_headers, route_for
 from wfbench.adapters.gateway.wire_usage import UsageReader
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireRefusal
+from wfbench.domain.ports import BudgetLedger
 from wfbench.domain.session.records import Usage
 
 PIECE = 64 * 1024
@@ -123,7 +123,7 @@ class ProxyCore(Protocol):
     def names_cells(self) -> bool: ...
     def check_budget(self) -> None: ...
     @property
-    def ledger(self) -> SpendLedger: ...
+    def ledger(self) -> BudgetLedger: ...
     def check_body(self, route: Route, body: bytes, model: str | None) -> dict[str, object]: ...
     def reserve(
         self, route: Route, size: int, body: dict[str, object], prices: ModelPrices | None

@@ -65,6 +65,7 @@ from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.prices import ModelPrices, PriceTable
 from wfbench.domain.metering.requests import BodyRefusal, output_cap
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
+from wfbench.domain.ports import BudgetLedger
 from wfbench.domain.redaction import REDACTED, redact_text
 from wfbench.domain.session.records import Usage
 from wfbench.domain.workspace.sandbox import Bridge
@@ -380,6 +381,7 @@ class KeyProxy:
         max_connections: int = MAX_CONNECTIONS_PER_CELL,
         cells: CellTagging | None = None,
         names_cells: bool = False,
+        ledger: BudgetLedger | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(upstream_base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -413,7 +415,8 @@ class KeyProxy:
         self._thread: threading.Thread | None = None
         self._leases: set[Lease] = set()
         self._lock = threading.Lock()
-        self.ledger = SpendLedger(budget_usd, self.prices)
+        #: The sweep's books: this proxy's own, or (``ledger``) one a whole cluster shares.
+        self.ledger: BudgetLedger = SpendLedger(budget_usd, self.prices) if ledger is None else ledger
         self._log = structlog.get_logger("wfbench.key_proxy")
         self.forwarded = 0
         self.refused = 0

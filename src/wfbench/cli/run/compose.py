@@ -121,7 +121,7 @@ def _built(
     from wfbench.app.sweep.run import PreparedSweep, observed
     from wfbench.cli.run.agents import arm_runtimes
     from wfbench.cli.run.manifest import start_manifest, sweep_start
-    from wfbench.cli.run.ray_driver import executor_for
+    from wfbench.cli.run.ray_driver import executor_for, gateway_for
 
     secrets = (ep.api_key, *ep.withheld)
     runtime = boot.runtime_digest(agent=request.agent, script_path=setup.provider_script, environ=os.environ)
@@ -147,7 +147,8 @@ def _built(
     manifest = start_manifest(request, setup, runtime, secrets=secrets, runtimes=runtimes)
     manifest = _with_evolve_fields(request, setup, manifest)
     start = sweep_start(request, setup, manifest, recorded=context.recorded)
-    view = _view(request, secrets=secrets, gateway=ep.gateway)
+    gateway = gateway_for(request, ep.gateway)  # on a cluster: every node's spend
+    view = _view(request, secrets=secrets, gateway=gateway)
     cell = CellServices(
         services.sandbox,
         services.agent,
@@ -155,10 +156,12 @@ def _built(
         services.clock,
         agents=agents,
         environments=services.environments,
-        gateway=ep.gateway,
+        gateway=gateway,
     )
     note = _note_to(observed(view, log))
-    with executor_for(request, setup, settings, out_dir=context.out_dir, note=note) as executor:
+    with executor_for(
+        request, setup, settings, out_dir=context.out_dir, note=note, gateway=gateway
+    ) as executor:
         yield PreparedSweep(
             request=_sweep_request(request, setup, settings),
             start=start,
