@@ -46,6 +46,10 @@ ABANDON_AFTER_S = 60.0
 #: A probe of one node must answer within this.
 PROBE_TIMEOUT_S = 300.0
 INSTALL_HINT = "the Ray executor needs the ray extra: pip install 'wfbench[ray]'"
+AUTH_HINT = (
+    " (a cluster with token auth needs RAY_AUTH_MODE=token and the cluster's token on this machine:"
+    " ~/.ray/auth_token or RAY_AUTH_TOKEN_PATH; docs/distributed.md)"
+)
 
 
 def _ray() -> Any:
@@ -85,9 +89,10 @@ class RayCluster:
         ray = _ray()
         try:
             ray.init(address=self.address, namespace="wfbench", log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
             raise InputError(
-                f"cannot reach the Ray cluster at {self.address}: {exc}", field="--ray-address"
+                f"cannot reach the Ray cluster at {self.address}: {_first_line(exc)}{AUTH_HINT}",
+                field="--ray-address",
             ) from None
         self._connected = True
 
