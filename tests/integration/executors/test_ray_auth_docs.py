@@ -7,8 +7,10 @@ worker node and the driver each get a home of their own, like three machines, an
 is copied from the head's to the others' as the page's text says. Ray's temp dir is the test's.
 
 Then, on that cluster: a driver without the token is refused before any cell, the summary's
-"metered at the wire this run" is the rows' spend (every row was metered on its node), and
-``--max-cost`` holds across the nodes (later cells held back, exit 1).
+"metered at the wire this run" is the rows' spend (every row was metered on its node),
+and ``--max-cost`` holds across the nodes (later cells held back, exit 1). (Throttle retries on a
+cluster are the fold's, tested on fakes: tests/unit/app/sweep/test_executor_sweep.py; a node's
+scripted provider is per cell, so a scripted burst would throttle every retry too.)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from tests.conftest import require_or_skip
@@ -90,9 +93,17 @@ class Machines:
         return done
 
 
+@attrs.frozen
+class Documented:
+    """The cluster the page's commands started, and what its first command said without a token."""
+
+    machines: Machines
+    refused: Any
+
+
 @pytest.fixture(scope="module")
-def machines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
-    """The namespace and the three homes; no cluster yet (the test starts it from the page)."""
+def documented(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Documented]:
+    """A head and one worker node (2 slots) started with the page's commands, token auth on."""
     missing = ray_missing()
     if missing is not None:
         require_or_skip("WFBENCH_REQUIRE_RAY", missing)
@@ -101,7 +112,21 @@ def machines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
     kit = LoopbackCluster(root / "ns", workers=0)
     try:
         kit.open_namespace()
-        yield Machines(kit, root)
+        machines = Machines(kit, root)
+        token_block, start_block = _blocks("Starting a cluster")
+        head_line, worker_line = start_block
+        refused = machines.sh(head_line, "stranger", check=False)  # before any token exists
+        for line in token_block:  # create the token on the head
+            machines.sh(line, "head")
+        token = root / "head" / ".ray" / "auth_token"
+        for home in ("worker", "driver"):  # "copy that file ... to the same path (mode 0600)"
+            target = root / home / ".ray" / "auth_token"
+            target.parent.mkdir(mode=0o700)
+            shutil.copy2(token, target)
+        machines.sh(head_line, "head")
+        machines.sh(worker_line, "worker")
+        machines.wait_slots(2)
+        yield Documented(machines, refused)
     finally:
         kit.stop()
 
@@ -116,53 +141,56 @@ def _rows(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
-def test_the_documented_token_cluster_starts_runs_a_sweep_meters_it_and_holds_a_budget(
-    machines: Machines,
-) -> None:
-    token_block, start_block = _blocks("Starting a cluster")
-    head_line, worker_line = start_block
-    assert "--head" in head_line
-    assert "wfbench_slot" in worker_line
+def _metered(stdout: str) -> float:
+    found = _METERED.search(stdout)
+    assert found is not None, stdout[-2000:]
+    return float(found.group(1))
 
-    # As the page warns: the documented start fails while no token exists.
-    refused = machines.sh(head_line, "stranger", check=False)
+
+def test_the_documented_start_needs_the_token_the_page_creates(documented: Documented) -> None:
+    refused = documented.refused
     assert refused.returncode != 0
     assert "no authentication token was found" in refused.stdout + refused.stderr
-
-    for line in token_block:  # create the token on the head
-        machines.sh(line, "head")
-    token = machines.root / "head" / ".ray" / "auth_token"
+    token = documented.machines.root / "head" / ".ray" / "auth_token"
     assert oct(token.stat().st_mode & 0o777) == "0o600"
-    for home in ("worker", "driver"):  # "copy that file ... to the same path (mode 0600)"
-        target = machines.root / home / ".ray" / "auth_token"
-        target.parent.mkdir(mode=0o700)
-        shutil.copy2(token, target)
 
-    machines.sh(head_line, "head")
-    machines.sh(worker_line, "worker")
-    machines.wait_slots(2)
 
-    stranger = machines.sh(_run_line(1), "stranger", check=False)
+def test_a_driver_without_the_token_is_refused_before_any_cell(documented: Documented) -> None:
+    stranger = documented.machines.sh(_run_line(1), "stranger", check=False)
     assert stranger.returncode == 2, stranger.stdout + stranger.stderr
     assert "cannot reach the Ray cluster at 127.0.0.1:6379" in stranger.stdout + stranger.stderr
-    assert not (machines.root / "stranger" / "results" / "results.jsonl").exists()
+    assert not (documented.machines.root / "stranger" / "results" / "results.jsonl").exists()
 
-    done = machines.sh(_run_line(1), "driver")
-    rows = _rows(machines.root / "driver" / "results")
+
+@pytest.fixture(scope="module")
+def sweep(documented: Documented) -> tuple[Any, list[dict[str, Any]]]:
+    """The page's ``wfbench run`` line, the demo's two review tasks once each: its output and rows."""
+    done = documented.machines.sh(_run_line(1), "driver")
+    return done, _rows(documented.machines.root / "driver" / "results")
+
+
+def test_the_documented_sweep_runs_and_its_wire_spend_is_every_nodes(
+    sweep: tuple[Any, list[dict[str, Any]]],
+) -> None:
+    done, rows = sweep
     assert len(rows) == 2
     assert all(row["node"] and row["error_kind"] is None for row in rows), rows
-    metered = float(_METERED.search(done.stdout).group(1))  # type: ignore[union-attr]
     spent = sum(row["cost_usd"] for row in rows)
     assert spent > 0
-    assert metered == pytest.approx(spent, abs=1e-4), done.stdout
+    assert _metered(done.stdout) == pytest.approx(spent, abs=1e-4), done.stdout
 
-    budget = round(spent / 4, 6)  # about half a cell: the first cells reach it
-    budgeted = _run_line(3).replace("--out results/", "--out budgeted/") + f" --max-cost {budget}"
-    stopped = machines.sh(budgeted, "driver", check=False)
+
+def test_max_cost_holds_across_the_nodes(
+    documented: Documented, sweep: tuple[Any, list[dict[str, Any]]]
+) -> None:
+    per_cell = sum(row["cost_usd"] for row in sweep[1]) / len(sweep[1])
+    budget = round(per_cell / 2, 6)  # half a cell: the first two cells (one per slot) reach it
+    line = _run_line(3).replace("--out results/", "--out budgeted/") + f" --max-cost {budget}"
+    stopped = documented.machines.sh(line, "driver", check=False)
     assert stopped.returncode == 1, stopped.stdout[-3000:] + stopped.stderr[-3000:]
     assert "reached the --max-cost budget" in stopped.stdout
-    held = _rows(machines.root / "driver" / "budgeted")
+    held = _rows(documented.machines.root / "driver" / "budgeted")
     assert len(held) < 6, "cells were held back once the cluster's spend reached the budget"
-    reported = float(_METERED.search(stopped.stdout).group(1))  # type: ignore[union-attr]
+    reported = _metered(stopped.stdout)
     assert reported >= budget
-    assert reported < spent, "less than the two cells that ran at once would have cost unbudgeted"
+    assert reported < 2 * per_cell, "less than the two cells that ran at once would have cost"

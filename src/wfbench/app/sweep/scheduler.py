@@ -29,7 +29,7 @@ Seams (what callers hook into; each is optional except ``run_cell`` and ``on_row
 The decisions themselves are the pure fold's (``start_fold``/``fold`` over ``CellFinished`` and
 ``CancelRequested`` events, returning ``SubmitCell``/``PersistRow``/``LimitChanged``/
 ``CancelRunning``/``SweepDone`` actions), performed here on any ``CellExecutor``;
-:mod:`wfbench.app.sweep.executor_sweep` performs the same fold, unpaced, for a cluster executor.
+:mod:`wfbench.app.sweep.executor_sweep` performs the same paced fold for a cluster executor.
 
 Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
