@@ -93,7 +93,7 @@ def test_a_nodes_endpoint_gives_each_cell_a_metered_lease_on_its_agents_routes(t
 
 
 def test_a_nodes_key_proxy_keeps_its_books_in_the_sweeps_shared_ledger(tmp_path) -> None:
-    """With the driver's ledger handle shipped, the node's proxy reserves and settles there, under the budget."""
+    """With the driver's ledger handle shipped, the node's proxy keeps its books there, under the budget."""
     from types import SimpleNamespace
 
     pytest.importorskip("ray")
