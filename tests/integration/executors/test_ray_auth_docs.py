@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,8 +55,9 @@ class Machines:
         self.kit = kit
         self.root = root
         bin_dir = os.path.dirname(sys.executable)
-        tmp = root / "tmp"
-        tmp.mkdir()
+        # Ray's sockets live under TMPDIR and a UNIX socket path has at most 107 bytes: a short one.
+        tmp = Path(tempfile.mkdtemp(prefix="wfray-", dir="/tmp"))
+        self.tmp = tmp
         self.base = {**kit.env, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}", "TMPDIR": str(tmp)}
         for name in ("head", "worker", "driver", "stranger"):
             (root / name).mkdir()
@@ -76,14 +78,14 @@ class Machines:
 
     def sh(self, line: str, home: str, *, check: bool = True, timeout: float = 600) -> Any:
         """``line`` as written (``HEAD`` is this namespace's loopback) in ``home``'s shell."""
-        command = line.replace("HEAD:", "127.0.0.1:")
+        # nsenter's entry into the mount namespace moves the shell to "/": start it at home.
+        command = 'cd "$HOME" && ' + line.replace("HEAD:", "127.0.0.1:")
         env = {**self.base, "HOME": str(self.root / home)}
         done = self.kit.run(
             ["/bin/sh", "-c", command],
             capture=True,
             check=False,
             env=env,
-            cwd=str(self.root / home),
             timeout=timeout,
         )
         if check:
@@ -110,6 +112,7 @@ def documented(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Documented]
     bwrap_or_skip()
     root = tmp_path_factory.mktemp("ray-docs")
     kit = LoopbackCluster(root / "ns", workers=0)
+    machines: Machines | None = None
     try:
         kit.open_namespace()
         machines = Machines(kit, root)
@@ -129,6 +132,8 @@ def documented(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Documented]
         yield Documented(machines, refused)
     finally:
         kit.stop()
+        if machines is not None:
+            shutil.rmtree(machines.tmp, ignore_errors=True)
 
 
 def _run_line(runs: int) -> str:
