@@ -41,6 +41,8 @@ from wfbench.domain.sweep.scheduling import DETAIL_LIMIT, Cell, CellFinished, fa
 
 #: The custom resource a node offers per cell it may run (``ray start --resources``).
 SLOT_RESOURCE = "wfbench_slot"
+#: The resource Ray gives the head node only.
+HEAD_RESOURCE = "node:__internal_head__"
 #: How long a force-cancelled task may take to come back before its cell is given up as cancelled.
 ABANDON_AFTER_S = 60.0
 #: A probe of one node must answer within this.
@@ -118,8 +120,18 @@ class RayCluster:
         from wfbench.adapters.executors.ray_ledger import ClusterMeter, start_keeper
 
         ray = _ray()
-        keeper = start_keeper(ray, budget_usd, prices)
+        keeper = start_keeper(ray, budget_usd, prices, placement=self._head_affinity())
         return keeper, ClusterMeter(ray, keeper, budget_usd)
+
+    def _head_affinity(self) -> object | None:
+        """Prefer the head for the ledger: a worker node's loss must not take the sweep's books with it."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        for raw in _ray().nodes():
+            if raw.get("Alive") and HEAD_RESOURCE in raw.get("Resources", {}):
+                strategy: object = NodeAffinitySchedulingStrategy(str(raw["NodeID"]), soft=True)
+                return strategy
+        return None
 
     def put(self, value: object) -> Any:
         """Store ``value`` once in the object store; every task given the handle shares that copy."""

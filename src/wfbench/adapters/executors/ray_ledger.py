@@ -63,10 +63,17 @@ class LedgerKeeper:
         self._ledger.settle(usage, prices, release=release, billed=billed, complete=complete)
 
 
-def start_keeper(ray: Any, budget_usd: float | None, prices: ModelPrices | None) -> Any:
-    """The sweep's keeper actor (no CPU, never restarted: its books would be lost); its handle."""
-    remote = ray.remote(LedgerKeeper)
-    return remote.options(num_cpus=0, max_restarts=0, max_task_retries=0).remote(budget_usd, prices)
+def start_keeper(
+    ray: Any, budget_usd: float | None, prices: ModelPrices | None, *, placement: object | None = None
+) -> Any:
+    """The sweep's keeper actor (no CPU, never restarted: its books would be lost); its handle.
+
+    ``placement`` is a Ray scheduling strategy (the driver prefers the head node).
+    """
+    options: dict[str, object] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0}
+    if placement is not None:
+        options["scheduling_strategy"] = placement
+    return ray.remote(LedgerKeeper).options(**options).remote(budget_usd, prices)
 
 
 def _unreachable(exc: BaseException) -> Refused:
