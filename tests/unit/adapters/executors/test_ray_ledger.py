@@ -7,12 +7,13 @@ keeper that answers at once. The real cluster runs in tests/integration/executor
 from __future__ import annotations
 
 import threading
+import types
 import time
 from typing import Any
 
 import pytest
 
-from wfbench.adapters.executors.ray_ledger import ClusterLedger, ClusterMeter, LedgerKeeper
+from wfbench.adapters.executors.ray_ledger import ClusterLedger, ClusterMeter, LedgerKeeper, start_keeper
 from wfbench.adapters.gateway.key_proxy import KeyProxy
 from wfbench.adapters.gateway.rules import Refused
 from wfbench.domain.metering.evidence import Spend
@@ -152,3 +153,29 @@ def test_a_key_proxy_keeps_its_books_in_the_ledger_it_is_given() -> None:
     assert proxy.spend() == Spend(1.0, 3.0)
     proxy.stop()  # never started: stops the node's waits only
     assert ClusterMeter(ray, keeper, 3.0).spend() == Spend(1.0, 3.0)
+
+
+def test_the_keeper_takes_no_cpu_is_never_restarted_and_goes_where_it_is_placed() -> None:
+    """A restarted keeper would have empty books: the budget would start again from zero."""
+    recorded: dict[str, Any] = {}
+
+    class _Ray:
+        def remote(self, cls: type) -> Any:
+            assert cls is LedgerKeeper
+
+            class _Actor:
+                @staticmethod
+                def options(**options: Any) -> Any:
+                    recorded.update(options)
+                    return types.SimpleNamespace(remote=lambda *args: ("handle", args))
+
+            return _Actor()
+
+    handle = start_keeper(_Ray(), 2.0, PRICES, placement="head")
+    assert handle == ("handle", (2.0, PRICES))
+    assert recorded == {
+        "num_cpus": 0,
+        "max_restarts": 0,
+        "max_task_retries": 0,
+        "scheduling_strategy": "head",
+    }
