@@ -7,8 +7,8 @@ keeper that answers at once. The real cluster runs in tests/integration/executor
 from __future__ import annotations
 
 import threading
-import types
 import time
+import types
 from typing import Any
 
 import pytest
