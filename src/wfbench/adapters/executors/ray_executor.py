@@ -116,11 +116,26 @@ class RayCluster:
         return tuple(found)
 
     def start_ledger(self, budget_usd: float | None, prices: Any) -> tuple[Any, Any]:
-        """The sweep's shared budget ledger: the keeper actor's handle and the driver's meter of it."""
-        from wfbench.adapters.executors.ray_ledger import ClusterMeter, start_keeper
+        """The sweep's shared budget ledger: the keeper actor's handle and the driver's meter of it.
+
+        Waits until the keeper answers, so that its start is paid here, before the first cell,
+        not by the first cells' first model requests.
+
+        Raises:
+            InputError: the keeper did not start (``--ray-address``: the cluster cannot run it).
+        """
+        from wfbench.adapters.executors.ray_ledger import CALL_TIMEOUT_S, ClusterMeter, start_keeper
 
         ray = _ray()
         keeper = start_keeper(ray, budget_usd, prices, placement=self._head_affinity())
+        try:
+            ray.get(keeper.spend.remote(), timeout=CALL_TIMEOUT_S)
+        except Exception as exc:
+            raise InputError(
+                f"the sweep's budget ledger did not start on the cluster at {self.address}:"
+                f" {type(exc).__name__}: {_first_line(exc)}",
+                field="--ray-address",
+            ) from None
         return keeper, ClusterMeter(ray, keeper, budget_usd)
 
     def _head_affinity(self) -> object | None:
