@@ -27,6 +27,11 @@ N pairs; it prints each pair's ratio of makespans and their median (the local ex
 
     python3 bench/distributed_bench.py [--runs 4] [--stall 10]   # root, with the ray extra installed
     python3 bench/distributed_bench.py --pairs 5
+    python3 bench/distributed_bench.py --pairs 5 --against /path/to/other/checkout
+
+``--against DIR`` compares two wfbench trees instead: two 2-node clusters, one whose every process
+imports wfbench from ``DIR/src`` (``PYTHONPATH``), one from this checkout; it prints each pair's
+makespan ratio (this ÷ DIR) and their median.
 """
 
 from __future__ import annotations
@@ -127,11 +132,14 @@ def main() -> int:
     parser.add_argument(
         "--pairs", type=int, default=0, help="alternate N sweeps on a 1-node and a 2-node cluster"
     )
+    parser.add_argument("--against", help="with --pairs: compare with the wfbench tree in this checkout")
     args = parser.parse_args()
     missing = ray_missing()
     if missing is not None:
         print(f"distributed_bench: {missing}", file=sys.stderr)
         return 2
+    if args.pairs > 0 and args.against:
+        return against(Path(args.against), args.pairs, args.runs, args.stall)
     if args.pairs > 0:
         return pairs(args.pairs, args.runs, args.stall)
     cells = 2 * args.runs
@@ -209,6 +217,39 @@ def pairs(count: int, runs: int, stall: float) -> int:
     print(
         f"{2 * runs} cells, last reply held {stall:g} s: speed-up 1 → 2 nodes, median of {count} pairs"
         f" {statistics.median(speedups):.2f}× (range {low:.2f}–{high:.2f}×)"
+    )
+    return 0
+
+
+def against(other: Path, count: int, runs: int, stall: float) -> int:
+    """This checkout's makespan ÷ ``other``'s, on two 2-node clusters, ``count`` pairs alternately."""
+    trees = {"other": other.resolve() / "src", "this": REPO / "src"}
+    with tempfile.TemporaryDirectory(prefix="wfr-ab-", dir="/tmp") as tmp:  # short: Ray's socket paths
+        root = Path(tmp)
+        script = stalling_script(root, stall)
+        kits = {
+            name: LoopbackCluster(root / name, workers=2, slots=SLOTS, env={"PYTHONPATH": str(src)})
+            for name, src in trees.items()
+        }
+        ratios: list[float] = []
+        try:
+            for kit in kits.values():
+                kit.start()
+                kit.wait_slots(2 * SLOTS)
+            for index in range(count):
+                figures = {}
+                for name, kit in kits.items():
+                    argv = ["--executor", "ray", "--ray-address", kit.address]
+                    figures[name] = sweep(kit, root / f"{name}{index}", script, runs, argv)
+                    print(f"pair {index + 1}: " + line(name, figures[name], 2 * SLOTS), flush=True)
+                ratios.append(figures["this"]["makespan"] / figures["other"]["makespan"])
+                print(f"pair {index + 1}: this ÷ other makespan {ratios[-1]:.3f}", flush=True)
+        finally:
+            for kit in kits.values():
+                kit.stop()
+    print(
+        f"this ÷ {other} makespan, 2 nodes × {SLOTS} slots: median {statistics.median(ratios):.3f}"
+        f" (range {min(ratios):.3f}–{max(ratios):.3f}), {count} pairs"
     )
     return 0
 
