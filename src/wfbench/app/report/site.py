@@ -12,10 +12,10 @@ each row's byte offset, never the rows), then renders a page per request:
 - ``cells.html?after=OFFSET`` — every cell, a page at a time, read from the file at a byte
   offset (:mod:`~wfbench.app.report.cell_list`), never from the model.
 
-With ``background=True`` (``wfbench view``'s server) the one pass runs on a thread: a sweep of a
-million rows takes a minute to read, and until it is read ``index.html`` is the first page of
-``cells.html`` (which reloads into the overview when the pass ends), other pages answer 503, and
-the server answers at once (issue 33).
+With ``background=True`` (``wfbench view``'s server) the one pass over a sweep larger than
+:data:`SMALL_SWEEP_BYTES` runs on a thread: a sweep of a million rows takes a minute to read, and
+until it is read ``index.html`` is the first page of ``cells.html`` (which reloads into the
+overview when the pass ends), other pages answer 503, and the server answers at once (issue 33).
 
 Over a :class:`~wfbench.domain.ports.LiveSweep`, every request first checks the sweep's state and
 reads the sweep again when it changed (new rows, a verdict written, the run ended). While a
@@ -52,10 +52,8 @@ __all__ = ["Response", "SweepSite"]
 
 HTML = "text/html; charset=utf-8"
 TEXT = "text/plain; charset=utf-8"
-#: How long a request for the index of a small sweep (at most :data:`SMALL_SWEEP_BYTES` of rows)
-#: waits for the background pass, which has read it by then: its index is the overview as before.
-#: A larger sweep's index is the cell listing at once.
-READY_GRACE_S = 2.0
+#: A sweep with more bytes of rows than this is read on a thread when asked (``background``); a
+#: smaller one is read before the first request, in well under a second, as it always was.
 SMALL_SWEEP_BYTES = 8 << 20
 #: ``live.txt`` while the background pass runs; the loading page reloads when it changes.
 LOADING_TOKEN = "loading"  # noqa: S105 - a page state, not a secret
@@ -90,7 +88,7 @@ class SweepSite:
         self.rows_read = 0
         self.ready = threading.Event()
         self._failure: str | None = None
-        if background and isinstance(source, LiveSweep):
+        if background and self.live is not None and self.live.size > SMALL_SWEEP_BYTES:
             threading.Thread(target=self._load_in_background, name="wfbench-view-read", daemon=True).start()
         else:
             self._load()
@@ -168,7 +166,7 @@ class SweepSite:
         path = path.lstrip("/")
         if path == "cells.html":
             return self._cells(query)
-        if not self.ready.is_set() and (path not in ("", "index.html") or not self.ready.wait(self._grace())):
+        if not self.ready.is_set():
             return self._reading(path)
         if self._failure is not None:
             return Response(500, TEXT, f"reading the sweep failed: {self._failure}\n".encode())
@@ -187,10 +185,6 @@ class SweepSite:
         if parts[0] == "raw" and len(parts) > 1:
             return self._raw("/".join(parts[1:]))
         return Response(404, TEXT, b"not found\n")
-
-    def _grace(self) -> float:
-        small = self.live is None or self.live.size <= SMALL_SWEEP_BYTES
-        return READY_GRACE_S if small else 0.0
 
     def _cells(self, query: str, note: str | None = None) -> Response:
         """A page of ``cells.html``: the rows that follow the query's ``after`` offset."""

@@ -85,8 +85,8 @@ def test_cells_link_to_their_pages_and_escape_what_the_row_says():
     assert any(link.startswith("cells/") and link.endswith("/workflow/run-0.html") for link in _links(body))
 
 
-def test_while_the_sweep_is_read_in_the_background_the_index_is_the_cell_listing(monkeypatch):
-    monkeypatch.setattr(site_module, "READY_GRACE_S", 0.01)
+def test_while_a_large_sweep_is_read_in_the_background_the_index_is_the_cell_listing(monkeypatch):
+    monkeypatch.setattr(site_module, "SMALL_SWEEP_BYTES", 10)
     release = threading.Event()
     sweep = FakeLiveSweep([_row(i) for i in range(3)], release=release)
     site = SweepSite(sweep, title="big", background=True)
@@ -107,33 +107,10 @@ def test_while_the_sweep_is_read_in_the_background_the_index_is_the_cell_listing
     assert site.render("/tasks/t0001.html").status == 200
 
 
-def test_a_small_sweep_read_in_the_background_still_opens_on_its_overview():
-    sweep = FakeLiveSweep([_row(i) for i in range(3)])
-    background = SweepSite(sweep, title="small", background=True).render("/")
-    assert background.body == SweepSite(sweep, title="small").render("/").body
-
-
-class _SpyEvent(threading.Event):
-    def __init__(self) -> None:
-        super().__init__()
-        self.waits: list[float | None] = []
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self.waits.append(timeout)
-        return super().wait(0)
-
-
-def test_only_a_small_sweep_s_index_waits_for_the_pass(monkeypatch):
-    """A sweep over SMALL_SWEEP_BYTES answers its index with the listing without waiting at all."""
+def test_a_small_sweep_is_read_before_the_first_request_as_it_always_was():
     release = threading.Event()
     sweep = FakeLiveSweep([_row(i) for i in range(3)], release=release)
-    size = sweep.state().size
-    try:
-        for small_bytes, expected in ((size, site_module.READY_GRACE_S), (size - 1, 0.0)):
-            monkeypatch.setattr(site_module, "SMALL_SWEEP_BYTES", small_bytes)
-            site = SweepSite(sweep, title="big", background=True)
-            site.ready = _SpyEvent()
-            assert b"Reading the sweep" in site.render("/").body
-            assert site.ready.waits == [expected]
-    finally:
-        release.set()
+    threading.Timer(0.2, release.set).start()  # a pass on a thread would not be done on return
+    site = SweepSite(sweep, title="small", background=True)
+    assert site.ready.is_set()
+    assert site.render("/").body == SweepSite(sweep, title="small").render("/").body
