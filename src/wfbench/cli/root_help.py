@@ -6,8 +6,7 @@ start-up, and the root help lists commands that are registered only to be listed
 formatter's width — ``min(terminal columns, 100) − 2``, as click computes it — when this module
 holds it: 78 (an 80-column terminal, or no terminal at all: pipes, CI) and 98 (100 columns or
 more). Any other width goes through Typer as before. ``tests/cli/test_cli_surface.py`` renders
-both widths with Typer and fails when they differ from these (``python -m wfbench.cli.root_help``
-prints the module body to paste back).
+both widths with Typer and fails when they differ from these, printing the texts to paste back.
 """
 
 from __future__ import annotations
@@ -124,20 +123,3 @@ def formatter_width() -> int:
 def static_help() -> str | None:
     """The root help for this terminal's width, when this module holds it."""
     return ROOT_HELP.get(formatter_width())
-
-
-def render(width: int) -> str:
-    """The root help as Typer renders it at formatter ``width`` (for the test and regeneration)."""
-    from typer.testing import CliRunner
-
-    from wfbench.cli.main import LISTING, build_app
-
-    output: str = (
-        CliRunner().invoke(build_app(LISTING), ["--help"], terminal_width=width, prog_name="wfbench").output
-    )
-    return output.removesuffix("\n")
-
-
-if __name__ == "__main__":
-    for width in sorted(ROOT_HELP):
-        print(f"{width}: {render(width)!r},")
