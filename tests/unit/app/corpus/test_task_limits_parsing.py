@@ -46,4 +46,5 @@ def test_the_digest_changes_with_each_limit_and_only_with_them():
         TaskLimits(memory_bytes=G, storage_bytes=G).digest(),
         TaskLimits(memory_bytes=G, agent_timeout_s=60.0).digest(),
     }
-    assert base.digest() not in others and len(others) == 4
+    assert base.digest() not in others
+    assert len(others) == 4
