@@ -293,7 +293,21 @@ class CommandLimits:
             ),
             f"tmpfs size: {format_size(limits.tmpfs_bytes)} each for /tmp, /home/agent, /dev/shm"
             " (the sandbox root and /dev are read-only)",
+            f"task cpus (limits.cpus): {self.cpu_quota()}",
         )
+
+    def cpu_quota(self) -> str:
+        """How a task's ``limits.cpus`` is enforced here, or ``NOT enforced: <why>``."""
+        with self._lock:
+            if self._cpu is None:
+                try:
+                    self._cpu = cpu_cgroup.detect()
+                except CpuUnavailable as exc:
+                    self._cpu = str(exc)
+            found = self._cpu
+        if isinstance(found, CpuController):
+            return f"cpu cgroup (v{found.version}) at {found.parent}, a CFS quota per command"
+        return f"NOT enforced: {found}"
 
     def rlimits(self, limits: ResourceLimits | None = None) -> tuple[tuple[int, tuple[int, int]], ...]:
         """The (kind, (soft, hard)) pairs every command's child sets (``limits``: a task's, else these)."""
@@ -354,15 +368,10 @@ class CommandLimits:
         """A group with the CPU quota (None: no quota asked, or no cpu controller here: warned once)."""
         if cpus is None:
             return None
-        with self._lock:
-            if self._cpu is None:
-                try:
-                    self._cpu = cpu_cgroup.detect()
-                except CpuUnavailable as exc:
-                    self._cpu = str(exc)
-            found = self._cpu
+        self.cpu_quota()
+        found = self._cpu
         if not isinstance(found, CpuController):
-            _warn_once("cpu", found, "CPU time (the task's limits.cpus)")
+            _warn_once("cpu", str(found), "CPU time (the task's limits.cpus)")
             return None
         if pids_group is not None and os.path.dirname(pids_group.path) == found.parent:
             _write_limits(pids_group.path, found.limit_files(cpus))  # cgroup2: one group holds all

@@ -178,6 +178,7 @@ class PodmanSandbox:
             f"open files: {lim.open_files or 'off'} (--ulimit nofile, under the host's hard limit)",
             f"file size: {lim.file_size_bytes or 'off'} bytes (--ulimit fsize)",
             f"tmpfs: {lim.tmpfs_bytes} bytes each (/tmp, /home/agent, /dev/shm)",
+            "task limits (limits.cpus/memory/storage): --cpus, --memory, tmpfs size and --ulimit fsize",
         )
 
     def command(self) -> tuple[str, ...]:
