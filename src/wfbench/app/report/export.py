@@ -108,9 +108,11 @@ def cell_prompts(row: Row, directory: SweepDirectory) -> list[tuple[str, str]] |
 
 def _prompt_of(prompts: list[tuple[str, str]] | None, phase: str) -> str | None:
     """The prompt of ``phase``'s session (taken once: a phase repeated takes its next prompt)."""
-    for index, (name, prompt) in enumerate(prompts or []):
+    if prompts is None:
+        return None
+    for index, (name, prompt) in enumerate(prompts):
         if name == phase:
-            del prompts[index]  # type: ignore[union-attr]
+            prompts.pop(index)
             return prompt
     return None
 
