@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import resource
 
+from structlog.testing import capture_logs
+
 from wfbench.adapters.sandbox.command_limits import CommandLimits, ResourceLimits
 from wfbench.adapters.sandbox.cpu_cgroup import CpuController
 from wfbench.adapters.sandbox.podman_argv import ArgvInputs, podman_argv
@@ -32,6 +34,15 @@ def test_resources_above_the_machine_are_clamped_to_it():
     assert fitted == TaskResources(cpus=2.0, memory_bytes=8 * G)
     within = TaskResources(cpus=0.5, memory_bytes=G, storage_bytes=900 * G)
     assert fit_to_machine(within, cpus=2, memory=8 * G) == within
+
+
+def test_a_clamped_value_is_warned_once():
+    with capture_logs() as logs:
+        for _ in range(2):
+            fit_to_machine(TaskResources(cpus=333.0), cpus=2, memory=8 * G)
+    assert [(e["event"], e["resource"], e["declared"], e["machine"]) for e in logs] == [
+        ("sandbox.task_limit_clamped", "cpus", 333.0, 2)
+    ]
 
 
 def test_podman_gets_the_tasks_cpus_memory_and_sizes_as_flags(tmp_path):
