@@ -41,8 +41,6 @@ from wfbench.domain.sweep.scheduling import DETAIL_LIMIT, Cell, CellFinished, fa
 
 #: The custom resource a node offers per cell it may run (``ray start --resources``).
 SLOT_RESOURCE = "wfbench_slot"
-#: The resource Ray gives the head node only.
-HEAD_RESOURCE = "node:__internal_head__"
 #: How long a force-cancelled task may take to come back before its cell is given up as cancelled.
 ABANDON_AFTER_S = 60.0
 #: A probe of one node must answer within this.
@@ -116,37 +114,21 @@ class RayCluster:
         return tuple(found)
 
     def start_ledger(self, budget_usd: float | None, prices: Any) -> tuple[Any, Any]:
-        """The sweep's shared budget ledger: the keeper actor's handle and the driver's meter of it.
-
-        Waits until the keeper answers, so that its start is paid here, before the first cell,
-        not by the first cells' first model requests.
+        """The sweep's shared budget ledger (:func:`~wfbench.adapters.executors.ray_ledger.open_ledger`).
 
         Raises:
-            InputError: the keeper did not start (``--ray-address``: the cluster cannot run it).
+            InputError: the ledger did not start (``--ray-address``).
         """
-        from wfbench.adapters.executors.ray_ledger import CALL_TIMEOUT_S, ClusterMeter, start_keeper
+        from wfbench.adapters.executors.ray_ledger import open_ledger
 
-        ray = _ray()
-        keeper = start_keeper(ray, budget_usd, prices, placement=self._head_affinity())
         try:
-            ray.get(keeper.spend.remote(), timeout=CALL_TIMEOUT_S)
+            return open_ledger(_ray(), budget_usd, prices)
         except Exception as exc:
             raise InputError(
                 f"the sweep's budget ledger did not start on the cluster at {self.address}:"
                 f" {type(exc).__name__}: {_first_line(exc)}",
                 field="--ray-address",
             ) from None
-        return keeper, ClusterMeter(ray, keeper, budget_usd)
-
-    def _head_affinity(self) -> object | None:
-        """Prefer the head for the ledger: a worker node's loss must not take the sweep's books with it."""
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        for raw in _ray().nodes():
-            if raw.get("Alive") and HEAD_RESOURCE in raw.get("Resources", {}):
-                strategy: object = NodeAffinitySchedulingStrategy(str(raw["NodeID"]), soft=True)
-                return strategy
-        return None
 
     def put(self, value: object) -> Any:
         """Store ``value`` once in the object store; every task given the handle shares that copy."""

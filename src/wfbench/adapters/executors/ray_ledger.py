@@ -35,6 +35,8 @@ from wfbench.domain.session.records import Usage
 
 #: How long one call to the keeper may take before the request it serves is refused.
 CALL_TIMEOUT_S = 30.0
+#: The resource Ray gives the head node only.
+HEAD_RESOURCE = "node:__internal_head__"
 
 
 class LedgerKeeper:
@@ -74,6 +76,32 @@ def start_keeper(
     if placement is not None:
         options["scheduling_strategy"] = placement
     return ray.remote(LedgerKeeper).options(**options).remote(budget_usd, prices)
+
+
+def open_ledger(ray: Any, budget_usd: float | None, prices: ModelPrices | None) -> tuple[Any, ClusterMeter]:
+    """The sweep's keeper, on the head node when there is one, and the driver's meter of it.
+
+    Waits until the keeper answers, so that its start is paid before the first cell, not by the
+    first cells' first model requests. (On the head: a worker node's loss must not take the
+    sweep's books with it.)
+
+    Raises:
+        Exception: whatever Ray raised when the keeper did not start or answer in time.
+    """
+    keeper = start_keeper(ray, budget_usd, prices, placement=_on_head(ray))
+    ray.get(keeper.spend.remote(), timeout=CALL_TIMEOUT_S)
+    return keeper, ClusterMeter(ray, keeper, budget_usd)
+
+
+def _on_head(ray: Any) -> object | None:
+    """Soft affinity to the head node (None: no head among the alive nodes)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    for raw in ray.nodes():
+        if raw.get("Alive") and HEAD_RESOURCE in raw.get("Resources", {}):
+            strategy: object = NodeAffinitySchedulingStrategy(str(raw["NodeID"]), soft=True)
+            return strategy
+    return None
 
 
 def _unreachable(exc: BaseException) -> Refused:

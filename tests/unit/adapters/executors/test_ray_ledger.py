@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from wfbench.adapters.executors.ray_ledger import ClusterLedger, ClusterMeter, LedgerKeeper, start_keeper
+from wfbench.adapters.executors.ray_ledger import (
+    ClusterLedger,
+    ClusterMeter,
+    LedgerKeeper,
+    open_ledger,
+    start_keeper,
+)
 from wfbench.adapters.gateway.key_proxy import KeyProxy
 from wfbench.adapters.gateway.rules import Refused
 from wfbench.domain.metering.evidence import Spend
@@ -179,3 +185,34 @@ def test_the_keeper_takes_no_cpu_is_never_restarted_and_goes_where_it_is_placed(
         "max_task_retries": 0,
         "scheduling_strategy": "head",
     }
+
+
+def test_the_ledger_opens_on_the_head_and_answers_before_the_first_cell() -> None:
+    """A worker node's loss must not take the books along; the keeper's start is paid at preflight."""
+    pytest.importorskip("ray")
+    head_id = "ab" * 28  # Ray checks a node id's length
+    placed: dict[str, Any] = {}
+
+    class _Ray(FakeRay):
+        def nodes(self) -> list[dict[str, Any]]:
+            worker = {"Alive": True, "NodeID": "cd" * 28, "Resources": {"wfbench_slot": 2.0}}
+            head = {"Alive": True, "NodeID": head_id, "Resources": {"node:__internal_head__": 1.0}}
+            return [worker, head]
+
+        def remote(self, cls: type) -> Any:
+            fake = self
+
+            class _Actor:
+                @staticmethod
+                def options(**options: Any) -> Any:
+                    placed.update(options)
+                    return types.SimpleNamespace(remote=lambda *args: FakeActor(cls(*args), fake))
+
+            return _Actor()
+
+    ray = _Ray()
+    keeper, meter = open_ledger(ray, 1.0, PRICES)
+    assert ray.calls == ["spend"], "asked once before any cell"
+    assert placed["scheduling_strategy"].node_id == head_id
+    assert placed["scheduling_strategy"].soft
+    assert meter.spend() == Spend(0.0, 1.0)
