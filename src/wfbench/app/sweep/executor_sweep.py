@@ -73,12 +73,14 @@ def run_on_executor(
     outage_streak: int = DEFAULT_OUTAGE_STREAK,
     grace_s: float = DEFAULT_GRACE_S,
     pacing: ExecutorPacing | None = None,
+    keep_rows: bool = True,
 ) -> SweepOutcome:
     """Fold ``cells`` run by ``executor``; at most ``window`` (default 2 × its slots) in flight.
 
     Paced as a local sweep (see the module docstring): at most ``executor.slots`` cells run at
     once, fewer under the throttle limit; ``pacing`` gives the retry policy (default
-    :class:`RetryPolicy`) and the ``on_limit`` callback.
+    :class:`RetryPolicy`) and the ``on_limit`` callback. ``keep_rows=False``: rows are persisted
+    through ``on_row`` and not held (the outcome's ``rows`` stays empty).
 
     Raises:
         ValueError: ``window`` below the executor's slots or ``outage_streak < 0``, before any cell.
@@ -93,7 +95,12 @@ def run_on_executor(
         len(cell_list), window=size, breaker=Breaker(limit=outage_streak), pacing=plan
     )
     shell = FoldShell(
-        cells=cell_list, on_row=on_row, executor=executor, grace_s=grace_s, on_limit=paced.on_limit
+        cells=cell_list,
+        on_row=on_row,
+        executor=executor,
+        grace_s=grace_s,
+        on_limit=paced.on_limit,
+        keep_rows=keep_rows,
     )
     try:
         while shell.perform(actions):
