@@ -263,6 +263,12 @@ def pair_model_of(attested: Attested, candidate: str, incumbent: str) -> tuple[s
     return pair_model(candidate, incumbent, runtimes)
 
 
+def pair_spec(attested: Attested, candidate: str, incumbent: str, gate: GateKind | None = None) -> PairSpec:
+    """The pair to judge, in the Holm family of its incumbent's agent (one decision per agent)."""
+    family = attested.single("agent", [incumbent])
+    return PairSpec(candidate, incumbent, gate, family=None if family is None else str(family))
+
+
 def resolve_model(rows: Iterable[Row] | GateInput) -> tuple[str | None, str | None]:
     """The benchmark model the rows agree on, and a problem when they name more than one."""
     return _model_of(gate_input(rows).attested)
@@ -317,11 +323,11 @@ def regate(
     model, _ = _model_of(read.attested, {*candidates, *(pairs[arm] for arm in candidates)})
     if bindings is not None:
         model = bindings.benchmark_model
-    specs = [PairSpec(candidate, pairs[candidate], gates.get(candidate)) for candidate in candidates]
+    specs = [pair_spec(read.attested, c, pairs[c], gates.get(c)) for c in candidates]
     # each pair with its own model: a declared migration decides across it, an undeclared one cannot
     own = {candidate: pair_model_of(read.attested, candidate, pairs[candidate]) for candidate in candidates}
-    pair_models = {  # refused (no model, a reason): None; else the bindings' model, the pair's, the rows'
-        candidate: None if pair is None and notes else (model if bindings is not None else pair or model)
+    pair_models = {  # refused (no model, a reason): None; else the pair's own model, the bindings', the rows'
+        candidate: None if pair is None and notes else (pair or model)
         for candidate, (pair, notes) in own.items()
     }
     judged = judge_summary(read.summary, specs, model=model, policy=policy, pair_models=pair_models)
