@@ -41,7 +41,7 @@ def _arm(agent: str, arm: str, cost: float, *, fails: str | None = None) -> list
 
 
 def _sweep(agents: dict[str, str]) -> list[Row]:
-    """Per entry of ``agents``: a workflow arm at $0.40 that fails t1 and a candidate at $0.30 (the demo's story)."""
+    """Per entry of ``agents``: a workflow arm at $0.40 failing t1, a candidate at $0.30 (the demo)."""
     return [
         row
         for name, agent in agents.items()
