@@ -17,7 +17,7 @@ import attrs
 from wfbench.app.corpus.arms import Arm, Overlay
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import Corpus
-from wfbench.app.gating.gating import gate_input, pair_model_of, pair_spec
+from wfbench.app.gating.gating import gate_input, pair_model_of, pair_specs
 from wfbench.app.report.cell_pages import DirectoryArtifacts, write_cell_pages
 from wfbench.app.report.model import ReportInputs, build_model
 from wfbench.app.report.render import render_model
@@ -78,7 +78,7 @@ def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     """``promotion.json``: one decision per candidate arm; an aborted sweep can never promote."""
     complete = not (data.tripped or data.cancelled or data.budget_stopped)
     attested = gate_input(data.rows).attested
-    specs = [pair_spec(attested, candidate, incumbent) for candidate, incumbent in candidate_pairs(data.arms)]
+    specs = pair_specs(attested, candidate_pairs(data.arms))
     own = {s.candidate: pair_model_of(attested, s.candidate, s.incumbent) for s in specs}
     # each pair with its own model (a Gemini pair is judged as gemini-2.5-pro, whatever --model says)
     pair_models = {

@@ -99,6 +99,7 @@ def judge(
                 policy=policy.decision_policy,
                 statistics=stats,
                 verdicts=(ref, stat),
+                family=spec.family,
             )
         )
     return tuple(decisions)

@@ -72,6 +72,9 @@ def test_the_holm_correction_counts_one_agents_claims_not_the_whole_sweeps() -> 
 
     assert all("Holm over 2 promotion claim(s)" in " ".join(d.reasons) for d in per_agent.values())
     assert all("Holm over 4 promotion claim(s)" in " ".join(d.reasons) for d in one_agent.values())
+    # promotion.json of a one-agent sweep is as it was: no family recorded
+    assert [d.to_mapping().get("holm_family") for d in per_agent.values()] == ["claude", "gemini"]
+    assert all("holm_family" not in d.to_mapping() for d in one_agent.values())
 
 
 def test_the_sweeps_own_promotion_step_decides_once_per_agent_with_each_pairs_model() -> None:
@@ -110,3 +113,23 @@ def test_the_sweeps_own_promotion_step_decides_once_per_agent_with_each_pairs_mo
         ("candidate_claude", "workflow_claude", "promote", "claude-sonnet-4-5"),
         ("candidate_gemini", "workflow_gemini", "promote", "gemini-2.5-pro"),
     ]
+
+
+def test_the_evidence_of_a_per_agent_sweep_recomputes_to_itself_for_apply() -> None:
+    """`wfbench promote` re-judges the stored samples: each pair in its agent's family, with its model."""
+    from wfbench.domain.promotion.evidence import EvidenceBindings
+    from wfbench.domain.promotion.validation import ApplyExpectation, _check_recomputed
+
+    pairs = {"candidate_claude": "workflow_claude", "candidate_gemini": "workflow_gemini"}
+    evidence = regate(_sweep({"claude": "claude", "gemini": "gemini"}), now=NOW, pairs=pairs).evidence
+    assert evidence is not None
+    decisions = evidence.to_mapping()["decisions"]
+    assert [d["holm_family"] for d in decisions] == ["claude", "gemini"]
+    expected = ApplyExpectation(
+        bindings=EvidenceBindings(benchmark_model="claude-sonnet-4-5"),
+        required_candidate_arms=tuple(pairs),
+        pairs=pairs,
+    )
+    assert _check_recomputed(decisions, expected) == []
+    one_family = [{k: v for k, v in d.items() if k != "holm_family"} for d in decisions]
+    assert _check_recomputed(one_family, expected)  # judged as one family, it would not promote
