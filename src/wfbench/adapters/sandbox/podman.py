@@ -57,6 +57,7 @@ from wfbench.adapters.sandbox.launch import plan_launch
 from wfbench.adapters.sandbox.net_bridge import pid_namespace
 from wfbench.adapters.sandbox.podman_argv import OWNER_LABEL, ArgvInputs, in_workdir, podman_argv, root_shim
 from wfbench.adapters.sandbox.process import run_managed
+from wfbench.adapters.sandbox.task_resources import task_limits
 from wfbench.domain.environment.image import ContainerImage
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
@@ -177,6 +178,7 @@ class PodmanSandbox:
             f"open files: {lim.open_files or 'off'} (--ulimit nofile, under the host's hard limit)",
             f"file size: {lim.file_size_bytes or 'off'} bytes (--ulimit fsize)",
             f"tmpfs: {lim.tmpfs_bytes} bytes each (/tmp, /home/agent, /dev/shm)",
+            "task limits (limits.cpus/memory/storage): --cpus, --memory, tmpfs size and --ulimit fsize",
         )
 
     def command(self) -> tuple[str, ...]:
@@ -296,6 +298,7 @@ class PodmanSandbox:
         except SandboxUnavailable as exc:
             raise SandboxError(str(exc)) from exc
         name = f"{NAME_PREFIX}{os.getpid()}-n{pid_namespace() or 0}-{secrets.token_hex(6)}"
+        limits = task_limits(self._limits, policy.resources)
         with private_root() as private:
             host_path = self._host_path(policy, image.workdir)
             launch = plan_launch(
@@ -306,7 +309,7 @@ class PodmanSandbox:
                 name=name,
                 owner=_owner(),
                 image=image,
-                limits=self._limits,
+                limits=limits,
                 runtimes=self._runtimes(),
                 launch_mounts=launch.mounts,
                 root_shim=root_shim(private.root, self._runtimes()),
@@ -329,7 +332,7 @@ class PodmanSandbox:
             )
             if result.state is not ProcessState.EXITED or result.returncode in (125, 137):
                 self._remove(podman, name)  # a killed `podman run` leaves its container running
-        return _explain(result, self._limits)
+        return _explain(result, limits)
 
     @staticmethod
     def _remove(podman: Sequence[str], name: str) -> None:
