@@ -1,7 +1,7 @@
 """report.md's per-agent view: which agent, with which skill, resolves most per dollar.
 
 Shown when the sweep's arms run on more than one agent (arms with ``agent:``, docs/agents.md).
-One line per agent: its implementation arms, how many of their runs resolved, what they spent
+One line per agent: its arms, how many of their runs resolved (a review: passed), what they spent
 (wire-metered, priced), the dollars per resolved run, and the decision of each of its candidate
 arms — gated against its own agent's incumbent, so a mixed sweep decides once per agent.
 """
@@ -29,10 +29,10 @@ def agents_section(model: SweepModel) -> list[str]:
 
 def _agent_row(model: SweepModel, agent: str) -> list[str]:
     arms = [a for a in model.arms if model.arm_agent.get(a) == agent]
-    impl = [model.arm_totals[a] for a in arms if model.arm_totals[a].kind != "review"]
-    resolved, valid = sum(t.resolved for t in impl), sum(t.valid_runs for t in impl)
-    spend = sum(t.spend for t in impl)
-    unknown = any(t.spend_unknown for t in impl)
+    totals = [model.arm_totals[a] for a in arms]
+    resolved, valid = sum(t.resolved for t in totals), sum(t.valid_runs for t in totals)
+    spend = sum(t.spend for t in totals)
+    unknown = any(t.spend_unknown for t in totals) or not any(t.runs for t in totals)
     per_resolved = None if unknown or not resolved else spend / resolved
     return [
         f"`{agent}`",
