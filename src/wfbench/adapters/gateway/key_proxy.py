@@ -173,12 +173,16 @@ class Lease:
         complete: bool = True,
         by_upstream: bool = False,
         release: float = 0.0,
+        failed_status: int | None = None,
     ) -> None:
         """One forwarded request: its reply's usage (``complete`` False: cut short, ``by_upstream``: by
-        the upstream while the agent read on), or an unmetered one; ``release`` is its reservation."""
+        the upstream while the agent read on), or an unmetered one (``failed_status``: a provider
+        fault the upstream answered with); ``release`` is its reservation."""
         with self._lock:
             if metered:
                 self._meter = self._meter.plus_reply(usage, complete=complete, by_upstream=by_upstream)
+            elif failed_status is not None:
+                self._meter = self._meter.plus_failure(failed_status)
             else:
                 self._meter = self._meter.plus_unmetered()
         self.proxy.ledger.settle(usage, self.prices, release=release, billed=metered, complete=complete)
