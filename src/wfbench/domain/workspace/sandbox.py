@@ -51,6 +51,19 @@ class Bridge:
 
 
 @attrs.frozen
+class CommandScope:
+    """Which sweep and cell a sandboxed command belongs to: a container backend names its container
+    after it (a container of a killed sweep is recognisable, and the next start of that sweep removes
+    it, never another sweep's). Commands of one phase of one cell run one after another."""
+
+    sweep: str
+    task: str
+    arm: str
+    run: int
+    phase: str
+
+
+@attrs.frozen
 class SandboxPolicy:
     """What one sandboxed command may see and do.
 
@@ -82,6 +95,8 @@ class SandboxPolicy:
     #: The task's container image (a container backend runs the command in it; bwrap and
     #: host-unsafe refuse a policy that names one). ``None``: the backend's own default userland.
     image: ContainerImage | None = None
+    #: The sweep and cell the command belongs to (None: not a cell's command, such as a build).
+    scope: CommandScope | None = None
 
 
 @attrs.frozen
