@@ -75,7 +75,10 @@ def _docker_image() -> tuple[str | None, str]:
         ["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True, check=False
     )
     if probe.returncode != 0:
-        return None, f"the docker daemon does not answer (scripts/docker-daemon): {probe.stderr.strip()[-300:]}"
+        return (
+            None,
+            f"the docker daemon does not answer (scripts/docker-daemon): {probe.stderr.strip()[-300:]}",
+        )
     try:
         done = subprocess.run(
             ["bash", str(SCRIPT), "--docker"], capture_output=True, text=True, timeout=900, check=False

@@ -312,6 +312,7 @@ class PodmanSandbox:
                 env_names=tuple(sorted({*policy.env, "HOME", "TMPDIR", "PWD"})),
                 interactive=stdin is not None,
                 docker=cli.docker,
+                empty_resolv_conf=_empty_file(private.root) if cli.docker else "",
                 unset_env=tuple(n for n in self._image_env.get(image.ref, ()) if n not in policy.env),
                 labels=labels,
             )
@@ -339,6 +340,14 @@ class PodmanSandbox:
         if scope is not None:
             return container_name(scope)
         return f"{NAME_PREFIX}{os.getpid()}-n{pid_namespace() or 0}-{secrets.token_hex(6)}"
+
+
+def _empty_file(parent: str) -> str:
+    path = os.path.join(parent, "resolv.conf")
+    with open(path, "w", encoding="ascii"):
+        pass
+    os.chmod(path, 0o644)
+    return path
 
 
 class DockerSandbox(PodmanSandbox):

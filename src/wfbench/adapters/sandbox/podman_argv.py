@@ -85,6 +85,9 @@ class ArgvInputs:
     unset_env: tuple[str, ...] = ()
     #: Further ``--label`` pairs (the sweep and cell of a cell's command).
     labels: tuple[tuple[str, str], ...] = ()
+    #: docker only: an empty host file bound over ``/etc/resolv.conf`` without the host network
+    #: (docker always writes the host's resolvers there; podman writes none under ``--network none``).
+    empty_resolv_conf: str = ""
 
 
 def root_shim(parent: str, runtimes: Sequence[str]) -> str:
@@ -193,6 +196,8 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
     for mount in inputs.launch_mounts:
         args += _bind(mount.host, mount.target, writable=False)
         targets.append(mount.target)
+    if inputs.empty_resolv_conf and not policy.network:
+        args += _bind(inputs.empty_resolv_conf, "/etc/resolv.conf", writable=False)
     tmpdir = private_tmpdir(targets)
     if tmpdir != SANDBOX_TMP:
         options = DOCKER_TMPFS_OPTIONS if inputs.docker else TMPFS_OPTIONS

@@ -1,0 +1,79 @@
+"""A sweep's start removes the containers of a killed run of that sweep, and never another sweep's.
+
+Real containers (podman and docker, one adapter): two commands of two sweeps sleep; removing the
+first sweep's containers ends its command and leaves the second's running.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.podman_kit import docker_sandbox, podman_sandbox
+from wfbench.adapters.sandbox.containers import sweep_key
+from wfbench.domain.workspace.sandbox import CommandScope, ExecResult, SandboxPolicy
+
+
+def _names(sandbox: object, sweep: Path) -> list[str]:
+    cli = sandbox.cli()  # type: ignore[attr-defined]
+    listing = subprocess.run(
+        cli.list_labelled("io.wfbench.sweep", sweep_key(str(sweep))),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+
+
+def _sleep_in(sandbox: object, ws: Path, sweep: Path, cancel: threading.Event) -> dict[str, ExecResult]:
+    """Start ``sleep 60`` as a cell command of ``sweep`` in a thread; its result lands in the dict."""
+    scope = CommandScope(str(sweep), "task", "arm", 1, "session-implement")
+    policy = SandboxPolicy(str(ws), workspace_writable=True, network=False, timeout_s=60, scope=scope)
+    done: dict[str, ExecResult] = {}
+
+    def run() -> None:
+        done["result"] = sandbox.run(["/bin/sleep", "60"], policy=policy, cancel=cancel)  # type: ignore[attr-defined]
+
+    threading.Thread(target=run, daemon=True).start()
+    return done
+
+
+@pytest.mark.parametrize("backend", ["podman", "docker"])
+def test_the_next_start_removes_this_sweeps_containers_and_no_other_sweeps(
+    backend: str, tmp_path: Path
+) -> None:
+    sandbox = podman_sandbox() if backend == "podman" else docker_sandbox()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    mine, other = tmp_path / "killed-sweep", tmp_path / "other-sweep"
+    cancel_mine, cancel_other = threading.Event(), threading.Event()
+    killed = _sleep_in(sandbox, ws, mine, cancel_mine)
+    running = _sleep_in(sandbox, ws, other, cancel_other)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (_names(sandbox, mine) and _names(sandbox, other)):
+            time.sleep(0.1)
+        assert _names(sandbox, mine), "the command of the first sweep never started"
+        assert _names(sandbox, other), "the command of the second sweep never started"
+        removed = sandbox.remove_sweep_containers(str(mine))
+        assert removed
+        assert all(name.startswith(f"wfbench-{sweep_key(str(mine))}-") for name in removed)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "result" not in killed:
+            time.sleep(0.1)
+        assert "result" in killed
+        assert not killed["result"].ok
+        assert _names(sandbox, mine) == []
+        assert _names(sandbox, other) != []  # another sweep's container is never touched
+        assert "result" not in running
+    finally:
+        cancel_mine.set()
+        cancel_other.set()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _names(sandbox, other):
+        time.sleep(0.1)
+    assert _names(sandbox, other) == []
