@@ -77,3 +77,15 @@ def test_the_next_start_removes_this_sweeps_containers_and_no_other_sweeps(
     while time.monotonic() < deadline and _names(sandbox, other):
         time.sleep(0.1)
     assert _names(sandbox, other) == []
+
+
+def test_without_a_docker_daemon_the_docker_sandbox_refuses_and_says_how_to_start_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No fallback: a daemon that does not answer (or no docker at all) names scripts/docker-daemon."""
+    from wfbench.cli.bootstrap import build_sandbox
+    from wfbench.domain.errors import SandboxUnavailable
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    with pytest.raises(SandboxUnavailable, match=r"docker cannot run here.*scripts/docker-daemon"):
+        build_sandbox("docker")
