@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.podman_kit import docker_sandbox, podman_sandbox
-from wfbench.adapters.sandbox.containers import sweep_key
+from wfbench.adapters.sandbox.containers import container_name, sweep_key
 from wfbench.domain.workspace.sandbox import CommandScope, ExecResult, SandboxPolicy
 
 
@@ -89,3 +89,29 @@ def test_without_a_docker_daemon_the_docker_sandbox_refuses_and_says_how_to_star
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
     with pytest.raises(SandboxUnavailable, match=r"docker cannot run here.*scripts/docker-daemon"):
         build_sandbox("docker")
+
+
+@pytest.mark.parametrize("backend", ["podman", "docker"])
+def test_a_leftover_holding_a_cells_name_is_replaced_and_the_command_runs(
+    backend: str, tmp_path: Path
+) -> None:
+    """A container of a killed run of the same cell and phase (same name) does not fail the command."""
+    sandbox = podman_sandbox() if backend == "podman" else docker_sandbox()
+    scope = CommandScope(str(tmp_path / "sweep"), "task", "arm", 0, "verify")
+    name = container_name(scope)
+    cli = sandbox.cli()
+    limits = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
+    subprocess.run(
+        [*cli.base, "run", "-d", "--name", name, *limits, sandbox.default_image, "sleep", "120"],
+        capture_output=True,
+        check=True,
+    )
+    try:
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        policy = SandboxPolicy(str(ws), workspace_writable=False, network=False, timeout_s=60, scope=scope)
+        result = sandbox.run(["/bin/echo", "ran"], policy=policy)
+        assert result.ok, result
+        assert result.stdout == b"ran\n"
+    finally:
+        subprocess.run(cli.remove([name]), capture_output=True, check=False)

@@ -320,18 +320,21 @@ class PodmanSandbox:
             chdir = f"{image.workdir}/{policy.cwd}" if policy.cwd else image.workdir
             env = command_env(policy, home=SANDBOX_HOME, tmp=tmpdir, pwd=chdir)
             env["TMPDIR"] = tempfile.gettempdir()  # podman's own temporary files; the command's is in argv
-            result = run_managed(
-                full,
-                env=env,
-                cwd=private.root,  # conmon writes an `oom` file into podman's cwd on an OOM kill
-                timeout_s=policy.timeout_s,
-                stdin=stdin,
-                cancel=cancel,
-                stdout_limit=policy.stdout_limit,
-                grace_s=1.0,
-            )
-            if result.state is not ProcessState.EXITED or result.returncode in (125, 137):
-                remove_all(cli, [name])  # a killed `podman run` leaves its container running
+            for _attempt in range(2):
+                result = run_managed(
+                    full,
+                    env=env,
+                    cwd=private.root,  # conmon writes an `oom` file into podman's cwd on an OOM kill
+                    timeout_s=policy.timeout_s,
+                    stdin=stdin,
+                    cancel=cancel,
+                    stdout_limit=policy.stdout_limit,
+                    grace_s=1.0,
+                )
+                if result.state is not ProcessState.EXITED or result.returncode in (125, 137):
+                    remove_all(cli, [name])  # a killed `podman run` leaves its container running
+                if not _name_in_use(result, name):
+                    break  # else: a leftover of this cell's phase held the name; removed, run once more
         return _explain(result, self._limits)
 
     @staticmethod
@@ -340,6 +343,16 @@ class PodmanSandbox:
         if scope is not None:
             return container_name(scope)
         return f"{NAME_PREFIX}{os.getpid()}-n{pid_namespace() or 0}-{secrets.token_hex(6)}"
+
+
+def _name_in_use(result: ExecResult, name: str) -> bool:
+    """The CLI refused to create the container: ``name`` was taken (exit 125; nothing ran)."""
+    tail = result.stderr_tail
+    return (
+        result.returncode == 125
+        and b"already in use" in tail
+        and f'name "{name}"'.encode() in tail.replace(b'"/', b'"')
+    )
 
 
 def _empty_file(parent: str) -> str:
