@@ -336,7 +336,10 @@ def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environm
         from wfbench.adapters.repo.images import ContainerImages
 
         command = sandbox.command()  # type: ignore[attr-defined]
-        images = ContainerImages(command, cache_dir=os.path.join(os.path.dirname(cache), "images"))
+        flags = ("--network", "host") if sandbox.name == "docker" else ()  # its daemon has no bridge
+        images = ContainerImages(
+            command, cache_dir=os.path.join(os.path.dirname(cache), "images"), build_flags=flags
+        )
     uv = default_uv(environ)  # uv when installed (scripts/install-tools), else venv + pip
     return CachedEnvironments(
         sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv, images=images
