@@ -109,7 +109,7 @@ class CellPlan:
 def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, cancel: CancelToken) -> Row:
     """Run one cell to its row; the workspace is always removed (a failed removal = cleanup-failure)."""
     started = services.clock.monotonic()
-    if plan.task.snapshot is None:
+    if plan.task.snapshot is None or plan.task.failure:  # no snapshot, or its environment failed to build
         return _failure_row(plan, settings, plan.task.failure or "task was not prepared", cancel)
     scratch = tempfile.mkdtemp(prefix=f"wfbench-{plan.label}-", dir=settings.work_dir)
     workspace = os.path.join(scratch, "workspace")
