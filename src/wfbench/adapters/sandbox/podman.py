@@ -81,6 +81,7 @@ from wfbench.adapters.sandbox.podman_argv import (
     root_shim,
 )
 from wfbench.adapters.sandbox.process import run_managed
+from wfbench.adapters.sandbox.task_resources import task_limits
 from wfbench.domain.environment.image import ContainerImage
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
@@ -153,6 +154,7 @@ class PodmanSandbox:
             f"open files: {lim.open_files or 'off'} (--ulimit nofile, under the host's hard limit)",
             f"file size: {lim.file_size_bytes or 'off'} bytes (--ulimit fsize)",
             f"tmpfs: {lim.tmpfs_bytes} bytes each (/tmp, /home/agent, /dev/shm)",
+            "task limits (limits.cpus/memory/storage): --cpus, --memory, tmpfs size and --ulimit fsize",
         )
 
     def command(self) -> tuple[str, ...]:
@@ -295,6 +297,7 @@ class PodmanSandbox:
         if scope is not None:
             cell = f"{scope.task}/{scope.arm}/{scope.run}/{scope.phase}"
             labels = ((SWEEP_LABEL, sweep_key(scope.sweep)), (CELL_LABEL, cell))
+        limits = task_limits(self._limits, policy.resources)
         with private_root() as private:
             host_path = self._host_path(policy, image.workdir)
             launch = plan_launch(
@@ -305,7 +308,7 @@ class PodmanSandbox:
                 name=name,
                 owner=owner(),
                 image=image,
-                limits=self._limits,
+                limits=limits,
                 runtimes=self._runtimes(),
                 launch_mounts=launch.mounts,
                 root_shim=root_shim(private.root, self._runtimes()),
@@ -335,7 +338,7 @@ class PodmanSandbox:
                     remove_all(cli, [name])  # a killed `podman run` leaves its container running
                 if not _name_in_use(result, name):
                     break  # else: a leftover of this cell's phase held the name; removed, run once more
-        return _explain(result, self._limits)
+        return _explain(result, limits)
 
     @staticmethod
     def _name(scope: CommandScope | None) -> str:

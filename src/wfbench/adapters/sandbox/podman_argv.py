@@ -142,6 +142,8 @@ def _limit_args(limits: ResourceLimits, owner: str) -> list[str]:
         args += ["--pids-limit", str(limits.pids)]
     if limits.memory_bytes is not None:
         args += ["--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes)]
+    if limits.cpus is not None:
+        args += ["--cpus", f"{limits.cpus:g}"]
     nofile = _rlimit(resource.RLIMIT_NOFILE, limits.open_files or 1024)
     args += ["--ulimit", f"nofile={nofile}:{nofile}"]
     if limits.file_size_bytes is not None:

@@ -225,7 +225,7 @@ def _prepare(plan: CellPlan, ctx: CellContext) -> tuple[str, str, str]:
     expected_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills, _instructions(plan))
     review_dir = os.path.join(ctx.scratch, "review-output")
     os.mkdir(review_dir, 0o700)
-    if ctx.settings.disk_budget_bytes is not None:
+    if ctx.disk_budget_bytes is not None:
         ctx.start_usage = ctx.services.workspaces.disk_usage(ctx.workspace)
     return head, expected_digest, review_dir
 
@@ -474,15 +474,18 @@ def _phase(
 
 def _over_disk_budget(ctx: CellContext) -> str | None:
     """Why the workspace grew past the disk budget during the sessions, or None."""
-    budget = ctx.settings.disk_budget_bytes
+    budget = ctx.disk_budget_bytes
     if budget is None or ctx.start_usage is None:
         return None
     grown = ctx.services.workspaces.disk_usage(ctx.workspace) - ctx.start_usage
     if grown <= budget:
         return None
+    source = (
+        "the task's limits.storage" if ctx.task.spec.limits.storage_bytes else "wfbench run --disk-budget"
+    )
     return (
         f"the workspace grew by {grown} bytes on disk during the sessions, over the disk budget of"
-        f" {budget} bytes (wfbench run --disk-budget)"
+        f" {budget} bytes ({source})"
     )
 
 
@@ -721,6 +724,7 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "task_base_sha": task.commit,
         "sanitized_task_sha": None if snapshot is None else snapshot.commit,
         "task_prompt_digest": sha256_text(task.spec.prompt),
+        "task_limits_digest": task.spec.limits.digest(),
         "candidate_overlay_digest": plan.overlay_digest if plan.arm.is_candidate else None,
         "runtime_digest": settings.runtime_digest if runtime is None else runtime.runtime_digest,
         **({} if runtime is None else {"agent": runtime.agent, "agent_version": runtime.agent_version}),

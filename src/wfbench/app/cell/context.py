@@ -190,6 +190,11 @@ class CellContext:
         """verify's and the oracle's limit: the task's own (``limits.verifier_timeout``), else the sweep's."""
         return self.task.spec.limits.verifier_timeout_s or self.settings.verify_timeout_s
 
+    @property
+    def disk_budget_bytes(self) -> int | None:
+        """Bytes the workspace may grow in the sessions: the task's ``limits.storage``, else the sweep's."""
+        return self.task.spec.limits.storage_bytes or self.settings.disk_budget_bytes
+
     def redacted(self) -> tuple[str, ...]:
         """Every value to redact from what the cell writes: the run's secrets and the cell's token."""
         return (*self.settings.redacted(), *((self.wire.lease.token,) if self.wire is not None else ()))
@@ -214,6 +219,7 @@ class CellContext:
             mounts=mounts + environment_mounts(self.task) + (self.dependency_mounts if dependencies else ()),
             read_only_paths=read_only_paths,
             image=None if self.task.environment is None else self.task.environment.image,
+            resources=self.task.spec.limits.resources,
             scope=self.scope(),
         )
 
