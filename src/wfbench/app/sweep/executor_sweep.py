@@ -53,8 +53,12 @@ def run_on_executor(
     window: int | None = None,
     outage_streak: int = DEFAULT_OUTAGE_STREAK,
     grace_s: float = DEFAULT_GRACE_S,
+    keep_rows: bool = True,
 ) -> SweepOutcome:
     """Fold ``cells`` run by ``executor``; at most ``window`` (default 2 × its slots) in flight.
+
+    ``keep_rows=False``: rows are persisted through ``on_row`` and not held (the outcome's
+    ``rows`` stays empty).
 
     Raises:
         ValueError: ``window`` below the executor's slots or ``outage_streak < 0``, before any cell.
@@ -64,7 +68,7 @@ def run_on_executor(
     slots = executor.slots
     size = packed_window(slots, EXECUTOR_WINDOW_MULTIPLIER * slots if window is None else window)
     state, actions = start_fold(len(cell_list), window=size, breaker=Breaker(limit=outage_streak))
-    shell = FoldShell(cells=cell_list, on_row=on_row, executor=executor, grace_s=grace_s)
+    shell = FoldShell(cells=cell_list, on_row=on_row, executor=executor, grace_s=grace_s, keep_rows=keep_rows)
     try:
         while shell.perform(actions):
             state, actions = _next(state, executor, cancel, grace_s)

@@ -416,6 +416,7 @@ def _run_cells(
             may_start=budget.may_start,
             on_limit=on_limit,
             retry=config.retry,
+            keep_rows=False,  # persisted as they come; a 10,000-cell sweep holds none of them
         )
     finally:
         services.progress.close()
@@ -459,6 +460,7 @@ def _run_elsewhere(
         window=config.window,
         outage_streak=config.outage_streak,
         grace_s=services.cancel_grace_s,
+        keep_rows=False,
     )
 
 
