@@ -336,7 +336,9 @@ def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environm
         from wfbench.adapters.repo.images import ContainerImages
 
         command = sandbox.command()  # type: ignore[attr-defined]
-        flags = ("--network", "host") if sandbox.name == "docker" else ()  # its daemon has no bridge
+        # docker: its daemon has no bridge (builds reach the registries on the host network), and its
+        # legacy builder keeps a failed step's container unless --force-rm (podman's default).
+        flags = ("--network", "host", "--force-rm") if sandbox.name == "docker" else ()
         images = ContainerImages(
             command, cache_dir=os.path.join(os.path.dirname(cache), "images"), build_flags=flags
         )
