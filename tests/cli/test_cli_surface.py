@@ -90,7 +90,7 @@ def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
     text = wfbench("run", "--help").stdout
 
     for expected in (
-        "--sandbox <bwrap|podman|host-unsafe>",
+        "--sandbox <bwrap|podman|docker|host-unsafe>",
         "--agent <standin|claude|codex|gemini|opencode>",
         "candidate_workflow_direct",
         "WFBENCH_ANTHROPIC_API_KEY",

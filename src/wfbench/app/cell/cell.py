@@ -109,7 +109,7 @@ class CellPlan:
 def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, cancel: CancelToken) -> Row:
     """Run one cell to its row; the workspace is always removed (a failed removal = cleanup-failure)."""
     started = services.clock.monotonic()
-    if plan.task.snapshot is None:
+    if plan.task.snapshot is None or plan.task.failure:  # no snapshot, or its environment failed to build
         return _failure_row(plan, settings, plan.task.failure or "task was not prepared", cancel)
     scratch = tempfile.mkdtemp(prefix=f"wfbench-{plan.label}-", dir=settings.work_dir)
     workspace = os.path.join(scratch, "workspace")
@@ -121,7 +121,16 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
             model = plan.arm.model or settings.model  # an arm may pin its own model
             lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
             wire = CellWire(lease, lease.prices)
-        ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
+        ctx = CellContext(
+            plan.task,
+            workspace,
+            scratch,
+            services,
+            settings,
+            cancel,
+            wire=wire,
+            cell=(plan.arm.name, plan.run),
+        )
         ctx.lap_started = started
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
         ctx.lap("copy")
@@ -338,6 +347,7 @@ def _measured_row(
 
 
 def _setup(ctx: CellContext, command: str) -> None:
+    ctx.phase = "setup"
     result = ctx.services.sandbox.run(  # set -eu: a failing line fails the setup (docs/corpus.md)
         ["/bin/sh", "-c", "set -eu\n" + command],
         policy=ctx.policy(writable=True, timeout_s=600.0),
@@ -395,6 +405,7 @@ def _phase(
     plan: CellPlan, ctx: CellContext, phase: Phase, review_dir: str, plan_doc: str
 ) -> tuple[SessionRecord, str]:
     mounts = (Mount(review_dir, REVIEW_MOUNT, writable=True),) if phase.role is PhaseRole.REVIEW else ()
+    ctx.phase = f"session-{phase.name}"
     plugins = tuple(os.path.realpath(d) for d in phase.plugin_dirs)  # read-only, where the agent is told
     policy = ctx.policy(
         writable=phase.workspace is WorkspaceMode.WRITABLE,
@@ -608,6 +619,7 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
     (``verify-failed``). A sandbox that cannot run it, or a cancelled sweep, raises SandboxError.
     """
     mounts = (Mount(review_dir, REVIEW_MOUNT),) if kind is TaskKind.REVIEW else ()
+    ctx.phase = "verify"
     policy = ctx.policy(writable=False, mounts=mounts, dependencies=True)
     env: Mapping[str, str] = policy.env
     if mounts:

@@ -58,6 +58,7 @@ def prepared(request: RunRequest, context: Context) -> Iterator[PreparedSweep]:
     from wfbench.cli.run.setup import setup_of
 
     services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
+    _remove_leftover_containers(services.sandbox, context.out_dir, human(request))
     corpus_path = request.corpus if request.corpus is not None else _demo_corpus(context.out_dir)
     prices = load_prices(request.prices)  # a bad --prices file fails here, naming its line and field
     if request.gateway not in (None, *boot.GATEWAYS):
@@ -260,6 +261,14 @@ def _demo_corpus(out_dir: str) -> str:
     if os.path.isfile(existing):
         return existing
     return demo_pkg.materialize(target)
+
+
+def _remove_leftover_containers(sandbox: Any, out_dir: str, say: Callable[[str], None]) -> None:
+    """A container backend: remove the containers a killed run of this sweep left (never another's)."""
+    remove = getattr(sandbox, "remove_sweep_containers", None)
+    if remove is not None:
+        for name in remove(out_dir):
+            say(f"removed a container of a killed run of this sweep: {name}")
 
 
 def human(request: RunRequest) -> Callable[[str], None]:

@@ -70,6 +70,19 @@ class TaskResources:
 
 
 @attrs.frozen
+class CommandScope:
+    """Which sweep and cell a sandboxed command belongs to: a container backend names its container
+    after it (a container of a killed sweep is recognisable, and the next start of that sweep removes
+    it, never another sweep's). Commands of one phase of one cell run one after another."""
+
+    sweep: str
+    task: str
+    arm: str
+    run: int
+    phase: str
+
+
+@attrs.frozen
 class SandboxPolicy:
     """What one sandboxed command may see and do.
 
@@ -103,6 +116,8 @@ class SandboxPolicy:
     image: ContainerImage | None = None
     #: The task's own CPU, memory and storage limits (replacing the sandbox's for this command).
     resources: TaskResources = TaskResources()
+    #: The sweep and cell the command belongs to (None: not a cell's command, such as a build).
+    scope: CommandScope | None = None
 
 
 @attrs.frozen
