@@ -20,7 +20,18 @@ Printed per configuration (from the rows: each cell's ``recorded_at`` and ``cell
 
 Figures are noisy on a shared machine: compare the ratios of one run (docs/performance.md).
 
+``--pairs N`` measures the 1 → 2 node speed-up the way every ratio of ``docs/performance.md`` is
+measured: two clusters side by side, each in its own loopback-only namespace (head + 1 worker
+node, head + 2 worker nodes, 2 slots per worker), and the same sweep run on them alternately,
+N pairs; it prints each pair's ratio of makespans and their median (the local executor is left out).
+
     python3 bench/distributed_bench.py [--runs 4] [--stall 10]   # root, with the ray extra installed
+    python3 bench/distributed_bench.py --pairs 5
+    python3 bench/distributed_bench.py --pairs 5 --against /path/to/other/checkout
+
+``--against DIR`` compares two wfbench trees instead: two 2-node clusters, one whose every process
+imports wfbench from ``DIR/src`` (``PYTHONPATH``), one from this checkout; it prints each pair's
+makespan ratio (this ÷ DIR) and their median.
 """
 
 from __future__ import annotations
@@ -118,11 +129,19 @@ def main() -> int:
     parser.add_argument(
         "--stall", type=float, default=10.0, help="seconds every session's last reply is held"
     )
+    parser.add_argument(
+        "--pairs", type=int, default=0, help="alternate N sweeps on a 1-node and a 2-node cluster"
+    )
+    parser.add_argument("--against", help="with --pairs: compare with the wfbench tree in this checkout")
     args = parser.parse_args()
     missing = ray_missing()
     if missing is not None:
         print(f"distributed_bench: {missing}", file=sys.stderr)
         return 2
+    if args.pairs > 0 and args.against:
+        return against(Path(args.against), args.pairs, args.runs, args.stall)
+    if args.pairs > 0:
+        return pairs(args.pairs, args.runs, args.stall)
     cells = 2 * args.runs
     with tempfile.TemporaryDirectory(prefix="wfbench-distbench-") as tmp:
         root = Path(tmp)
@@ -163,6 +182,74 @@ def main() -> int:
     target = ratio(two, 2 * SLOTS)
     print(
         f"target makespan ÷ bound ≤ 1.15 at 2 nodes: {'met' if target <= 1.15 else 'NOT met'} ({target:.3f})"
+    )
+    return 0
+
+
+def pairs(count: int, runs: int, stall: float) -> int:
+    """The 1 → 2 node speed-up, ``count`` pairs of sweeps run alternately on two clusters."""
+    with tempfile.TemporaryDirectory(prefix="wfbench-distbench-") as tmp:
+        root = Path(tmp)
+        script = stalling_script(root, stall)
+        one_node = LoopbackCluster(root / "one", workers=1, slots=SLOTS)
+        two_nodes = LoopbackCluster(root / "two", workers=2, slots=SLOTS)
+        speedups: list[float] = []
+        try:
+            for kit, slots in ((one_node, SLOTS), (two_nodes, 2 * SLOTS)):
+                began = time.monotonic()
+                kit.start()
+                kit.wait_slots(slots)
+                print(f"cluster of {slots // SLOTS} worker node(s) up in {time.monotonic() - began:.1f} s")
+            for index in range(count):
+                figures = []
+                for name, kit, slots in (("1 node", one_node, SLOTS), ("2 nodes", two_nodes, 2 * SLOTS)):
+                    out = root / f"pair{index}-{slots}"
+                    figures.append(
+                        sweep(kit, out, script, runs, ["--executor", "ray", "--ray-address", kit.address])
+                    )
+                    print(f"pair {index + 1}: " + line(f"ray, {name}", figures[-1], slots), flush=True)
+                speedups.append(figures[0]["makespan"] / figures[1]["makespan"])
+                print(f"pair {index + 1}: speed-up 1 → 2 nodes {speedups[-1]:.2f}×", flush=True)
+        finally:
+            one_node.stop()
+            two_nodes.stop()
+    low, high = min(speedups), max(speedups)
+    print(
+        f"{2 * runs} cells, last reply held {stall:g} s: speed-up 1 → 2 nodes, median of {count} pairs"
+        f" {statistics.median(speedups):.2f}× (range {low:.2f}–{high:.2f}×)"
+    )
+    return 0
+
+
+def against(other: Path, count: int, runs: int, stall: float) -> int:
+    """This checkout's makespan ÷ ``other``'s, on two 2-node clusters, ``count`` pairs alternately."""
+    trees = {"other": other.resolve() / "src", "this": REPO / "src"}
+    with tempfile.TemporaryDirectory(prefix="wfr-ab-", dir="/tmp") as tmp:  # short: Ray's socket paths
+        root = Path(tmp)
+        script = stalling_script(root, stall)
+        kits = {
+            name: LoopbackCluster(root / name, workers=2, slots=SLOTS, env={"PYTHONPATH": str(src)})
+            for name, src in trees.items()
+        }
+        ratios: list[float] = []
+        try:
+            for kit in kits.values():
+                kit.start()
+                kit.wait_slots(2 * SLOTS)
+            for index in range(count):
+                figures = {}
+                for name, kit in kits.items():
+                    argv = ["--executor", "ray", "--ray-address", kit.address]
+                    figures[name] = sweep(kit, root / f"{name}{index}", script, runs, argv)
+                    print(f"pair {index + 1}: " + line(name, figures[name], 2 * SLOTS), flush=True)
+                ratios.append(figures["this"]["makespan"] / figures["other"]["makespan"])
+                print(f"pair {index + 1}: this ÷ other makespan {ratios[-1]:.3f}", flush=True)
+        finally:
+            for kit in kits.values():
+                kit.stop()
+    print(
+        f"this ÷ {other} makespan, 2 nodes × {SLOTS} slots: median {statistics.median(ratios):.3f}"
+        f" (range {min(ratios):.3f}–{max(ratios):.3f}), {count} pairs"
     )
     return 0
 

@@ -51,6 +51,8 @@ def _fixtures(root: Path) -> dict[str, list[str]]:
     return {
         "python3 -c pass": ["-c", "pass"],
         "python3 -c 'import typer'": ["-c", "import typer"],
+        # what every command with a typed parameter also pays: Typer's pydantic TypeAdapters
+        "python3 -c 'import typer._adapters'": ["-c", "import typer._adapters"],
         "wfbench --help": ["-m", "wfbench", "--help"],
         "wfbench --version": ["-m", "wfbench", "--version"],
         "wfbench run --help": ["-m", "wfbench", "run", "--help"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -89,7 +90,7 @@ def test_run_help_lists_choices_presets_environment_and_exit_codes() -> None:
     text = wfbench("run", "--help").stdout
 
     for expected in (
-        "--sandbox <bwrap|podman|host-unsafe>",
+        "--sandbox <bwrap|podman|docker|host-unsafe>",
         "--agent <standin|claude|codex|gemini|opencode>",
         "candidate_workflow_direct",
         "WFBENCH_ANTHROPIC_API_KEY",
@@ -323,3 +324,41 @@ def test_gate_gives_the_collector_its_thresholds_back(tmp_path) -> None:
 
     assert done.value.code == 0
     assert gc.get_threshold() == before
+
+
+def test_the_root_help_printed_without_typer_is_what_typer_renders() -> None:
+    """``wfbench --help`` at the widths ``cli/root_help`` holds is Typer's own rendering, byte for byte."""
+    from typer.testing import CliRunner
+
+    from wfbench.cli import root_help
+    from wfbench.cli.main import LISTING, build_app
+
+    assert sorted(root_help.ROOT_HELP) == [78, 98]
+    for width, text in root_help.ROOT_HELP.items():
+        result = CliRunner().invoke(build_app(LISTING), ["--help"], terminal_width=width, prog_name="wfbench")
+        rendered = result.output.removesuffix("\n")
+        assert rendered == text, f"cli/root_help.ROOT_HELP[{width}] must now be:\n{rendered!r}"
+
+
+def test_the_root_help_and_the_version_do_not_import_typer() -> None:
+    """Both are answered before Typer is imported (start-up); another width still goes through it."""
+    probe = (
+        "import sys\nfrom wfbench.cli.main import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "print('typer' in sys.modules, code, file=sys.stderr)"
+    )
+    for columns, args, loaded in (
+        ("80", ["--help"], "False"),
+        ("200", ["--version"], "False"),
+        ("90", ["-h"], "True"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+            env={**os.environ, "COLUMNS": columns},
+        )
+        assert done.stderr.split() == [loaded, "0"], (columns, args)
+        assert done.stdout.startswith(("Usage: wfbench", "wfbench "))

@@ -9,6 +9,8 @@ import _thread
 import threading
 import time
 
+import pytest
+
 from wfbench.cli.run.ray_node import wait_for_cell
 
 
@@ -79,6 +81,8 @@ def test_a_nodes_endpoint_gives_each_cell_a_metered_lease_on_its_agents_routes(t
         agent="codex",
         arms=(),
         settings=SimpleNamespace(model="gpt-5.5"),
+        budget_usd=None,
+        ledger=None,
     )
     with _endpoint(runtime, str(tmp_path)) as endpoint:  # type: ignore[arg-type]
         assert endpoint.gateway is not None
@@ -86,3 +90,25 @@ def test_a_nodes_endpoint_gives_each_cell_a_metered_lease_on_its_agents_routes(t
         with endpoint.gateway.lease("cell", model="gpt-5.5") as lease:
             assert lease.bridge is not None
             assert lease.token != endpoint.api_key
+
+
+def test_a_nodes_key_proxy_keeps_its_books_in_the_sweeps_shared_ledger(tmp_path) -> None:
+    """With the driver's ledger handle shipped, the node's proxy keeps its books there, under the budget."""
+    from types import SimpleNamespace
+
+    pytest.importorskip("ray")
+    from wfbench.adapters.executors.ray_ledger import ClusterLedger
+    from wfbench.cli.run.ray_node import _endpoint
+
+    runtime = SimpleNamespace(
+        script=b"default: {say: hi, usage: {input_tokens: 1, output_tokens: 1}}\n",
+        base_url=None,
+        agent="standin",
+        arms=(),
+        settings=SimpleNamespace(model="claude-sonnet-4-5"),
+        budget_usd=2.0,
+        ledger=object(),  # the actor's handle; never called here
+    )
+    with _endpoint(runtime, str(tmp_path)) as endpoint:  # type: ignore[arg-type]
+        assert isinstance(endpoint.gateway.ledger, ClusterLedger)
+        assert endpoint.gateway.budget_usd == 2.0

@@ -35,14 +35,23 @@ API_KEY_ENV = "WFBENCH_ANTHROPIC_API_KEY"
 OPENAI_KEY_ENV = "WFBENCH_OPENAI_API_KEY"
 GATEWAYS = ("openai",)
 OFFLINE_KEY = "offline-scripted-provider"
-SANDBOXES = ("bwrap", "podman", "host-unsafe")
+SANDBOXES = ("bwrap", "podman", "docker", "host-unsafe")
 #: The image ``--sandbox podman`` runs tasks without an image of their own in (``scripts/base-image``).
 PODMAN_IMAGE_ENV = "WFBENCH_PODMAN_IMAGE"
 DEFAULT_PODMAN_IMAGE = "localhost/wfbench-base:bookworm-v1"
+#: The image ``--sandbox docker`` runs image-less tasks in (``scripts/base-image --docker``).
+DOCKER_IMAGE_ENV = "WFBENCH_DOCKER_IMAGE"
+DOCKER_HINT = (
+    "docker cannot run here; install it and start its daemon (scripts/install-tools --docker, or"
+    " apt-get install docker.io and scripts/docker-daemon), import the base image (scripts/base-image"
+    " --docker), or pass --sandbox podman or bwrap"
+)
 PODMAN_HINT = (
     "podman cannot run here; install it (scripts/install-tools --podman, or apt-get install podman runc)"
     " and build the base image (scripts/base-image), or pass --sandbox bwrap"
 )
+#: The OCI backends (one adapter: ``adapters/sandbox/podman.py``): image tasks run only there.
+CONTAINER_SANDBOXES = ("podman", "docker")
 AGENTS = ("standin", "claude", "codex", "gemini", "opencode")
 BWRAP_HINT = (
     "bubblewrap (bwrap) cannot run here; install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
@@ -120,6 +129,8 @@ class EndpointOptions:
     price_table: PriceTable | None = attrs.field(default=None, repr=False, eq=False)
     #: ``--gateway openai``: Anthropic-protocol agents reach an OpenAI (Responses) model through LiteLLM.
     gateway: str | None = None
+    #: The books the key proxy keeps the spend in (None: its own; a cluster node: the sweep's shared one).
+    ledger: Any = attrs.field(default=None, repr=False, eq=False)
 
 
 def build_sandbox(name: str, limits: Any = None) -> Sandbox:
@@ -150,6 +161,16 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
             sandbox.preflight()
         except SandboxUnavailable as exc:
             raise SandboxUnavailable(f"{PODMAN_HINT} ({exc})") from None
+        return sandbox
+    if name == "docker":
+        from wfbench.adapters.sandbox.podman import DockerSandbox
+
+        image = os.environ.get(DOCKER_IMAGE_ENV) or DEFAULT_PODMAN_IMAGE
+        sandbox = DockerSandbox(image, limits=limits)
+        try:
+            sandbox.preflight()
+        except SandboxUnavailable as exc:
+            raise SandboxUnavailable(f"{DOCKER_HINT} ({exc})") from None
         return sandbox
     if name == "host-unsafe":
         from wfbench.adapters.sandbox.host import UnsafeHostSandbox
@@ -313,11 +334,16 @@ def build_environments(sandbox: Sandbox, environ: Mapping[str, str]) -> Environm
 
     cache = default_cache_dir(environ)
     images: Environments | None = None
-    if sandbox.name == "podman":
+    if sandbox.name in CONTAINER_SANDBOXES:
         from wfbench.adapters.repo.images import ContainerImages
 
         command = sandbox.command()  # type: ignore[attr-defined]
-        images = ContainerImages(command, cache_dir=os.path.join(os.path.dirname(cache), "images"))
+        # docker: its daemon has no bridge (builds reach the registries on the host network), and its
+        # legacy builder keeps a failed step's container unless --force-rm (podman's default).
+        flags = ("--network", "host", "--force-rm") if sandbox.name == "docker" else ()
+        images = ContainerImages(
+            command, cache_dir=os.path.join(os.path.dirname(cache), "images"), build_flags=flags
+        )
     uv = default_uv(environ)  # uv when installed (scripts/install-tools), else venv + pip
     return CachedEnvironments(
         sandbox, cache_dir=cache, command_env=harness_command_env(), uv=uv, images=images
@@ -436,6 +462,7 @@ def proxied(
         budget_usd=options.budget_usd,
         price_table=options.price_table,
         names_cells=names_cells,
+        ledger=options.ledger,
     )
     with proxy:
         yield Endpoint(proxy.base_url, proxy.dummy_token, withheld=(key.strip(),), gateway=proxy)

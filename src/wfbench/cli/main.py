@@ -12,11 +12,12 @@ import contextlib
 import errno
 import os
 import sys
-from typing import Annotated, Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from wfbench.cli.exit_codes import EXIT_CODES_HELP
+
+if TYPE_CHECKING:
+    import typer
 
 HELP = "Benchmark headless coding-agent workflows against baselines, with hidden oracles."
 #: Shared by every command: ``-h`` works like ``--help``; help is wide enough not to wrap option names.
@@ -34,6 +35,8 @@ ROOT_EPILOG = (
 
 def _print_version(value: bool) -> None:
     if value:
+        import typer
+
         from wfbench import __version__
 
         typer.echo(f"wfbench {__version__}")
@@ -126,6 +129,8 @@ def build_app(command: str | None = None) -> typer.Typer:
     """
     import importlib
 
+    import typer
+
     module = None if command is None else COMMAND_MODULES.get(command)
     names = MODULES if module is None else () if module == "" else (module,)
     app = typer.Typer(
@@ -141,12 +146,9 @@ def build_app(command: str | None = None) -> typer.Typer:
 
     @app.callback()
     def _root(
-        version: Annotated[
-            bool,
-            typer.Option(
-                "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
-            ),
-        ] = False,
+        version: bool = typer.Option(  # a default, not ``Annotated``: typer is not a module global
+            False, "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+        ),
     ) -> None:
         """Benchmark headless coding-agent workflows against baselines, with hidden oracles."""
         del version
@@ -177,6 +179,8 @@ def _listed_only() -> None:
 
 def _word_metavars() -> None:
     """Arguments with a metavar show that word alone in help (Typer would add ``<str>``)."""
+    import typer
+
     argument = getattr(getattr(typer, "core", None), "TyperArgument", None)
     original = getattr(argument, "display_type_rich", None)
     if argument is None or original is None or getattr(original, "_wfbench", False):
@@ -202,9 +206,13 @@ def main(argv: list[str] | None = None) -> None:
 
     A :class:`WfbenchError`, a usage error or an OS error is one ``wfbench: error:`` line on stderr.
     """
+    args = sys.argv[1:] if argv is None else argv
+    if _answered_without_typer(args):
+        sys.exit(0)
+    import typer
+
     from wfbench.domain.errors import WfbenchError
 
-    args = sys.argv[1:] if argv is None else argv
     app = build_app(command_named(args))
     try:
         code = app(args=args, prog_name="wfbench", standalone_mode=False)
@@ -224,6 +232,24 @@ def main(argv: list[str] | None = None) -> None:
         print(f"wfbench: error: {_usage_message(exc)}", file=sys.stderr)
         sys.exit(int(getattr(exc, "exit_code", 2)))
     _exit(code if isinstance(code, int) else 0)
+
+
+def _answered_without_typer(args: list[str]) -> bool:
+    """``wfbench --version`` and the root help (at a width :mod:`~wfbench.cli.root_help` holds),
+    printed as Typer would print them, without importing it: most of their start-up (issue 33)."""
+    if args == ["--version"]:
+        from wfbench import __version__
+
+        sys.stdout.write(f"wfbench {__version__}\n")
+        return True
+    if args and command_named(args) == LISTING:
+        from wfbench.cli.root_help import static_help
+
+        text = static_help()
+        if text is not None:
+            sys.stdout.write(text + "\n")
+            return True
+    return False
 
 
 def _exit(code: int) -> None:

@@ -20,7 +20,7 @@ from wfbench.domain.metering.wire import WireMeter
 from wfbench.domain.promotion.skill_swap import CommitSpec, SwapOutcome
 from wfbench.domain.results.rows import Row
 from wfbench.domain.results.spend import Spend as SweepSpend
-from wfbench.domain.session.records import SessionRecord, SessionRequest
+from wfbench.domain.session.records import SessionRecord, SessionRequest, Usage
 from wfbench.domain.sweep.live import SweepState
 from wfbench.domain.sweep.manifest import RunManifest
 from wfbench.domain.sweep.scheduling import Cell, CellFinished
@@ -448,6 +448,48 @@ class CellExecutor(Protocol):
 
     def close(self) -> None:
         """Release the executor: cells still running are cancelled and waited for."""
+        ...
+
+
+class BudgetLedger(Protocol):
+    """The books a key proxy keeps its sweep's spend in: one proxy's own (``SpendLedger``), or one
+    ledger every node of a cluster shares (``adapters/executors/ray_ledger.py``).
+
+    The rule is :func:`wfbench.domain.metering.evidence.admission` either way: a request's worst
+    case is reserved before it goes upstream and settled to the wire's figure when it ends.
+    """
+
+    budget_usd: float | None
+
+    def spend(self) -> Spend:
+        """The metered spend so far, against the budget."""
+        ...
+
+    def check(self) -> None:
+        """Refuse a new request once the committed spend reached the budget.
+
+        Raises:
+            the gateway's ``Refused`` (403 ``budget``).
+        """
+        ...
+
+    def reserve(self, worst_usd: float, timeout_s: float) -> float:
+        """Reserve ``worst_usd`` (waiting at most ``timeout_s`` while reservations fill the budget).
+
+        Raises:
+            the gateway's ``Refused`` (403 ``budget``): the budget is spent, the wait ran out,
+                the ledger stopped or (a shared ledger) cannot be reached.
+        """
+        ...
+
+    def settle(
+        self, usage: Usage | None, prices: ModelPrices | None, *, release: float, billed: bool, complete: bool
+    ) -> None:
+        """One request is done: release its reservation, add what the wire measured."""
+        ...
+
+    def stop(self) -> None:
+        """Wake every request waiting on this proxy's side (each is refused)."""
         ...
 
 

@@ -58,6 +58,8 @@ PYTEST_ENV = {"python": "harness", "install": "pip install pytest"}
 NO_RUNNER = "python3 -c 'import pytest'"
 NO_RUNNER_CONTROL = "python3 -c 'import app; assert app.answer() == 43'"
 ESC_NAME = "\x1b]0;PWNED\x07\x1b[2J\rX.txt"
+#: 256 MiB: under the sweep's --memory-limit 512M, over the ``task-memory`` task's own limits.memory.
+MID_ALLOCATION = "python3 -c 'b = bytearray(256 * 1024**2); print(\"mid ok\")'"
 SEP = "\u2028"  # LINE SEPARATOR: str.splitlines() cuts here
 NEL = "\x85"  # NEXT LINE (C1)
 
@@ -143,8 +145,17 @@ def _scripts(host: Path) -> list[dict[str, Any]]:
             "memory",
             sh(
                 "python3 -c 'b = bytearray(64 * 1024 * 1024); print(\"small ok\")' > mem.txt 2>&1;"
+                f" {MID_ALLOCATION} >> mem.txt 2>&1;"
                 " python3 -c 'b = bytearray(3 * 1024**3); print(\"big ok\")' >> mem.txt 2>&1;"
                 ' echo "big exit $?" >> mem.txt'
+            ),
+        ),
+        _attack(
+            "task-memory",
+            sh(
+                "python3 -c 'b = bytearray(32 * 1024 * 1024); print(\"small ok\")' > mem.txt 2>&1;"
+                f" {MID_ALLOCATION} >> mem.txt 2>&1;"
+                ' echo "mid exit $?" >> mem.txt'
             ),
         ),
         _attack(
@@ -233,6 +244,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReque
     (root / "test_hidden.py").write_text(HIDDEN_TEST)
     tasks = _oracle_tasks() + [impl_task(task) for task in IMPL_TASKS]
     tasks.append(impl_task("verify-fifo", verify="cat answer.txt"))
+    tasks.append(impl_task("task-memory", verify=MID_ALLOCATION, limits={"memory": "192M"}))
     tasks.append(
         impl_task("oracle-hang", oracle="python3 -c 'import sys; sys.path.append(\".\"); import app'")
     )
@@ -269,7 +281,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReque
 def test_the_sweep_finishes_with_a_row_per_cell(sweep: Sweep) -> None:
     """Every hostile cell ends in a row and the sweep exits 0."""
     assert sweep.done.returncode == 0, tell(sweep.done)
-    assert len(by_task(sweep.out)) == len(_oracle_tasks()) + len(IMPL_TASKS) + 2
+    assert len(by_task(sweep.out)) == len(_oracle_tasks()) + len(IMPL_TASKS) + 3
 
 
 # --- §4 oracle verdicts ---------------------------------------------------------------------------
@@ -350,9 +362,22 @@ def test_memory_past_the_limit_is_killed_while_a_small_allocation_works(sweep: S
     """--memory-limit 512M: 64 MiB succeeds (control), 3 GiB is OOM-killed; the cell still resolves."""
     mem = _added(sweep.patch("memory"), "mem.txt")
     assert "small ok" in mem
+    assert "mid ok" in mem
     assert "big ok" not in mem
     assert "big exit 137" in mem
     assert sweep.row("memory")["resolved"] is True
+
+
+def test_a_tasks_own_memory_limit_kills_its_session_and_verify_past_it(sweep: Sweep) -> None:
+    """limits.memory 192M: the 256 MiB that the sweep's 512M allows is killed, in the session and in verify."""
+    mem = _added(sweep.patch("task-memory"), "mem.txt")
+    assert "small ok" in mem
+    assert "mid ok" not in mem
+    assert "mid exit 137" in mem
+    row = sweep.row("task-memory")
+    assert (row["error_kind"], row["resolved"]) == ("verify-failed", False), row
+    assert row["task_limits_digest"] is not None
+    assert sweep.row("memory")["task_limits_digest"] is None
 
 
 def test_tmpfs_mounts_are_bounded_and_the_root_and_dev_are_read_only(sweep: Sweep) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
+
+import yaml
 
 from tests.integration.report.test_export_readers import HARBOR_PYTHON, _reader
 from tests.support.demo_run import IMPL_TASKS, wfbench
@@ -22,14 +25,22 @@ for path in sys.argv[1:]:
         "network": config.environment.network_mode.value,
         "workdir": config.environment.workdir,
         "instruction": task.instruction[:40],
+        "resources": [config.environment.cpus, config.environment.memory_mb, config.environment.storage_mb],
     }
 print(json.dumps(out))
 """
 
 
-def test_the_exported_demo_tasks_load_in_harbors_own_task_model(demo_corpus, tmp_path):
+def test_the_exported_demo_tasks_load_in_harbors_own_task_model(tmp_path):
+    """fix-median declares limits: they load as Harbor's own cpus / memory_mb / storage_mb."""
     python = _reader(HARBOR_PYTHON, "WFBENCH_REQUIRE_HARBOR", "Harbor's task models (harbor 0.25.0)")
-    done = wfbench("tasks", "export", "harbor", str(demo_corpus), "--out", str(tmp_path / "h"))
+    from wfbench.demo import materialize
+
+    corpus = Path(materialize(str(tmp_path / "demo")))
+    spec = yaml.safe_load(corpus.read_text())
+    spec["tasks"][0]["limits"] = {"cpus": 1.5, "memory": "1G", "storage": "2G"}
+    corpus.write_text(yaml.safe_dump(spec, sort_keys=False))
+    done = wfbench("tasks", "export", "harbor", str(corpus), "--out", str(tmp_path / "h"))
     assert done.returncode == 0, done.stderr
     assert "review-pr-41: skipped: a review task" in done.stdout
     tasks = sorted(str(p) for p in (tmp_path / "h").iterdir())
@@ -40,6 +51,8 @@ def test_the_exported_demo_tasks_load_in_harbors_own_task_model(demo_corpus, tmp
     found = json.loads(loaded.stdout)
     assert sorted(found) == sorted(IMPL_TASKS)  # every implementation task; the reviews are skipped
     assert all(t["network"] == "no-network" and t["workdir"] == "/app" for t in found.values())
+    assert found[spec["tasks"][0]["id"]]["resources"] == [1.5, 1024, 2048]
+    assert found["add-mode"]["resources"] == [None, None, None]
     assert (tmp_path / "h" / "fix-median" / "environment" / "workspace").is_dir()
     assert not (tmp_path / "h" / "fix-median" / "environment" / "workspace" / ".git").exists()
 

@@ -58,6 +58,14 @@ def test_every_imported_oracle_fails_at_the_base_and_passes_after_solve_sh_and_a
         assert (found[task]["oracle_at_base"], found[task]["gold_oracle"]) == (False, True)
     assert found["already-done"]["oracle_at_base"] is True
     assert json.loads(done.stdout)["invalid"] == ["already-done"]
+    # csv-total's [environment] cpus = 1, memory_mb = 512: its test.sh and solve.sh ran under them.
+    spec = next(t for t in yaml.safe_load(corpus.read_text())["tasks"] if t["id"] == "csv-total")
+    assert spec["limits"] == {
+        "agent_timeout": 600.0,
+        "cpus": 1.0,
+        "memory": "512M",
+        "verifier_timeout": 120.0,
+    }
 
 
 def _script(path: Path, content: str) -> Path:

@@ -319,6 +319,7 @@ def test_a_reply_cut_short_is_counted_incomplete_and_an_error_reply_is_not(
     meter = lease.meter(settle_s=5)
     assert (meter.requests, meter.incomplete) == (3, 1)
     assert meter.usage == Usage()  # the cut reply reported none before its cut
+    assert (meter.upstream_failures, meter.last_failure_status) == (1, 529)  # the provider's fault, named
 
 
 def test_once_the_budget_is_spent_new_requests_are_refused(provider: ScriptedProvider) -> None:

@@ -22,13 +22,17 @@ HARBOR_PYTHON = CACHE / "harbor-0.25.0" / "bin" / "python"
 
 VALIDATE_ATIF = """
 import json, sys
+from harbor.models.trajectories.trajectory import Trajectory
 from harbor.utils.trajectory_validator import TrajectoryValidator
-failures = {}
+failures, prompts = {}, {}
 for path in sys.argv[1:]:
     validator = TrajectoryValidator()
     if not validator.validate(path):
         failures[path] = validator.errors
-print(json.dumps(failures))
+    with open(path) as handle:
+        steps = Trajectory.model_validate_json(handle.read()).steps
+    prompts[path] = next((s.message for s in steps if s.source == "user"), None)
+print(json.dumps({"failures": failures, "prompts": prompts}))
 """
 
 READ_INSPECT = """
@@ -38,7 +42,7 @@ log = read_eval_log(sys.argv[1])
 print(json.dumps({
     "status": log.status,
     "samples": [
-        {"id": s.id, "epoch": s.epoch, "metadata": s.metadata,
+        {"id": s.id, "epoch": s.epoch, "metadata": s.metadata, "input": s.input,
          "scores": {k: v.value for k, v in (s.scores or {}).items()}, "messages": len(s.messages)}
         for s in log.samples
     ],
@@ -63,7 +67,13 @@ def test_every_atif_file_of_the_demo_sweep_passes_harbors_own_validator(demo_out
     checked = subprocess.run(
         [str(python), "-c", VALIDATE_ATIF, *files], capture_output=True, text=True, timeout=120, check=True
     )
-    assert json.loads(checked.stdout) == {}
+    read = json.loads(checked.stdout)
+    assert read["failures"] == {}
+    for path, prompt in read["prompts"].items():  # each session starts with the prompt it was sent
+        cell = Path(path).parent
+        phase = Path(path).name.split("-", 1)[0]
+        sent = json.loads((sweep / cell.relative_to(tmp_path / "atif") / "prompts.json").read_text())
+        assert prompt == next(p["prompt"] for p in sent["phases"] if p["phase"] == phase), path
 
 
 def test_inspects_own_reader_loads_the_demo_sweep_with_every_cell_a_sample_and_the_rows_scores(
@@ -91,6 +101,10 @@ def test_inspects_own_reader_loads_the_demo_sweep_with_every_cell_a_sample_and_t
         assert sample["scores"]["resolved"] == ("C" if row["resolved"] else "I")
         assert sample["scores"]["cost"] == pytest.approx(row["cost_usd"])
         assert sample["messages"] > 0
+        prompts = json.loads(
+            (sweep / f"cells/{row['task']}/{row['arm']}/run-{row['run']}/prompts.json").read_text()
+        )
+        assert sample["input"] == prompts["phases"][0]["prompt"]
     reviews = [s for (task, _, _), s in samples.items() if task.startswith("review")]
     assert reviews
     assert all("quality" in s["scores"] for s in reviews)

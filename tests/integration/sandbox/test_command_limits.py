@@ -12,15 +12,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tests.conftest import require_or_skip
 from tests.support.sweep_kit import bwrap_or_skip
-from wfbench.adapters.sandbox import command_limits, memory_cgroup, pids_cgroup
+from wfbench.adapters.sandbox import command_limits, cpu_cgroup, memory_cgroup, pids_cgroup
 from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 from wfbench.adapters.sandbox.command_limits import ResourceLimits, parse_size
 from wfbench.adapters.sandbox.memory_cgroup import MemoryUnavailable, find_memory_mount
-from wfbench.domain.workspace.sandbox import ProcessState, SandboxPolicy
+from wfbench.domain.workspace.sandbox import ProcessState, SandboxPolicy, TaskResources
 
 PY = os.path.realpath(sys.executable)
 
@@ -66,6 +67,47 @@ def test_without_a_memory_limit_the_same_allocation_succeeds(tmp_path: Path) -> 
     done = sandbox.run([PY, "-c", "b = bytearray(1024**3); print('big ok')"], policy=_policy(tmp_path))
     assert done.ok, done
     assert sandbox.describe_limits()[1] == "memory limit: NOT enforced: disabled (memory limit turned off)"
+
+
+def test_a_tasks_memory_limit_applies_even_where_the_sweeps_is_off(tmp_path: Path) -> None:
+    """--memory-limit off, the task's limits.memory 256M: the 1 GiB allocation is OOM-killed and named."""
+    _memory_parent()
+    sandbox = BwrapSandbox(limits=ResourceLimits(memory_bytes=None))
+    policy = attrs.evolve(_policy(tmp_path), resources=TaskResources(memory_bytes=256 * 1024**2))
+    big = sandbox.run([PY, "-c", "b = bytearray(1024**3); print('big ok')"], policy=policy)
+    assert (big.returncode, big.stdout) == (137, b"")
+    assert "memory limit reached" in big.detail
+
+
+def test_a_tasks_cpus_and_storage_become_a_cpu_quota_tmpfs_sizes_and_the_file_size_limit(
+    tmp_path: Path,
+) -> None:
+    """limits.cpus 0.5: a cpu group with a 50 ms quota the launcher joins; storage 32M: /tmp and fsize."""
+    bwrap_or_skip()
+    try:
+        parent = cpu_cgroup.detect().parent
+    except cpu_cgroup.CpuUnavailable as exc:
+        require_or_skip("WFBENCH_REQUIRE_BWRAP", f"no writable cpu cgroup here: {exc}")
+        raise
+    resources = TaskResources(cpus=0.5, storage_bytes=32 * 1024**2)
+    script = "head -c 40000000 /dev/zero > /tmp/fill; echo fill=$?; df -k /tmp | tail -1"
+    done = BwrapSandbox().run(
+        ["/bin/sh", "-c", script], policy=attrs.evolve(_policy(tmp_path), resources=resources)
+    )
+    out = done.stdout.decode()
+    assert "fill=0" not in out
+    assert " 32768 " in out, out  # the tmpfs is 32 MiB
+    commands = command_limits.CommandLimits()
+    running = commands.start(ResourceLimits().for_task(resources))
+    try:
+        assert running.cpu is not None
+        assert running.cpu.path.startswith(parent)
+        assert Path(running.cpu.path, "cpu.cfs_quota_us").read_text().strip() == "50000"
+        joined = os.path.join(running.cpu.path, "cgroup.procs")
+        assert joined in running.wrap(["/bin/true"], str(tmp_path / "failed"))  # the launcher joins it
+    finally:
+        running.close()
+    assert [n for n in os.listdir(parent) if n.startswith(f"{os.getpid()}-")] == []
 
 
 def test_file_size_and_open_file_limits_reach_every_process(tmp_path: Path) -> None:
@@ -154,8 +196,10 @@ def test_a_group_the_launcher_cannot_join_is_a_spawn_failure_and_the_command_nev
         require_or_skip("WFBENCH_REQUIRE_BWRAP", f"no writable pids cgroup here: {exc}")
     start = command_limits.CommandLimits.start
 
-    def gone(self: command_limits.CommandLimits) -> command_limits.RunLimits:
-        limits = start(self)
+    def gone(
+        self: command_limits.CommandLimits, wanted: ResourceLimits | None = None
+    ) -> command_limits.RunLimits:
+        limits = start(self, wanted)
         assert limits.pids is not None
         os.rmdir(limits.pids.path)  # the group vanished between its creation and the join
         return limits

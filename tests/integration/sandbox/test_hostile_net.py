@@ -21,7 +21,9 @@ calls; what a tool found is written into its workspace, so the **captured patch*
 The real Claude CLI runs the §2 and §3 probes too (a token hunt in every ``/proc/*/environ`` and
 the forgery), required under WFBENCH_REQUIRE_CLAUDE=1. The real Codex CLI (OpenAI Responses through
 the same bridge and lease, ``POST /v1/responses`` metered) runs the §1 probes with their
-``network: host`` control and the §3 forgery, required under WFBENCH_REQUIRE_CODEX=1. On the main
+``network: host`` control and the §3 forgery, required under WFBENCH_REQUIRE_CODEX=1. The real
+Gemini CLI (the Gemini API, ``…:streamGenerateContent`` metered) runs the §1 probes and their
+control from ``run_shell_command``, required under WFBENCH_REQUIRE_GEMINI=1. On the main
 before issue 10 §1–§3, the real-CLI sweep forged its stream and found the token, and every stand-in
 network probe connected.
 """
@@ -41,7 +43,7 @@ import attrs
 import pytest
 import yaml
 
-from tests.conftest import claude_binary, codex_binary, require_or_skip
+from tests.conftest import claude_binary, codex_binary, gemini_binary, require_or_skip
 from tests.support.sandbox_watch import WAIT_FOR_LEAK, SandboxWatch, watching
 from tests.support.sweep_kit import (
     MODEL,
@@ -300,6 +302,11 @@ def shell(command: str) -> dict[str, Any]:
     return {"name": "exec_command", "input": {"cmd": command, "yield_time_ms": 60000}}
 
 
+def gemini_shell(command: str) -> dict[str, Any]:
+    """A scripted Gemini CLI ``run_shell_command`` tool call."""
+    return {"name": "run_shell_command", "input": {"command": command}}
+
+
 #: Codex's own command policy rejects ``rm -f``: the forgery without its clean-up.
 CODEX_FORGE = FORGE.replace("; rm -f gdb.out", "")
 
@@ -365,6 +372,16 @@ def _script(listeners: Listeners, token: str, cell_port: int) -> dict[str, Any]:
             rule(
                 "codex-host-control",
                 turn(shell(_heredoc("probes.py", control) + CODEX_PROBES)),
+                turn(say="done"),
+            ),
+            rule(
+                "gemini-probes",
+                turn(gemini_shell(_heredoc("probes.py", isolated) + CODEX_PROBES)),
+                turn(say="done"),
+            ),
+            rule(
+                "gemini-host-control",
+                turn(gemini_shell(_heredoc("probes.py", control) + CODEX_PROBES)),
                 turn(say="done"),
             ),
             # Codex's own command policy rejects `rm -f`: the forgery without its clean-up.
@@ -473,6 +490,21 @@ def codex(tmp_path_factory: pytest.TempPathFactory, listeners: Listeners) -> Ite
     ]
     root = tmp_path_factory.mktemp("hostile-net-codex")
     yield from _sweep(root, listeners, "codex", tasks, "--model", "gpt-5.5")
+
+
+GEMINI_TASKS = ("gemini-probes", "gemini-host-control")
+
+
+@pytest.fixture(scope="module")
+def gemini(tmp_path_factory: pytest.TempPathFactory, listeners: Listeners) -> Iterator[Sweep]:
+    if gemini_binary() is None:
+        require_or_skip("WFBENCH_REQUIRE_GEMINI", "the real Gemini CLI is not installed")
+    tasks = [
+        impl_task(t, oracle="true", **({"network": "host"} if t == "gemini-host-control" else {}))
+        for t in GEMINI_TASKS
+    ]
+    root = tmp_path_factory.mktemp("hostile-net-gemini")
+    yield from _sweep(root, listeners, "gemini", tasks, "--model", "gemini-2.5-pro")
 
 
 def _probes(sweep: Sweep, task: str) -> dict[str, Any]:
@@ -660,3 +692,37 @@ def test_a_codex_tool_cannot_write_or_ptrace_the_agents_event_stream(codex: Swee
     row = by_task(codex.out)["codex-forge"]
     assert row["ok"] is True, row
     assert "FORGED-SESSION" not in json.dumps(row)
+
+
+# --- the real Gemini CLI: the Gemini API through the same bridge, lease and wire meter ----------
+
+
+@pytest.mark.gemini
+def test_a_gemini_session_reaches_the_model_through_its_lease_and_nothing_on_the_host(
+    gemini: Sweep, listeners: Listeners
+) -> None:
+    """The §1 probes from Gemini CLI's run_shell_command, with their network: host control."""
+    assert gemini.done.returncode == 0, tell(gemini.done)
+    cells = by_task(gemini.out)
+    assert sorted(cells) == sorted(GEMINI_TASKS)
+    found = _probes(gemini, "gemini-probes")
+    assert found["host-tcp"].startswith("blocked"), found
+    assert found["host-abstract"].startswith("blocked"), found
+    assert found["resolv.conf"] is False
+    assert found["dns"].startswith("failed"), found
+    isolated = f"ISOLATED-{gemini.token}".encode()
+    assert not any(isolated in got for got in [*listeners.tcp, *listeners.unix, *listeners.udp])
+    control = _probes(gemini, "gemini-host-control")
+    assert control["host-tcp"] == "connected", control
+    assert any(f"TCP-CONTROL-{gemini.token}".encode() in got for got in listeners.tcp)
+    assert (cells["gemini-probes"]["network"], cells["gemini-host-control"]["network"]) == (
+        "model-only",
+        "host",
+    )
+    for task, row in cells.items():
+        assert row["ok"] is True, (task, row["error_kind"], row.get("error_detail"))
+        assert row["usage_source"] == "wire", task
+        assert row["wire_requests"] == 2, (task, row["wire_requests"])
+    assert {r.path.split("?")[0] for r in gemini.provider.requests} == {
+        "/v1beta/models/gemini-2.5-pro:streamGenerateContent"
+    }

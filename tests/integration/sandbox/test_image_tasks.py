@@ -180,3 +180,25 @@ def test_tasks_validate_works_on_an_image_task_and_reuses_the_cached_image(
     assert report["invalid"] == []
     (task,) = report["tasks"]
     assert task["environment_digest"] == by_task(standin_sweep[0])["node-fix"]["environment_digest"]
+
+
+@pytest.mark.nightly
+def test_the_same_image_tasks_run_under_docker(image_corpus: Path, tmp_path: Path) -> None:
+    """The Containerfile is built with ``docker build`` (host network: the daemon has no bridge) and
+    each task is resolved by its fix and failed by a wrong one, as under podman (~60 s: nightly)."""
+    from tests.support.podman_kit import docker_image
+
+    env = {**os.environ, "WFBENCH_DOCKER_IMAGE": docker_image()}
+    out = tmp_path / "docker"
+    done = run_sweep(
+        image_corpus, out, "--sandbox", "docker", "--arms", "baseline", "--outage-streak", "0",
+        env=env, timeout=1500,
+    )  # fmt: skip
+    found = by_task(out)
+    assert {t: found[t]["resolved"] for t in FIXES} == {
+        "datamash-fix": True,
+        "datamash-wrong": False,
+        "node-fix": True,
+        "node-wrong": False,
+    }, tell(done)
+    assert len({row["environment_digest"] for row in found.values()}) == 1

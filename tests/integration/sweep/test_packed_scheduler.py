@@ -403,3 +403,23 @@ def test_a_cancellation_during_a_back_off_folds_the_throttled_attempt_and_return
     assert row.error_kind is ErrorKind.SESSION_ERROR
     assert row.extra["throttled_attempts"][0]["api_error_status"] == 429
     assert outcome.cancelled
+
+
+def test_a_sweep_that_keeps_no_rows_persists_every_row_and_holds_none() -> None:
+    """``keep_rows=False`` (how ``wfbench run`` folds): every row reaches on_row in order, the outcome
+    holds none, and what never ran is still counted from what was persisted."""
+    cells = canonical_order(["t1", "t2"], ["workflow", "baseline"], 2)
+    recorder = Recorder()
+    cancel = threading.Event()
+
+    def run_cell(cell: Cell, token: CancelToken) -> Row:
+        if len(recorder.persisted) >= 3:
+            cancel.set()
+        return _healthy(cell)
+
+    outcome = _sweep(cells, run_cell, recorder, workers=1, window=1, cancel=cancel, keep_rows=False)
+
+    assert outcome.rows == ()
+    assert [row.cell for row in recorder.persisted] == [cell.key for cell in cells][: len(recorder.persisted)]
+    assert 3 <= len(recorder.persisted) < len(cells)
+    assert outcome.not_run == len(cells) - len(recorder.persisted)

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from tests.support.demo_run import DEMO_CELLS
-from tests.support.podman_kit import base_image, podman_sandbox
+from tests.support.podman_kit import base_image
+from wfbench.adapters.sandbox.containers import sweep_key
 
 # The whole demo under podman (~3x a bwrap cell, minutes): the nightly tier (CONTRIBUTING.md).
 pytestmark = [pytest.mark.slow, pytest.mark.nightly]
@@ -23,15 +24,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.nightly]
 WFBENCH = [sys.executable, "-m", "wfbench"]
 
 
-def _containers_of(pid: int) -> list[str]:
-    """Names of the wfbench containers (running or not) whose owner label names ``pid``."""
-    listing = subprocess.run(
-        ["podman", "ps", "--all", "--filter", "label=io.wfbench.owner", "--format", "{{.Names}}"],
+def _containers_of(out: Path) -> list[str]:
+    """Names of the containers (running or not) labelled with the sweep at ``out``."""
+    label = f"io.wfbench.sweep={sweep_key(str(out))}"
+    return subprocess.run(
+        ["podman", "ps", "--all", "--filter", f"label={label}", "--format", "{{.Names}}"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return [name for name in listing if name.startswith(f"wfbench-{pid}-")]
 
 
 def _decisions(out: Path) -> list[tuple[Any, ...]]:
@@ -53,14 +54,17 @@ def test_a_killed_podman_demo_leaves_no_container_and_resumes_to_bwraps_decision
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    # A container lives for one command: what was seen is kept, never looked up a second time (the
+    # flake of the previous version: it saw one, then asserted on a new listing made after it was gone).
+    seen: list[str] = []
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not _containers_of(sweep.pid) and sweep.poll() is None:
-        time.sleep(0.2)
-    assert _containers_of(sweep.pid), "the sweep never started a container"
+    while time.monotonic() < deadline and not seen and sweep.poll() is None:
+        seen = _containers_of(out)
+        time.sleep(0.1)
+    assert seen, f"the sweep never started a container (exit {sweep.poll()})"
+    assert all(name.startswith(f"wfbench-{sweep_key(str(out))}-") for name in seen)  # named by its sweep
     sweep.send_signal(signal.SIGKILL)
     sweep.wait(30)
-    podman_sandbox().preflight()  # the next start: containers of the dead sweep are removed
-    assert _containers_of(sweep.pid) == []
     resumed = subprocess.run(
         [*WFBENCH, "run", "--resume", str(out), "--workers", "2", "--sandbox", "podman"],
         env=env,
@@ -70,6 +74,7 @@ def test_a_killed_podman_demo_leaves_no_container_and_resumes_to_bwraps_decision
         check=False,
     )
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert _containers_of(out) == []  # the next start removed the killed run's; its own are gone too
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line]
     assert len(rows) == DEMO_CELLS
     assert {r["sandbox_backend"] for r in rows} == {"podman"}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.support.demo_run import DEMO_CELLS, IMPL_TASKS, legacy_copy, row, rows, wfbench
 from wfbench.app.sweep.reuse_plan import expected_durations
@@ -223,6 +224,30 @@ def test_a_changed_binding_reuses_nothing(demo_out, tmp_path):
     assert "keeping one paid" not in other.stdout
     assert not any(r.get("reused") for r in rows(tmp_path / "other"))
     assert _fresh_cells(tmp_path / "other") == 2
+
+
+def test_a_tasks_changed_memory_limit_reruns_its_cells_and_reuses_the_others(demo_out, tmp_path):
+    """limits.memory added to fix-median: its demo rows (measured without it) rerun; add-mode's are reused.
+
+    Two runs each: without the change, every cell but the arm's one paid canary would be reused.
+    """
+    from wfbench.demo import materialize
+
+    prior, _ = demo_out
+    corpus = Path(materialize(str(tmp_path / "demo")))
+    spec = yaml.safe_load(corpus.read_text())
+    for task in spec["tasks"]:
+        if task["id"] == "fix-median":
+            task["limits"] = {"memory": "1G"}
+    corpus.write_text(yaml.safe_dump(spec, sort_keys=False))
+    out = tmp_path / "out"
+    select = ("--tasks", "fix-median,add-mode", "--arms", "workflow", "--runs", "2", "--workers", "2")
+    done = wfbench("run", str(corpus), "--out", str(out), *select, "--reuse-results", str(prior))
+    assert done.returncode == 0, done.stderr[-2000:]
+    reused = sorted((r["task"], r["run"]) for r in rows(out) if r.get("reused"))
+    assert reused == [("add-mode", 0), ("add-mode", 1)]
+    assert all(r["task_limits_digest"] for r in rows(out) if r["task"] == "fix-median")
+    assert _fresh_cells(out) == 2
 
 
 def test_reuse_refuses_its_own_output_directory_and_a_directory_without_results(demo_out, tmp_path):

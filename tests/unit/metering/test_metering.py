@@ -203,3 +203,17 @@ def test_a_session_counts_only_its_own_incomplete_replies() -> None:
     later = earlier.plus_reply(Usage(7, None, None, 2), complete=False).plus_reply(Usage(1, None, None, 1))
     assert later.since(earlier).incomplete == 1
     assert later.since(earlier).requests == 2
+
+
+def test_provider_faults_are_429_and_5xx_counted_per_session_with_the_last_status() -> None:
+    from wfbench.domain.metering.wire import is_provider_fault
+
+    assert [is_provider_fault(s) for s in (200, 400, 404, 429, 500, 503, 529, 599, 600)] == [
+        False, False, False, True, True, True, True, True, False,
+    ]  # fmt: skip
+    earlier = WireMeter().plus_failure(500)
+    later = earlier.plus_reply(Usage(1, None, None, 1)).plus_failure(503).plus_failure(529)
+    assert later.since(earlier) == WireMeter(
+        requests=3, usage=Usage(1, None, None, 1), upstream_failures=2, last_failure_status=529
+    )
+    assert later.plus_reply(None).since(later).last_failure_status is None

@@ -72,7 +72,7 @@ def _plain_loop(pool: list[float], seed: int, resamples: int) -> list[float]:
     return [sum([pool[int(draw() * count)] for _ in range(count)]) / count for _ in range(resamples)]
 
 
-@pytest.mark.parametrize("chunk", [7, 1 << 20])
+@pytest.mark.parametrize("chunk", [7, 1200, 1 << 16, 1 << 20])
 def test_the_vectorized_bootstrap_draws_the_same_means_to_the_bit(
     chunk: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -286,3 +286,20 @@ def test_the_p_value_refuses_no_means_or_one_cluster() -> None:
         bootstrap_p_value([], 5)
     with pytest.raises(ValueError, match="clusters"):
         bootstrap_p_value([0.1], 1)
+
+
+def test_the_vectorized_bootstrap_adds_left_to_right_whatever_the_chunk_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Chunks of 1 to 9 resamples over pools of 8 to 64 values (numpy sums pairwise from 8 values
+    along a contiguous axis): every shape gives the plain loop's bits."""
+    pytest.importorskip("numpy", reason="numpy is optional (wfbench[fast]); the plain loop is the reference")
+    rng = random.Random(9)
+    for count in (8, 9, 17, 64):
+        pool = sorted(rng.uniform(-1, 1) for _ in range(count))
+        for rows in range(1, 10):
+            monkeypatch.setattr(resampling, "_CHUNK_DRAWS", rows * count)
+            vectorized = resampling._vectorized_means(pool, count + rows, 19)
+            assert vectorized is not None
+            expected = _plain_loop(pool, count + rows, 19)
+            assert [mean.hex() for mean in vectorized] == [mean.hex() for mean in expected]

@@ -221,6 +221,22 @@ def test_changed_or_missing_manifest_digests_are_not_reusable(field: str) -> Non
     )
 
 
+def test_a_row_measured_under_other_task_limits_is_not_reusable() -> None:
+    limited = {t: attrs.evolve(b, limits_digest="1" * 64) for t, b in BINDING.tasks.items()}
+    under_limits = attrs.evolve(BINDING, tasks=limited)
+    assert refusal(prior(task_limits_digest="1" * 64), under_limits) is None
+    assert refusal(prior(task_limits_digest="2" * 64), under_limits) == (
+        "task_limits_digest differs (the task's limits changed)"
+    )
+    assert refusal(prior(), under_limits) is not None  # a row from before the task had limits
+    assert refusal(prior(task_limits_digest="1" * 64)) is not None  # limits since removed
+
+
+def test_a_row_of_a_task_without_limits_is_reusable_with_or_without_the_field() -> None:
+    assert refusal(prior()) is None
+    assert refusal(prior(task_limits_digest=None)) is None
+
+
 @pytest.mark.parametrize("artifact", ["", None, "absent"])
 def test_a_review_row_without_its_artifact_is_not_reusable(artifact: str | None) -> None:
     """§8.6: review_artifact empty or absent → no."""

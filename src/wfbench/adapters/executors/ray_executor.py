@@ -8,6 +8,10 @@ nodes and turns what comes back into rows (``docs/distributed.md``):
   requires one ``wfbench_slot`` and no CPU, so only nodes an operator prepared get cells and a
   node never runs more cells than it offers slots. A cell is dispatched only when a slot is free
   (the node with the most free slots first); the rest wait here, in submission order.
+* **Pacing.** The driver's fold paces the cells (``app/sweep/executor_sweep.py``): a throttled
+  cell comes back with a back-off ``delay_s`` and waits here, on the driver, until it is due. A
+  cell is admitted when it is dispatched: ``may_start`` (``--max-cost``) refuses it there, and a
+  refused cell never starts (no row).
 * **No silent re-runs.** ``max_retries=0``: Ray's default would re-pay a whole session after a
   node loss. A cell whose node died is an ``infra-error`` row the breaker sees, and the node gets
   no further cells; ``node_loss_retries`` resubmits such a cell explicitly, and its row records
@@ -42,6 +46,10 @@ ABANDON_AFTER_S = 60.0
 #: A probe of one node must answer within this.
 PROBE_TIMEOUT_S = 300.0
 INSTALL_HINT = "the Ray executor needs the ray extra: pip install 'wfbench[ray]'"
+AUTH_HINT = (
+    " (a cluster with token auth needs RAY_AUTH_MODE=token and the cluster's token on this machine:"
+    " ~/.ray/auth_token or RAY_AUTH_TOKEN_PATH; docs/distributed.md)"
+)
 
 
 def _ray() -> Any:
@@ -81,9 +89,10 @@ class RayCluster:
         ray = _ray()
         try:
             ray.init(address=self.address, namespace="wfbench", log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
             raise InputError(
-                f"cannot reach the Ray cluster at {self.address}: {exc}", field="--ray-address"
+                f"cannot reach the Ray cluster at {self.address}: {_first_line(exc)}{AUTH_HINT}",
+                field="--ray-address",
             ) from None
         self._connected = True
 
@@ -103,6 +112,23 @@ class RayCluster:
                 host = raw.get("NodeManagerHostname") or raw.get("NodeManagerAddress") or "?"
                 found.append(ClusterNode(node_id, f"{host}/{node_id[:8]}", slots))
         return tuple(found)
+
+    def start_ledger(self, budget_usd: float | None, prices: Any) -> tuple[Any, Any]:
+        """The sweep's shared budget ledger (:func:`~wfbench.adapters.executors.ray_ledger.open_ledger`).
+
+        Raises:
+            InputError: the ledger did not start (``--ray-address``).
+        """
+        from wfbench.adapters.executors.ray_ledger import open_ledger
+
+        try:
+            return open_ledger(_ray(), budget_usd, prices)
+        except Exception as exc:
+            raise InputError(
+                f"the sweep's budget ledger did not start on the cluster at {self.address}:"
+                f" {type(exc).__name__}: {_first_line(exc)}",
+                field="--ray-address",
+            ) from None
 
     def put(self, value: object) -> Any:
         """Store ``value`` once in the object store; every task given the handle shares that copy."""
@@ -150,6 +176,8 @@ class _Queued:
     index: int
     cell: Cell
     attempts: tuple[str, ...] = ()
+    #: ``time.monotonic()`` before which the cell may not start (a throttled retry's back-off).
+    due: float = 0.0
 
 
 Deliver = Callable[[Cell, object], Row]
@@ -174,11 +202,15 @@ class RayExecutor:
         deliver: Deliver,
         node_loss_retries: int = 0,
         on_start: Callable[[Cell], None] | None = None,
+        may_start: Callable[[], bool] | None = None,
         note: Callable[[str], None] = lambda _text: None,
         ray_api: Any = None,
         affinity: Callable[[str], object] | None = None,
     ) -> None:
-        """``ray_api`` and ``affinity`` replace the ``ray`` module and its node-affinity strategy (tests)."""
+        """``ray_api`` and ``affinity`` replace the ``ray`` module and its node-affinity strategy (tests).
+
+        ``may_start`` is asked just before a cell's first dispatch; ``False`` and it never starts.
+        """
         if node_loss_retries < 0:
             raise ValueError(f"node_loss_retries must be at least 0, got {node_loss_retries}")
         if not nodes:
@@ -193,6 +225,7 @@ class RayExecutor:
         self._deliver = deliver
         self._retries = node_loss_retries
         self._on_start = on_start
+        self._may_start = may_start
         self._note = note
         self._queue: list[_Queued] = []
         self._running: dict[Any, _Running] = {}
@@ -206,17 +239,12 @@ class RayExecutor:
         return max(1, sum(node.slots for node_id, node in self._nodes.items() if node_id not in self._lost))
 
     def submit(self, index: int, cell: Cell, delay_s: float = 0.0) -> None:
-        """Queue ``cell``; it is dispatched as soon as a node has a free slot.
-
-        Raises:
-            ValueError: a pacing delay (the cluster's fold is unpaced: docs/distributed.md).
-        """
-        if delay_s > 0:
-            raise ValueError(f"the Ray executor runs cells unpaced; got a delay of {delay_s} s")
+        """Queue ``cell``; it is dispatched once ``delay_s`` s have passed and a node has a free slot."""
         if self._cancelled:
             self._finished.append(CellFinished(index, None))
             return
-        self._queue.append(_Queued(index, cell))
+        due = time.monotonic() + delay_s if delay_s > 0 else 0.0
+        self._queue.append(_Queued(index, cell, due=due))
         self._dispatch()
 
     def wait(self, timeout: float) -> tuple[CellFinished, ...]:
@@ -231,7 +259,7 @@ class RayExecutor:
                 self._collect(ref)
             self._abandon_overdue()
         elif not self._finished:
-            time.sleep(timeout)
+            time.sleep(self._until_due(timeout))
         self._dispatch()
         finished, self._finished = tuple(self._finished), []
         return finished
@@ -265,11 +293,15 @@ class RayExecutor:
                 )
                 self._finished.append(CellFinished(queued.index, row))
             self._queue.clear()
-        while self._queue and not self._cancelled:
+        while not self._cancelled and (due := self._next_due()) is not None:
+            queued = due
             node_id = max(self._free, key=lambda key: (self._free[key], -list(self._free).index(key)))
             if self._free[node_id] < 1:
                 return
-            queued = self._queue.pop(0)
+            self._queue.remove(queued)
+            if not queued.attempts and self._may_start is not None and not self._may_start():
+                self._finished.append(CellFinished(queued.index, None))
+                continue
             node = self._nodes[node_id]
             ref = self._remote.options(
                 num_cpus=0,
@@ -282,6 +314,16 @@ class RayExecutor:
             self._running[ref] = _Running(queued.index, queued.cell, node, (*queued.attempts, node.name))
             if self._on_start is not None:
                 self._on_start(queued.cell)
+
+    def _next_due(self) -> _Queued | None:
+        """The first queued cell (submission order) whose back-off has passed."""
+        now = time.monotonic()
+        return next((queued for queued in self._queue if queued.due <= now), None)
+
+    def _until_due(self, timeout: float) -> float:
+        """How long to sleep with nothing running: ``timeout``, or less when a delayed cell falls due."""
+        dues = [queued.due for queued in self._queue]
+        return max(0.0, min([timeout, *(due - time.monotonic() for due in dues)]))
 
     def _budget(self, timeout: float) -> float:
         deadlines = [

@@ -13,6 +13,10 @@ A reply whose cost the wire cannot fix (cut short, or usage without input or out
 charged its whole reservation against the budget (``held``): the provider may have billed all of
 it. :meth:`SpendLedger.spend` reports the metered spend only (the held amount is not a
 measurement).
+
+On a cluster (``--executor ray``) every node's proxy keeps its books in one ledger the driver
+owns (:mod:`wfbench.adapters.executors.ray_ledger`): the same :class:`SpendLedger`, reached through
+:meth:`SpendLedger.try_reserve` (which never waits) so that each node waits on its own side.
 """
 
 from __future__ import annotations
@@ -77,9 +81,8 @@ class SpendLedger:
         deadline = time.monotonic() + timeout_s
         with self._changed:
             while True:
-                verdict = admission(self.budget_usd, self._committed(), self._reserved_usd)
+                verdict = self._admit(worst_usd)
                 if verdict is Admission.ADMIT:
-                    self._reserved_usd += worst_usd
                     return worst_usd
                 if verdict is Admission.REFUSE:
                     raise self._spent_refusal()
@@ -89,6 +92,18 @@ class SpendLedger:
                         403, "budget", "the --max-cost budget is reserved by requests still upstream"
                     )
                 self._changed.wait(min(WAIT_STEP_S, left))
+
+    def try_reserve(self, worst_usd: float) -> tuple[Admission, str]:
+        """One admission decision, never waiting: reserved on ``ADMIT``; the refusal's text otherwise."""
+        with self._changed:
+            verdict = self._admit(worst_usd)
+            return verdict, self._spent_refusal().message if verdict is Admission.REFUSE else ""
+
+    def _admit(self, worst_usd: float) -> Admission:
+        verdict = admission(self.budget_usd, self._committed(), self._reserved_usd)
+        if verdict is Admission.ADMIT and self.budget_usd is not None:
+            self._reserved_usd += worst_usd
+        return verdict
 
     def settle(
         self, usage: Usage | None, prices: ModelPrices | None, *, release: float, billed: bool, complete: bool

@@ -37,11 +37,11 @@ from email.message import Message
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
-from wfbench.adapters.gateway.budget import SpendLedger
 from wfbench.adapters.gateway.rules import MAX_BODY_BYTES, Refused, Route, forwarded_headers, route_for
 from wfbench.adapters.gateway.wire_usage import UsageReader
 from wfbench.domain.metering.prices import ModelPrices
-from wfbench.domain.metering.wire import WireRefusal
+from wfbench.domain.metering.wire import WireRefusal, is_provider_fault
+from wfbench.domain.ports import BudgetLedger
 from wfbench.domain.session.records import Usage
 
 PIECE = 64 * 1024
@@ -104,6 +104,7 @@ class CellLease(Protocol):
         complete: bool = True,
         by_upstream: bool = False,
         release: float = 0.0,
+        failed_status: int | None = None,
     ) -> None: ...
     def refuse(self, refusal: WireRefusal) -> None: ...
 
@@ -123,7 +124,7 @@ class ProxyCore(Protocol):
     def names_cells(self) -> bool: ...
     def check_budget(self) -> None: ...
     @property
-    def ledger(self) -> SpendLedger: ...
+    def ledger(self) -> BudgetLedger: ...
     def check_body(self, route: Route, body: bytes, model: str | None) -> dict[str, object]: ...
     def reserve(
         self, route: Route, size: int, body: dict[str, object], prices: ModelPrices | None
@@ -201,6 +202,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server: ProxyServer  # type: ignore[assignment]  # both servers of key_proxy mix _ServerMixin in
+    #: The provider-fault status (429, 5xx) of the reply being relayed, if it is one.
+    _failed: int | None = None
 
     def setup(self) -> None:
         """The connection's idle timeout is the proxy's (a silent client is cut)."""
@@ -277,6 +280,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
                 streaming = "text/event-stream" in (response.getheader("content-type") or "")
                 usage_reader = UsageReader(route.meter, streaming=streaming)
             self._metered = False
+            self._failed = response.status if is_provider_fault(response.status) else None
             try:
                 self._relay(response, usage_reader)
             finally:  # recorded even when the agent hung up mid-reply (a no-op once recorded)
@@ -296,7 +300,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self._metered = True
         lease = self._cell
         if usage is None:
-            lease.record(None, metered=False, release=self._take_reserved())
+            lease.record(None, metered=False, release=self._take_reserved(), failed_status=self._failed)
         else:
             seen, complete = usage.finish(cut=not whole)
             release = self._take_reserved()

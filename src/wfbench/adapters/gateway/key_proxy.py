@@ -65,6 +65,7 @@ from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.prices import ModelPrices, PriceTable
 from wfbench.domain.metering.requests import BodyRefusal, output_cap
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
+from wfbench.domain.ports import BudgetLedger
 from wfbench.domain.redaction import REDACTED, redact_text
 from wfbench.domain.session.records import Usage
 from wfbench.domain.workspace.sandbox import Bridge
@@ -172,12 +173,16 @@ class Lease:
         complete: bool = True,
         by_upstream: bool = False,
         release: float = 0.0,
+        failed_status: int | None = None,
     ) -> None:
         """One forwarded request: its reply's usage (``complete`` False: cut short, ``by_upstream``: by
-        the upstream while the agent read on), or an unmetered one; ``release`` is its reservation."""
+        the upstream while the agent read on), or an unmetered one (``failed_status``: a provider
+        fault the upstream answered with); ``release`` is its reservation."""
         with self._lock:
             if metered:
                 self._meter = self._meter.plus_reply(usage, complete=complete, by_upstream=by_upstream)
+            elif failed_status is not None:
+                self._meter = self._meter.plus_failure(failed_status)
             else:
                 self._meter = self._meter.plus_unmetered()
         self.proxy.ledger.settle(usage, self.prices, release=release, billed=metered, complete=complete)
@@ -380,6 +385,7 @@ class KeyProxy:
         max_connections: int = MAX_CONNECTIONS_PER_CELL,
         cells: CellTagging | None = None,
         names_cells: bool = False,
+        ledger: BudgetLedger | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(upstream_base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -413,7 +419,8 @@ class KeyProxy:
         self._thread: threading.Thread | None = None
         self._leases: set[Lease] = set()
         self._lock = threading.Lock()
-        self.ledger = SpendLedger(budget_usd, self.prices)
+        #: The sweep's books: this proxy's own, or (``ledger``) one a whole cluster shares.
+        self.ledger: BudgetLedger = SpendLedger(budget_usd, self.prices) if ledger is None else ledger
         self._log = structlog.get_logger("wfbench.key_proxy")
         self.forwarded = 0
         self.refused = 0

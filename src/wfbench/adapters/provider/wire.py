@@ -55,6 +55,8 @@ _WORKDIR = re.compile(r"(?:primary |current )?working directory\s*:\s*(/[^\s<>\"
 _CWD = re.compile(r"<cwd>(/[^<>\n]*)</cwd>")
 #: The Gemini CLI's ``<session_context>``: ``- **Workspace Directories:**`` then ``  - /path``.
 _GEMINI_DIRS = re.compile(r"\*\*Workspace Directories:\*\*\s*\n\s*- (/[^\s<>\"'`]*)")
+#: A command that reads a skill's instructions (Codex: ``cat ~/.agents/skills/plan/SKILL.md``).
+_SKILL_FILE = re.compile(r"(?:^|[/\s\"'])skills/[A-Za-z0-9_.:-]+/SKILL\.md\b")
 _REVIEW_OUTPUT = re.compile(r"review output file\s*:\s*(/[^\s<>\"'`]*)", re.IGNORECASE)
 _ASSISTANT_ITEM_TYPES = frozenset({"function_call", "reasoning", "custom_tool_call"})
 _TOOL_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
@@ -165,14 +167,40 @@ def user_text(body: Mapping[str, Any], protocol: Protocol) -> str:
     agent's own harness put into the conversation.
     """
     text_types = frozenset({"text", "input_text"})
+    messages = _messages(body, protocol)
     parts = [
         part
-        for message in _messages(body, protocol)
+        for message in messages
         if message.get("role") == "user"
         for part in [*_text_parts(message.get("content"), text_types), *_loaded_skills(message)]
         if not is_harness_text(part)
     ]
-    return "\n".join(parts)
+    return "\n".join([*parts, *_skill_reads(messages)])
+
+
+def _skill_reads(items: list[Mapping[str, Any]]) -> list[str]:
+    """What Codex's commands that read a skill's ``SKILL.md`` printed (:data:`_SKILL_FILE`), as user text.
+
+    Codex has no skill tool: the model loads a skill by reading its file with a command, the
+    evidence wfbench counts (docs/agents.md). Its output is the skill's instructions, as
+    OpenCode's ``skill`` result is, so a rule can follow what the skill says. Only the output
+    of a call whose command names a ``skills/<name>/SKILL.md`` counts, never another command's.
+    """
+    readers = {
+        item.get("call_id")
+        for item in items
+        if item.get("type") == "function_call" and _SKILL_FILE.search(str(item.get("arguments", "")))
+    }
+    return [
+        text
+        for item in items
+        if item.get("type") in _TOOL_OUTPUT_TYPES and item.get("call_id") in readers - {None}
+        for text in _output_texts(item.get("output"))
+    ]
+
+
+def _output_texts(output: object) -> list[str]:
+    return [output] if isinstance(output, str) else list(_text_parts(output, frozenset({"input_text"})))
 
 
 def _loaded_skills(message: Mapping[str, Any]) -> list[str]:
@@ -280,9 +308,7 @@ def exec_session_of(body: Mapping[str, Any], protocol: Protocol) -> int | None:
     for item in _messages(body, protocol):
         if item.get("type") not in _TOOL_OUTPUT_TYPES:
             continue
-        output = item.get("output")
-        texts = [output] if isinstance(output, str) else list(_text_parts(output, frozenset({"input_text"})))
-        for text in texts:
+        for text in _output_texts(item.get("output")):
             matches = _EXEC_SESSION.findall(text)
             if matches:
                 found = int(matches[-1])

@@ -68,6 +68,8 @@ CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 HOST_CA_TARGET = "/opt/wfbench/host-ca-certificates.crt"
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 LOG_TAIL = 1500
+#: The container backends (one adapter, two CLIs): their venv builds run over the default image.
+CONTAINERS = ("podman", "docker")
 #: Where a build sees the uv binary (read-only), when uv is the installer.
 UV_MOUNT = "/opt/wfbench/uv"
 #: Install commands that need pip itself (a module of the environment), not a ``pip`` command.
@@ -207,8 +209,8 @@ class CachedEnvironments:
     def location(self) -> str:
         """Where commands see an environment: ``/env`` under bwrap, ``/env`` over the default image
         under podman (the image's userland is part of the identity), the host path otherwise."""
-        if self._sandbox.name == "podman":
-            return f"podman:{getattr(self._sandbox, 'default_image', '')}:{ENV_MOUNT}"
+        if self._sandbox.name in CONTAINERS:
+            return f"{self._sandbox.name}:{getattr(self._sandbox, 'default_image', '')}:{ENV_MOUNT}"
         return ENV_MOUNT if self._sandbox.name == "bwrap" else f"host:{self._cache}"
 
     def digest(self, spec: EnvironmentSpec, *, snapshot: Snapshot, task_env: Mapping[str, str]) -> str:
@@ -257,7 +259,7 @@ class CachedEnvironments:
         if spec.image is not None:
             if self._images is None:
                 raise SandboxError(
-                    "this task's environment is a container image: run it with --sandbox podman"
+                    "this task's environment is a container image: run it with --sandbox podman (or docker)"
                     " (docs/containers.md)"
                 )
             return self._images.ensure(spec, snapshot=snapshot, task_env=task_env, cancel=cancel)
@@ -288,7 +290,7 @@ class CachedEnvironments:
     def _built(
         self, digest: str, final: str, base: BaseInterpreter | None, *, cached: bool
     ) -> BuiltEnvironment:
-        mount = ENV_MOUNT if self._sandbox.name in ("bwrap", "podman") else final
+        mount = ENV_MOUNT if self._sandbox.name in ("bwrap", *CONTAINERS) else final
         runtime = () if base is None or _under_system(base.prefix) else (base.prefix,)
         return BuiltEnvironment(
             digest=digest,
@@ -321,7 +323,7 @@ class CachedEnvironments:
             if base is not None and not _under_system(base.prefix):
                 mounts.append(Mount(base.prefix, base.prefix))
             ca = CA_BUNDLE
-            if self._sandbox.name == "podman" and os.path.isfile(CA_BUNDLE):
+            if self._sandbox.name in CONTAINERS and os.path.isfile(CA_BUNDLE):
                 mounts.append(Mount(os.path.realpath(CA_BUNDLE), HOST_CA_TARGET))
                 ca = HOST_CA_TARGET
             uv = self._uv if self.installer(spec) is not None else None

@@ -98,14 +98,18 @@ class ImageFacts:
 
 
 class ContainerImages:
-    """Builds and caches task images with ``podman`` (``command``: ``podman [--runtime R]``).
+    """Builds and caches task images with ``podman`` (``command``: ``podman [--runtime R]``, or ``docker``).
 
-    ``cache_dir`` holds the build logs and locks (the images live in podman's store).
+    ``cache_dir`` holds the build logs and locks (the images live in the CLI's store).
+    ``build_flags`` go to every ``build`` (docker's daemon here has no bridge: ``--network host`` lets a
+    build reach the package registries, as podman's own build network does).
     """
 
-    def __init__(self, command: Sequence[str], *, cache_dir: str) -> None:
+    def __init__(self, command: Sequence[str], *, cache_dir: str, build_flags: Sequence[str] = ()) -> None:
         self._podman = tuple(command)
         self._cache = os.path.abspath(cache_dir)
+        self._build_flags = tuple(build_flags)
+        self._cli_name = os.path.basename(self._podman[0]) if self._podman else "podman"
 
     def ensure(
         self,
@@ -154,7 +158,7 @@ class ContainerImages:
         assert source.containerfile is not None
         assert source.context is not None
         tag = f"{BUILD_TAG}:{image_input_digest(source)[:32]}"
-        args = ["build", "--quiet", "--tag", tag, "--file", source.containerfile]
+        args = ["build", *self._build_flags, "--quiet", "--tag", tag, "--file", source.containerfile]
         for name, value in source.build_args:
             args += ["--build-arg", f"{name}={value}"]
         return self._built(tag, [*args, source.context], timeout_s)
@@ -179,7 +183,9 @@ class ContainerImages:
             with open(containerfile, "w", encoding="utf-8") as handle:
                 handle.write(install_containerfile(base.id, spec.image.workdir, spec.install, task_env))
             return self._built(
-                tag, ["build", "--quiet", "--tag", tag, "--file", containerfile, context], spec.timeout_s
+                tag,
+                ["build", *self._build_flags, "--quiet", "--tag", tag, "--file", containerfile, context],
+                spec.timeout_s,
             )
 
     def _built(self, tag: str, args: list[str], timeout_s: float) -> tuple[ImageFacts, float, bool]:
@@ -195,7 +201,7 @@ class ContainerImages:
             seconds = self._podman_checked(args, timeout_s, log=os.path.join(self._cache, f"{name}.log"))
         built = self.inspect(tag)
         if built is None:
-            raise SandboxError(f"podman built {tag} but it is not in the local store")
+            raise SandboxError(f"{self._cli_name} built {tag} but it is not in the local store")
         return built, seconds, False
 
     def inspect(self, ref: str) -> ImageFacts | None:
@@ -224,7 +230,7 @@ class ContainerImages:
         try:
             done = subprocess.run([*self._podman, *args], capture_output=True, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired as exc:
-            raise SandboxError(f"podman {args[0]} timed out after {timeout_s:.0f} s") from exc
+            raise SandboxError(f"{self._cli_name} {args[0]} timed out after {timeout_s:.0f} s") from exc
         text = (done.stdout + b"\n" + done.stderr).decode("utf-8", "replace")
         if log is not None:
             with open(log, "w", encoding="utf-8") as handle:
@@ -232,7 +238,8 @@ class ContainerImages:
         if done.returncode != 0:
             where = f"; log {log}" if log else ""
             raise SandboxError(
-                f"podman {args[0]} failed (exit {done.returncode}{where}): {text.strip()[-LOG_TAIL:]}"
+                f"{self._cli_name} {args[0]} failed (exit {done.returncode}{where}):"
+                f" {text.strip()[-LOG_TAIL:]}"
             )
         return time.monotonic() - started
 

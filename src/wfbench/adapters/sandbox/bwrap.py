@@ -35,6 +35,7 @@ from wfbench.adapters.sandbox.launch import plan_launch
 from wfbench.adapters.sandbox.pids_cgroup import DEFAULT_PIDS_LIMIT
 from wfbench.adapters.sandbox.process import run_managed
 from wfbench.adapters.sandbox.python_sites import site_dirs
+from wfbench.adapters.sandbox.task_resources import task_limits
 from wfbench.adapters.sandbox.tmpdir import SANDBOX_TMP, mount_targets, private_tmpdir
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
@@ -336,6 +337,7 @@ class BwrapSandbox:
             binary = self._binary()
         except SandboxUnavailable as exc:
             raise SandboxError(str(exc)) from exc
+        limits = task_limits(self.limits, policy.resources)
         with private_root(self._private_parent) as private:
             launch = plan_launch(
                 argv, policy, private_root=private.root, host_path=self._host_path(policy), in_sandbox=True
@@ -346,26 +348,26 @@ class BwrapSandbox:
                 policy=policy,
                 private=private,
                 runtime_paths=self._runtime_paths,
-                tmpfs_bytes=self.limits.tmpfs_bytes,
+                tmpfs_bytes=limits.tmpfs_bytes,
                 launch_mounts=launch.mounts,
             )
             chdir = f"{SANDBOX_WORKSPACE}/{policy.cwd}" if policy.cwd else SANDBOX_WORKSPACE
             env = command_env(policy, home=SANDBOX_HOME, tmp=tmpdir, pwd=chdir)
-            limits = self._limits.start()
+            run_limits = self._limits.start(limits)
             failed = os.path.join(private.root, "launch-failed")
             try:
                 result = run_managed(
-                    limits.wrap(full, failed),
+                    run_limits.wrap(full, failed),
                     env=env,
                     timeout_s=policy.timeout_s,
                     stdin=stdin,
                     cancel=cancel,
                     stdout_limit=policy.stdout_limit,
                 )
-                killed = limits.oom_kills()
-                step = limits.launch_failure(failed)
+                killed = run_limits.oom_kills()
+                step = run_limits.launch_failure(failed)
             finally:
-                limits.close()
+                run_limits.close()
         if step is not None:
             detail = f"cannot start {binary}: the launcher could not apply {step}"
             return ExecResult(ProcessState.SPAWN_FAILURE, None, b"", b"", result.duration_s, detail=detail)

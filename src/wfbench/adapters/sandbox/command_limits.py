@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 import attrs
 import structlog
 
-from wfbench.adapters.sandbox import memory_cgroup, pids_cgroup
+from wfbench.adapters.sandbox import cpu_cgroup, memory_cgroup, pids_cgroup
+from wfbench.adapters.sandbox.cpu_cgroup import CpuController, CpuUnavailable
 from wfbench.adapters.sandbox.memory_cgroup import (
     DEFAULT_MEMORY_LIMIT,
     MemoryController,
@@ -40,6 +41,7 @@ from wfbench.adapters.sandbox.pids_cgroup import (
     PidsUnavailable,
 )
 from wfbench.domain.errors import SandboxError
+from wfbench.domain.workspace.sandbox import TaskResources
 
 __all__ = [
     "DEFAULT_FILE_SIZE_LIMIT",
@@ -95,6 +97,19 @@ class ResourceLimits:
     open_files: int | None = DEFAULT_OPEN_FILES
     file_size_bytes: int | None = DEFAULT_FILE_SIZE_LIMIT
     tmpfs_bytes: int = DEFAULT_TMPFS_BYTES
+    #: CPUs' worth of time per command (a task's ``limits.cpus``; None: no quota).
+    cpus: float | None = None
+
+    def for_task(self, task: TaskResources) -> ResourceLimits:
+        """These limits with the task's own in their place (see :mod:`.task_resources` for the mapping)."""
+        storage = task.storage_bytes
+        return attrs.evolve(
+            self,
+            cpus=task.cpus if task.cpus is not None else self.cpus,
+            memory_bytes=task.memory_bytes if task.memory_bytes is not None else self.memory_bytes,
+            file_size_bytes=storage if storage is not None else self.file_size_bytes,
+            tmpfs_bytes=storage if storage is not None else self.tmpfs_bytes,
+        )
 
 
 def _warn_once(key: str, reason: str, unprotected: str) -> None:
@@ -147,13 +162,14 @@ class RunLimits:
     pids: PidsGroup | None
     memory: MemoryGroup | None
     rlimits: tuple[tuple[int, tuple[int, int]], ...]
+    #: The CPU quota's group (v1; on cgroup2 the quota is in the pids group), when the task has one.
+    cpu: PidsGroup | None = None
 
     def preexec(self) -> None:
         """Join the cgroups, then set the rlimits (a few system calls between fork and exec)."""
-        if self.pids is not None:
-            self.pids.join()
-        if self.memory is not None:
-            self.memory.join()
+        for group in (self.pids, self.memory, self.cpu):
+            if group is not None:
+                group.join()
         for kind, value in self.rlimits:
             resource.setrlimit(kind, value)
 
@@ -163,7 +179,8 @@ class RunLimits:
         ``argv[0]`` must be an absolute path. ``failed`` is a harness-only path the launcher writes
         when a step fails (see :meth:`launch_failure`).
         """
-        steps = [os.path.join(g.path, "cgroup.procs") for g in (self.pids, self.memory) if g is not None]
+        groups = (self.pids, self.memory, self.cpu)
+        steps = [os.path.join(g.path, "cgroup.procs") for g in groups if g is not None]
         steps = list(dict.fromkeys(steps))  # one cgroup2 group holds both controllers
         for kind, (soft, _hard) in self.rlimits:
             if kind == resource.RLIMIT_NOFILE:
@@ -189,7 +206,7 @@ class RunLimits:
 
     def close(self) -> None:
         """Remove the groups (killing anything left in them)."""
-        for group in (self.memory, self.pids):
+        for group in (self.cpu, self.memory, self.pids):
             if group is not None:
                 group.close()
 
@@ -201,6 +218,8 @@ class CommandLimits:
         self.limits = limits or ResourceLimits()
         self._pids: PidsController | MemoryController | str | None = None
         self._memory: PidsController | MemoryController | str | None = None
+        self._task_memory: PidsController | MemoryController | str | None = None
+        self._cpu: CpuController | str | None = None
         self._lock = threading.Lock()
 
     def _detect(self) -> tuple[PidsController | str, MemoryController | str]:
@@ -274,37 +293,90 @@ class CommandLimits:
             ),
             f"tmpfs size: {format_size(limits.tmpfs_bytes)} each for /tmp, /home/agent, /dev/shm"
             " (the sandbox root and /dev are read-only)",
+            f"task cpus (limits.cpus): {self.cpu_quota()}",
         )
 
-    def rlimits(self) -> tuple[tuple[int, tuple[int, int]], ...]:
-        """The (kind, (soft, hard)) pairs every command's child sets."""
+    def cpu_quota(self) -> str:
+        """How a task's ``limits.cpus`` is enforced here, or ``NOT enforced: <why>``."""
+        with self._lock:
+            if self._cpu is None:
+                try:
+                    self._cpu = cpu_cgroup.detect()
+                except CpuUnavailable as exc:
+                    self._cpu = str(exc)
+            found = self._cpu
+        if isinstance(found, CpuController):
+            return f"cpu cgroup (v{found.version}) at {found.parent}, a CFS quota per command"
+        return f"NOT enforced: {found}"
+
+    def rlimits(self, limits: ResourceLimits | None = None) -> tuple[tuple[int, tuple[int, int]], ...]:
+        """The (kind, (soft, hard)) pairs every command's child sets (``limits``: a task's, else these)."""
+        limits = limits or self.limits
         pairs = []
         for kind, wanted in (
-            (resource.RLIMIT_NOFILE, self.limits.open_files),
-            (resource.RLIMIT_FSIZE, self.limits.file_size_bytes),
+            (resource.RLIMIT_NOFILE, limits.open_files),
+            (resource.RLIMIT_FSIZE, limits.file_size_bytes),
         ):
             value = _rlimit(kind, wanted)
             if value is not None:
                 pairs.append((kind, value))
         return tuple(pairs)
 
-    def start(self) -> RunLimits:
-        """Fresh groups for one command.
+    def start(self, limits: ResourceLimits | None = None) -> RunLimits:
+        """Fresh groups for one command, under ``limits`` (a task's, :meth:`ResourceLimits.for_task`).
 
         Raises:
             SandboxError: a controller that was found refuses a new group.
         """
+        limits = limits or self.limits
         pids, memory = self._detect()
+        memory = self._memory_for(memory, limits.memory_bytes)
         pids_group: PidsGroup | None = None
+        memory_group: MemoryGroup | None = None
         try:
             if isinstance(pids, PidsController):
                 pids_group = pids.create()
             memory_group = self._memory_group(memory, pids_group)
+            cpu_group = self._cpu_group(limits.cpus, pids_group)
         except OSError as exc:
-            if pids_group is not None:
-                pids_group.close()
+            for group in (memory_group, pids_group):
+                if group is not None:
+                    group.close()
             raise SandboxError(f"cannot create the command's cgroups: {exc}") from None
-        return RunLimits(pids_group, memory_group, self.rlimits())
+        return RunLimits(pids_group, memory_group, self.rlimits(limits), cpu_group)
+
+    def _memory_for(self, memory: MemoryController | str, wanted: int | None) -> MemoryController | str:
+        """The controller with a task's own limit (found now when the sweep's limit is off)."""
+        if wanted is None or wanted == self.limits.memory_bytes:
+            return memory
+        if isinstance(memory, MemoryController):
+            return attrs.evolve(memory, limit=wanted)
+        with self._lock:
+            if self._task_memory is None:
+                self._task_memory = self._find(
+                    "memory",
+                    wanted,
+                    lambda n: memory_cgroup.detect(n),  # noqa: PLW0108 - looked up per call (tests patch it)
+                    MemoryUnavailable,
+                    "memory exhaustion",
+                )
+            found = self._task_memory
+        assert not isinstance(found, PidsController)
+        return attrs.evolve(found, limit=wanted) if isinstance(found, MemoryController) else found
+
+    def _cpu_group(self, cpus: float | None, pids_group: PidsGroup | None) -> PidsGroup | None:
+        """A group with the CPU quota (None: no quota asked, or no cpu controller here: warned once)."""
+        if cpus is None:
+            return None
+        self.cpu_quota()
+        found = self._cpu
+        if not isinstance(found, CpuController):
+            _warn_once("cpu", str(found), "CPU time (the task's limits.cpus)")
+            return None
+        if pids_group is not None and os.path.dirname(pids_group.path) == found.parent:
+            _write_limits(pids_group.path, found.limit_files(cpus))  # cgroup2: one group holds all
+            return None
+        return found.create(cpus)
 
     @staticmethod
     def _memory_group(memory: MemoryController | str, pids_group: PidsGroup | None) -> MemoryGroup | None:
@@ -313,11 +385,15 @@ class CommandLimits:
         if pids_group is not None and os.path.dirname(pids_group.path) == memory.parent:
             # One cgroup2 hierarchy holds both controllers: a process is in one group only,
             # so the memory limit goes into the pids group.
-            for name, value in memory.limit_files():
-                target = os.path.join(pids_group.path, name)
-                if os.path.exists(target):
-                    with open(target, "w", encoding="ascii") as handle:
-                        handle.write(value)
+            _write_limits(pids_group.path, memory.limit_files())
             fd = os.open(os.path.join(pids_group.path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
             return MemoryGroup(pids_group.path, fd, memory.version)
         return memory.create()
+
+
+def _write_limits(path: str, files: Sequence[tuple[str, str]]) -> None:
+    for name, value in files:
+        target = os.path.join(path, name)
+        if os.path.exists(target):
+            with open(target, "w", encoding="ascii") as handle:
+                handle.write(value)

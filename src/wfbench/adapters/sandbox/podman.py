@@ -24,8 +24,14 @@ What each command gets (:func:`podman_argv` lists every flag):
   the host install, so a task image needs no agent inside. Both need a **glibc** image (a musl
   image is refused with a clear message, once per image);
 * environment values through podman's own process environment (``--env NAME``), never argv;
-* a name ``wfbench-<pid>-n<pidns>-<random>`` and an owner label: containers whose harness died
-  (a SIGKILLed sweep) are removed at the next preflight (:func:`remove_stale_containers`).
+* a name after its cell, ``wfbench-<sweep key>-<digest of sweep, task, arm, run, phase>``, with the
+  sweep and cell as labels (a command outside a cell: ``wfbench-<pid>-n<pidns>-<random>``), and an
+  owner label: the next start of a sweep removes that sweep's containers
+  (:func:`remove_sweep_containers`), and every preflight those whose harness died
+  (:func:`remove_stale_containers`).
+
+``DockerSandbox`` is the same backend over the docker CLI (:mod:`wfbench.adapters.sandbox.oci_cli`
+says where the two differ: the user, the image's variables, tmpfs options, removal).
 
 The command runs as uid 1000 in a user namespace that maps the harness's uid to it (``USER_ARGS``),
 without any capability: it can write what the harness gave it writable and nothing of the image.
@@ -36,7 +42,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -53,80 +58,51 @@ from wfbench.adapters.sandbox.common import (
     command_env,
     private_root,
 )
+from wfbench.adapters.sandbox.containers import (
+    NAME_PREFIX,
+    check_daemon,
+    container_name,
+    image_env_names,
+    owner,
+    remove_all,
+    remove_stale_containers,
+    remove_sweep_containers,
+    sweep_key,
+)
 from wfbench.adapters.sandbox.launch import plan_launch
 from wfbench.adapters.sandbox.net_bridge import pid_namespace
-from wfbench.adapters.sandbox.podman_argv import OWNER_LABEL, ArgvInputs, in_workdir, podman_argv, root_shim
+from wfbench.adapters.sandbox.oci_cli import DOCKER, PODMAN, OciCli
+from wfbench.adapters.sandbox.podman_argv import (
+    CELL_LABEL,
+    SWEEP_LABEL,
+    ArgvInputs,
+    in_workdir,
+    podman_argv,
+    root_shim,
+)
 from wfbench.adapters.sandbox.process import run_managed
+from wfbench.adapters.sandbox.task_resources import task_limits
 from wfbench.domain.environment.image import ContainerImage
 from wfbench.domain.errors import SandboxError, SandboxUnavailable
 from wfbench.domain.ports import CancelToken
-from wfbench.domain.workspace.sandbox import ExecResult, ProcessState, SandboxPolicy
+from wfbench.domain.workspace.sandbox import CommandScope, ExecResult, ProcessState, SandboxPolicy
 
-__all__ = ["PodmanSandbox", "remove_stale_containers"]
+__all__ = [
+    "DockerSandbox",
+    "PodmanSandbox",
+    "container_name",
+    "remove_stale_containers",
+    "remove_sweep_containers",
+    "sweep_key",
+]
 
-NAME_PREFIX = "wfbench-"
 #: The runtime that works on hybrid/v1 cgroups (crun refuses them); ``WFBENCH_PODMAN_RUNTIME`` overrides.
 DEFAULT_RUNTIME = "runc"
-CLI_TIMEOUT_S = 60.0
 MUSL_MESSAGE = (
     "image {image} uses the musl C library: wfbench runs its forwarder, the stand-in agent and the"
     " agent CLIs from the host's glibc install inside the container, so task images must be glibc"
     " based (Debian, Ubuntu, Fedora…; not Alpine)"
 )
-
-
-def _owner() -> str:
-    return f"{os.getpid()}:{pid_namespace() or 0}"
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-def remove_stale_containers(podman: Sequence[str]) -> tuple[str, ...]:
-    """Remove every wfbench container whose owner (pid, PID namespace) is this namespace's and dead.
-
-    A SIGKILLed harness cannot stop its containers (they belong to the runtime's monitor, not to
-    it); this runs at every preflight, like the stale socket and cgroup sweeps. Returns the names.
-    """
-    mine = str(pid_namespace() or 0)
-    listing = subprocess.run(
-        [
-            *podman,
-            "ps",
-            "--all",
-            "--filter",
-            f"label={OWNER_LABEL}",
-            "--format",
-            f'{{{{.Names}}}} {{{{index .Labels "{OWNER_LABEL}"}}}}',
-        ],
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT_S,
-        check=False,
-    )
-    stale: list[str] = []
-    for line in listing.stdout.splitlines():
-        name, _, owner = line.strip().partition(" ")
-        pid, _, namespace = owner.partition(":")
-        if name.startswith(NAME_PREFIX) and pid.isdigit() and namespace == mine and not _alive(int(pid)):
-            stale.append(name)
-    if stale:
-        subprocess.run(
-            [*podman, "rm", "--force", "--time", "0", *stale],
-            capture_output=True,
-            timeout=CLI_TIMEOUT_S,
-            check=False,
-        )
-    return tuple(stale)
 
 
 class PodmanSandbox:
@@ -138,7 +114,7 @@ class PodmanSandbox:
     per-command resource limits; ``runtime_paths`` extra host trees bound read-only at their path.
     """
 
-    name = "podman"
+    name = PODMAN
 
     def __init__(
         self,
@@ -151,6 +127,7 @@ class PodmanSandbox:
     ) -> None:
         self._image = image
         self._podman = podman
+        self._image_env: dict[str, tuple[str, ...]] = {}
         chosen = os.environ.get("WFBENCH_PODMAN_RUNTIME", DEFAULT_RUNTIME) if runtime is None else runtime
         self._runtime = chosen
         self._limits = limits or ResourceLimits()
@@ -177,22 +154,36 @@ class PodmanSandbox:
             f"open files: {lim.open_files or 'off'} (--ulimit nofile, under the host's hard limit)",
             f"file size: {lim.file_size_bytes or 'off'} bytes (--ulimit fsize)",
             f"tmpfs: {lim.tmpfs_bytes} bytes each (/tmp, /home/agent, /dev/shm)",
+            "task limits (limits.cpus/memory/storage): --cpus, --memory, tmpfs size and --ulimit fsize",
         )
 
     def command(self) -> tuple[str, ...]:
-        """``podman [--runtime R]`` as this backend calls it.
+        """``podman [--runtime R]`` (``docker``) as this backend calls it.
 
         Raises:
-            SandboxUnavailable: podman is not installed.
+            SandboxUnavailable: the CLI is not installed.
         """
-        found = shutil.which(self._podman or "podman")
+        return self.cli().base
+
+    def cli(self) -> OciCli:
+        """The container CLI this backend calls (:mod:`wfbench.adapters.sandbox.oci_cli`).
+
+        Raises:
+            SandboxUnavailable: the CLI is not installed.
+        """
+        flavor = self.name
+        found = shutil.which(self._podman or flavor)
         if not found:
             raise SandboxUnavailable(
-                f"podman ({self._podman or 'podman'}) is not installed; install it (apt-get install podman"
-                " runc, or scripts/install-tools --podman) — wfbench never falls back to the host"
+                f"{flavor} ({self._podman or flavor}) is not installed; install it ({INSTALL_HINT[flavor]})"
+                " — wfbench never falls back to the host"
             )
         runtime = shutil.which(self._runtime) or self._runtime if self._runtime else ""
-        return (found, "--runtime", runtime) if runtime else (found,)
+        return OciCli(flavor, found, runtime)
+
+    def remove_sweep_containers(self, sweep: str) -> tuple[str, ...]:
+        """Remove what a killed run of the sweep at ``sweep`` left (:func:`remove_sweep_containers`)."""
+        return remove_sweep_containers(self.cli(), sweep)
 
     def preflight(self) -> None:
         """Remove stale containers, then start ``/usr/bin/true`` in the default image with every flag.
@@ -202,19 +193,23 @@ class PodmanSandbox:
                 default image is missing or not glibc based.
         """
         if not sys.platform.startswith("linux"):
-            raise SandboxUnavailable("the podman sandbox is supported only on Linux")
-        podman = self.command()
-        remove_stale_containers(podman)
+            raise SandboxUnavailable(f"the {self.name} sandbox is supported only on Linux")
+        cli = self.cli()
+        if cli.docker:
+            check_daemon(cli)
+        remove_stale_containers(cli)
         try:
             self._check_image(ContainerImage(self._image))
         except SandboxError as exc:
-            raise SandboxUnavailable(f"podman preflight failed: {exc}") from None
+            raise SandboxUnavailable(f"{self.name} preflight failed: {exc}") from None
 
     def _check_image(self, image: ContainerImage) -> None:
         """Once per image: it exists locally, is glibc based, and runs the host's Python runtime."""
         with self._lock:
             if image.ref in self._checked:
                 return
+        if self.name == DOCKER:
+            self._image_env[image.ref] = image_env_names(self.cli(), image.ref)
         probe = (
             'for f in /lib/ld-musl-*.so.1; do [ -e "$f" ] && { echo musl; exit 3; }; done; '
             f"exec '{python_launcher()}' -I -S -c 'print(\"wfbench-ok\")'"
@@ -292,10 +287,17 @@ class PodmanSandbox:
         cancel: CancelToken | None,
     ) -> ExecResult:
         try:
-            podman = self.command()
+            cli = self.cli()
         except SandboxUnavailable as exc:
             raise SandboxError(str(exc)) from exc
-        name = f"{NAME_PREFIX}{os.getpid()}-n{pid_namespace() or 0}-{secrets.token_hex(6)}"
+        podman = cli.base
+        scope = policy.scope
+        name = self._name(scope)
+        labels: tuple[tuple[str, str], ...] = ()
+        if scope is not None:
+            cell = f"{scope.task}/{scope.arm}/{scope.run}/{scope.phase}"
+            labels = ((SWEEP_LABEL, sweep_key(scope.sweep)), (CELL_LABEL, cell))
+        limits = task_limits(self._limits, policy.resources)
         with private_root() as private:
             host_path = self._host_path(policy, image.workdir)
             launch = plan_launch(
@@ -304,41 +306,82 @@ class PodmanSandbox:
             inputs = ArgvInputs(
                 podman=podman,
                 name=name,
-                owner=_owner(),
+                owner=owner(),
                 image=image,
-                limits=self._limits,
+                limits=limits,
                 runtimes=self._runtimes(),
                 launch_mounts=launch.mounts,
                 root_shim=root_shim(private.root, self._runtimes()),
                 env_names=tuple(sorted({*policy.env, "HOME", "TMPDIR", "PWD"})),
                 interactive=stdin is not None,
+                docker=cli.docker,
+                empty_resolv_conf=_empty_file(private.root) if cli.docker else "",
+                unset_env=tuple(n for n in self._image_env.get(image.ref, ()) if n not in policy.env),
+                labels=labels,
             )
             full, tmpdir = podman_argv(launch.argv, policy=policy, inputs=inputs)
             chdir = f"{image.workdir}/{policy.cwd}" if policy.cwd else image.workdir
             env = command_env(policy, home=SANDBOX_HOME, tmp=tmpdir, pwd=chdir)
             env["TMPDIR"] = tempfile.gettempdir()  # podman's own temporary files; the command's is in argv
-            result = run_managed(
-                full,
-                env=env,
-                cwd=private.root,  # conmon writes an `oom` file into podman's cwd on an OOM kill
-                timeout_s=policy.timeout_s,
-                stdin=stdin,
-                cancel=cancel,
-                stdout_limit=policy.stdout_limit,
-                grace_s=1.0,
-            )
-            if result.state is not ProcessState.EXITED or result.returncode in (125, 137):
-                self._remove(podman, name)  # a killed `podman run` leaves its container running
-        return _explain(result, self._limits)
+            for _attempt in range(2):
+                result = run_managed(
+                    full,
+                    env=env,
+                    cwd=private.root,  # conmon writes an `oom` file into podman's cwd on an OOM kill
+                    timeout_s=policy.timeout_s,
+                    stdin=stdin,
+                    cancel=cancel,
+                    stdout_limit=policy.stdout_limit,
+                    grace_s=1.0,
+                )
+                if result.state is not ProcessState.EXITED or result.returncode in (125, 137):
+                    remove_all(cli, [name])  # a killed `podman run` leaves its container running
+                if not _name_in_use(result, name):
+                    break  # else: a leftover of this cell's phase held the name; removed, run once more
+        return _explain(result, limits)
 
     @staticmethod
-    def _remove(podman: Sequence[str], name: str) -> None:
-        subprocess.run(
-            [*podman, "rm", "--force", "--ignore", "--time", "0", name],
-            capture_output=True,
-            timeout=CLI_TIMEOUT_S,
-            check=False,
-        )
+    def _name(scope: CommandScope | None) -> str:
+        """After the cell (:func:`container_name`), or the process and a random part outside a cell."""
+        if scope is not None:
+            return container_name(scope)
+        return f"{NAME_PREFIX}{os.getpid()}-n{pid_namespace() or 0}-{secrets.token_hex(6)}"
+
+
+def _name_in_use(result: ExecResult, name: str) -> bool:
+    """The CLI refused to create the container: ``name`` was taken (exit 125; nothing ran)."""
+    tail = result.stderr_tail
+    return (
+        result.returncode == 125
+        and b"already in use" in tail
+        and f'name "{name}"'.encode() in tail.replace(b'"/', b'"')
+    )
+
+
+def _empty_file(parent: str) -> str:
+    path = os.path.join(parent, "resolv.conf")
+    with open(path, "w", encoding="ascii"):
+        pass
+    os.chmod(path, 0o644)
+    return path
+
+
+class DockerSandbox(PodmanSandbox):
+    """The same backend over the docker CLI and a running daemon (``--sandbox docker``).
+
+    Where docker differs (:mod:`wfbench.adapters.sandbox.oci_cli`): the command runs as the harness's
+    own uid without any capability (no per-container user namespace), the image's variables are
+    removed by ``env -u``, the daemon's default runtime (runc) runs it. ``image`` must be in the
+    daemon's store (``scripts/base-image --docker``).
+    """
+
+    name = DOCKER
+
+
+INSTALL_HINT = {
+    PODMAN: "apt-get install podman runc, or scripts/install-tools --podman",
+    DOCKER: "apt-get install docker.io and start dockerd: scripts/docker-daemon",
+}
 
 
 def _explain(result: ExecResult, limits: ResourceLimits) -> ExecResult:

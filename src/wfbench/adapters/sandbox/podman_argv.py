@@ -1,7 +1,8 @@
-"""The ``podman run`` command line of one sandboxed command (:func:`podman_argv`), pure but for host limits.
+"""The ``podman run`` (or ``docker run``) command line of one sandboxed command (:func:`podman_argv`).
 
-Kept apart from :mod:`wfbench.adapters.sandbox.podman` (the backend: preflight, images, cleanup) so
-that every flag and why it is there reads in one place.
+Pure but for host limits. Kept apart from :mod:`wfbench.adapters.sandbox.podman` (the backend:
+preflight, images, cleanup) so that every flag and why it is there reads in one place; where docker
+spells a flag differently, :mod:`wfbench.adapters.sandbox.oci_cli` says why.
 """
 
 from __future__ import annotations
@@ -20,10 +21,23 @@ from wfbench.domain.environment.image import ContainerImage
 from wfbench.domain.errors import SandboxError
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
-__all__ = ["OWNER_LABEL", "USER_ARGS", "ArgvInputs", "in_workdir", "podman_argv", "root_shim"]
+__all__ = [
+    "CELL_LABEL",
+    "OWNER_LABEL",
+    "SWEEP_LABEL",
+    "USER_ARGS",
+    "ArgvInputs",
+    "in_workdir",
+    "podman_argv",
+    "root_shim",
+]
 
 #: The label naming the harness process that owns a container: ``<pid>:<pid namespace inode>``.
 OWNER_LABEL = "io.wfbench.owner"
+#: The label naming the sweep of a cell's container (:func:`wfbench.adapters.sandbox.containers.sweep_key`).
+SWEEP_LABEL = "io.wfbench.sweep"
+#: The label naming the cell and phase (``task/arm/run/phase``) a cell's container runs a command of.
+CELL_LABEL = "io.wfbench.cell"
 #: The command runs as uid/gid 1000 in a user namespace where host root (the harness, owner of the
 #: workspace and every mount) is 1000 and the image's root is an unprivileged host uid: like bwrap's
 #: ``agent``, it owns what the harness gave it and nothing of the image (``/etc/shadow``, ``/root``).
@@ -43,6 +57,8 @@ ENV_PROGRAM = "/usr/bin/env"
 #: Every tmpfs starts empty: podman's default ``tmpcopyup`` would copy the image's files into it
 #: (slow, and it would un-hide the host site-packages a read-only tmpfs covers).
 TMPFS_OPTIONS = "rw,nosuid,nodev,notmpcopyup"
+#: docker never copies the image's files into a tmpfs (``notmpcopyup`` is podman's word).
+DOCKER_TMPFS_OPTIONS = "rw,nosuid,nodev"
 #: ``RLIMIT_NPROC`` for the container when no process limit is set (under any sane hard limit).
 DEFAULT_NPROC = 4096
 
@@ -63,6 +79,15 @@ class ArgvInputs:
     #: A host directory mounted read-only over the image's ``/root`` (0700 there) holding only the
     #: mount points of host runtimes that live under ``/root`` (see :func:`root_shim`); "" for none.
     root_shim: str = ""
+    #: docker's spelling (``oci_cli``): ``--user`` the harness's ``uid:gid``, no ``--uidmap``.
+    docker: bool = False
+    #: docker only: the image's own variables, removed by ``env -u`` (podman: ``--unsetenv-all``).
+    unset_env: tuple[str, ...] = ()
+    #: Further ``--label`` pairs (the sweep and cell of a cell's command).
+    labels: tuple[tuple[str, str], ...] = ()
+    #: docker only: an empty host file bound over ``/etc/resolv.conf`` without the host network
+    #: (docker always writes the host's resolvers there; podman writes none under ``--network none``).
+    empty_resolv_conf: str = ""
 
 
 def root_shim(parent: str, runtimes: Sequence[str]) -> str:
@@ -104,10 +129,12 @@ def _rlimit(kind: int, wanted: int) -> int:
     return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
 
 
-def _limit_args(limits: ResourceLimits) -> list[str]:
+def _limit_args(limits: ResourceLimits, owner: str) -> list[str]:
+    """Tmpfs mounts and limits; ``owner``: docker's ``uid=…,gid=…`` of the home tmpfs ("": podman's ``U``)."""
     size = limits.tmpfs_bytes
-    args = ["--tmpfs", f"{SANDBOX_TMP}:{TMPFS_OPTIONS},size={size},mode=1777"]
-    args += ["--tmpfs", f"{SANDBOX_HOME}:{TMPFS_OPTIONS},size={size},mode=0700,U"]
+    options = DOCKER_TMPFS_OPTIONS if owner else TMPFS_OPTIONS
+    args = ["--tmpfs", f"{SANDBOX_TMP}:{options},size={size},mode=1777"]
+    args += ["--tmpfs", f"{SANDBOX_HOME}:{options},size={size},mode=0700,{owner or 'U'}"]
     args += ["--shm-size", str(size)]
     nproc = _rlimit(resource.RLIMIT_NPROC, limits.pids or DEFAULT_NPROC)
     args += ["--ulimit", f"nproc={nproc}:{nproc}"]
@@ -115,6 +142,8 @@ def _limit_args(limits: ResourceLimits) -> list[str]:
         args += ["--pids-limit", str(limits.pids)]
     if limits.memory_bytes is not None:
         args += ["--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes)]
+    if limits.cpus is not None:
+        args += ["--cpus", f"{limits.cpus:g}"]
     nofile = _rlimit(resource.RLIMIT_NOFILE, limits.open_files or 1024)
     args += ["--ulimit", f"nofile={nofile}:{nofile}"]
     if limits.file_size_bytes is not None:
@@ -138,11 +167,12 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
     """
     workdir = inputs.image.workdir
     args = [*inputs.podman, "run", "--rm", "--name", inputs.name, "--label", f"{OWNER_LABEL}={inputs.owner}"]
+    for key, value in inputs.labels:
+        args += ["--label", f"{key}={value}"]
     args += ["--pull", "never", "--log-driver", "none", "--hostname", "wfbench"]
     args += ["--network", "host" if policy.network else "none"]
-    args += ["--read-only", "--read-only-tmpfs=false", "--cap-drop", "ALL"]
-    args += ["--security-opt", "no-new-privileges", *USER_ARGS, "--unsetenv-all"]
-    args += _limit_args(inputs.limits)
+    args += _isolation_args(inputs.docker)
+    args += _limit_args(inputs.limits, _docker_owner() if inputs.docker else "")
     for name in inputs.env_names:
         if name != "TMPDIR":  # the command's TMPDIR is a path inside the container: passed by value below
             args += ["--env", name]
@@ -163,13 +193,17 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
             targets.append(path)
     same_path = [m.host for m in policy.mounts if m.host == m.target and not m.writable]
     for path in site_dirs((*inputs.runtimes, *same_path)):  # no host package is importable
-        args += ["--mount", f"type=tmpfs,destination={path},ro=true,notmpcopyup"]
+        hidden = "readonly" if inputs.docker else "ro=true,notmpcopyup"
+        args += ["--mount", f"type=tmpfs,destination={path},{hidden}"]
     for mount in inputs.launch_mounts:
         args += _bind(mount.host, mount.target, writable=False)
         targets.append(mount.target)
+    if inputs.empty_resolv_conf and not policy.network:
+        args += _bind(inputs.empty_resolv_conf, "/etc/resolv.conf", writable=False)
     tmpdir = private_tmpdir(targets)
     if tmpdir != SANDBOX_TMP:
-        args += ["--tmpfs", f"{tmpdir}:{TMPFS_OPTIONS},size={inputs.limits.tmpfs_bytes},mode=1777"]
+        options = DOCKER_TMPFS_OPTIONS if inputs.docker else TMPFS_OPTIONS
+        args += ["--tmpfs", f"{tmpdir}:{options},size={inputs.limits.tmpfs_bytes},mode=1777"]
     if "TMPDIR" in inputs.env_names:
         # By value: podman's own process keeps the host's TMPDIR for its temporary files (a path such as
         # /tmp/wfbench-tmp exists only inside the container). A harness-chosen path, never a secret.
@@ -178,6 +212,22 @@ def podman_argv(argv: Sequence[str], *, policy: SandboxPolicy, inputs: ArgvInput
     args += ["--workdir", chdir]
     if inputs.interactive:
         args.append("--interactive")
-    # podman always sets HOSTNAME; env(1) removes it and execs the command (same pid, same PID 1).
-    args += ["--entrypoint", ENV_PROGRAM, inputs.image.ref, "-u", "HOSTNAME", *argv]
+    # podman and docker always set HOSTNAME; env(1) removes it (and under docker the image's own
+    # variables) and execs the command (same pid, same PID 1).
+    unset = [word for name in ("HOSTNAME", *inputs.unset_env) for word in ("-u", name)]
+    args += ["--entrypoint", ENV_PROGRAM, inputs.image.ref, *unset, *argv]
     return args, tmpdir
+
+
+def _isolation_args(docker: bool) -> list[str]:
+    """Read-only root, no capability, no new privileges, the user (docker: the harness's own uid)."""
+    if docker:
+        user = _docker_owner().replace("uid=", "").replace(",gid=", ":")
+        return ["--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", user]
+    args = ["--read-only", "--read-only-tmpfs=false", "--cap-drop", "ALL"]
+    return [*args, "--security-opt", "no-new-privileges", *USER_ARGS, "--unsetenv-all"]
+
+
+def _docker_owner() -> str:
+    """``uid=U,gid=G`` of the harness: under docker the command runs as it (no per-container userns)."""
+    return f"uid={os.getuid()},gid={os.getgid()}"

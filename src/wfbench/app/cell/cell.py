@@ -109,7 +109,7 @@ class CellPlan:
 def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, cancel: CancelToken) -> Row:
     """Run one cell to its row; the workspace is always removed (a failed removal = cleanup-failure)."""
     started = services.clock.monotonic()
-    if plan.task.snapshot is None:
+    if plan.task.snapshot is None or plan.task.failure:  # no snapshot, or its environment failed to build
         return _failure_row(plan, settings, plan.task.failure or "task was not prepared", cancel)
     scratch = tempfile.mkdtemp(prefix=f"wfbench-{plan.label}-", dir=settings.work_dir)
     workspace = os.path.join(scratch, "workspace")
@@ -121,7 +121,16 @@ def run_cell(plan: CellPlan, *, services: CellServices, settings: RunSettings, c
             model = plan.arm.model or settings.model  # an arm may pin its own model
             lease = services.gateway.lease(plan.label, model=model, scratch=scratch)
             wire = CellWire(lease, lease.prices)
-        ctx = CellContext(plan.task, workspace, scratch, services, settings, cancel, wire=wire)
+        ctx = CellContext(
+            plan.task,
+            workspace,
+            scratch,
+            services,
+            settings,
+            cancel,
+            wire=wire,
+            cell=(plan.arm.name, plan.run),
+        )
         ctx.lap_started = started
         services.workspaces.private_copy(plan.task.snapshot, workspace, cancel=cancel)
         ctx.lap("copy")
@@ -216,7 +225,7 @@ def _prepare(plan: CellPlan, ctx: CellContext) -> tuple[str, str, str]:
     expected_digest = skill_digest(ctx.workspace, plan.arm.evaluated_skills, _instructions(plan))
     review_dir = os.path.join(ctx.scratch, "review-output")
     os.mkdir(review_dir, 0o700)
-    if ctx.settings.disk_budget_bytes is not None:
+    if ctx.disk_budget_bytes is not None:
         ctx.start_usage = ctx.services.workspaces.disk_usage(ctx.workspace)
     return head, expected_digest, review_dir
 
@@ -338,6 +347,7 @@ def _measured_row(
 
 
 def _setup(ctx: CellContext, command: str) -> None:
+    ctx.phase = "setup"
     result = ctx.services.sandbox.run(  # set -eu: a failing line fails the setup (docs/corpus.md)
         ["/bin/sh", "-c", "set -eu\n" + command],
         policy=ctx.policy(writable=True, timeout_s=600.0),
@@ -395,6 +405,7 @@ def _phase(
     plan: CellPlan, ctx: CellContext, phase: Phase, review_dir: str, plan_doc: str
 ) -> tuple[SessionRecord, str]:
     mounts = (Mount(review_dir, REVIEW_MOUNT, writable=True),) if phase.role is PhaseRole.REVIEW else ()
+    ctx.phase = f"session-{phase.name}"
     plugins = tuple(os.path.realpath(d) for d in phase.plugin_dirs)  # read-only, where the agent is told
     policy = ctx.policy(
         writable=phase.workspace is WorkspaceMode.WRITABLE,
@@ -463,15 +474,18 @@ def _phase(
 
 def _over_disk_budget(ctx: CellContext) -> str | None:
     """Why the workspace grew past the disk budget during the sessions, or None."""
-    budget = ctx.settings.disk_budget_bytes
+    budget = ctx.disk_budget_bytes
     if budget is None or ctx.start_usage is None:
         return None
     grown = ctx.services.workspaces.disk_usage(ctx.workspace) - ctx.start_usage
     if grown <= budget:
         return None
+    source = (
+        "the task's limits.storage" if ctx.task.spec.limits.storage_bytes else "wfbench run --disk-budget"
+    )
     return (
         f"the workspace grew by {grown} bytes on disk during the sessions, over the disk budget of"
-        f" {budget} bytes (wfbench run --disk-budget)"
+        f" {budget} bytes ({source})"
     )
 
 
@@ -605,6 +619,7 @@ def _verify(ctx: CellContext, review_dir: str, kind: TaskKind) -> tuple[bool, st
     (``verify-failed``). A sandbox that cannot run it, or a cancelled sweep, raises SandboxError.
     """
     mounts = (Mount(review_dir, REVIEW_MOUNT),) if kind is TaskKind.REVIEW else ()
+    ctx.phase = "verify"
     policy = ctx.policy(writable=False, mounts=mounts, dependencies=True)
     env: Mapping[str, str] = policy.env
     if mounts:
@@ -709,6 +724,7 @@ def _identity(plan: CellPlan, settings: RunSettings) -> dict[str, Any]:
         "task_base_sha": task.commit,
         "sanitized_task_sha": None if snapshot is None else snapshot.commit,
         "task_prompt_digest": sha256_text(task.spec.prompt),
+        "task_limits_digest": task.spec.limits.digest(),
         "candidate_overlay_digest": plan.overlay_digest if plan.arm.is_candidate else None,
         "runtime_digest": settings.runtime_digest if runtime is None else runtime.runtime_digest,
         **({} if runtime is None else {"agent": runtime.agent, "agent_version": runtime.agent_version}),

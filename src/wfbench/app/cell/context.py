@@ -30,7 +30,7 @@ from wfbench.domain.ports import (
 from wfbench.domain.results.rows import ErrorKind
 from wfbench.domain.session.records import SessionRecord
 from wfbench.domain.workspace.rules import WorkspaceState
-from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
+from wfbench.domain.workspace.sandbox import CommandScope, Mount, SandboxPolicy
 
 #: Bytes a workspace may grow on disk over its sessions (``wfbench run --disk-budget``).
 DEFAULT_DISK_BUDGET = 4 * 1024**3
@@ -168,6 +168,10 @@ class CellContext:
     timings: dict[str, float] = attrs.field(factory=dict)
     #: When the step being timed started (monotonic; set by the first :meth:`lap`'s caller).
     lap_started: float | None = None
+    #: ``(arm, run)`` of this cell (with the task: the scope of every command, naming its container).
+    cell: tuple[str, int] | None = None
+    #: The step the cell's commands belong to now (``setup``, a phase's name, ``verify``, ``oracle``).
+    phase: str = "prepare"
 
     def lap(self, step: str) -> None:
         """Close the step that ran since the previous lap under the name ``step`` (added up if repeated)."""
@@ -185,6 +189,11 @@ class CellContext:
     def verify_timeout_s(self) -> float:
         """verify's and the oracle's limit: the task's own (``limits.verifier_timeout``), else the sweep's."""
         return self.task.spec.limits.verifier_timeout_s or self.settings.verify_timeout_s
+
+    @property
+    def disk_budget_bytes(self) -> int | None:
+        """Bytes the workspace may grow in the sessions: the task's ``limits.storage``, else the sweep's."""
+        return self.task.spec.limits.storage_bytes or self.settings.disk_budget_bytes
 
     def redacted(self) -> tuple[str, ...]:
         """Every value to redact from what the cell writes: the run's secrets and the cell's token."""
@@ -210,7 +219,16 @@ class CellContext:
             mounts=mounts + environment_mounts(self.task) + (self.dependency_mounts if dependencies else ()),
             read_only_paths=read_only_paths,
             image=None if self.task.environment is None else self.task.environment.image,
+            resources=self.task.spec.limits.resources,
+            scope=self.scope(),
         )
+
+    def scope(self) -> CommandScope | None:
+        """The sweep, cell and phase the cell's commands now belong to (None outside a planned cell)."""
+        if self.cell is None:
+            return None
+        arm, run = self.cell
+        return CommandScope(self.settings.out_dir, self.task.spec.id, arm, run, self.phase)
 
 
 def task_command_env(base: Mapping[str, str], task: BoundTask) -> dict[str, str]:

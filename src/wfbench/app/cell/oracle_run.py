@@ -186,6 +186,7 @@ def run_oracle(ctx: CellContext, task: BoundTask) -> OracleVerdict:
         SandboxError: the sandbox could not run it, or the sweep was cancelled (harness failures).
     """
     spec = task.spec.oracle
+    ctx.phase = "oracle"
     junit, reward = spec.report == "junit", spec.report == "reward"
     bundle, canaries, canary = with_canary(task.hidden_oracle(), secrets.token_hex(8))
     stage = ctx.services.workspaces.stage_oracle(bundle, os.path.join(ctx.scratch, "oracle"))

@@ -46,6 +46,32 @@ def cut_detail(replies: int) -> str:
     return f"the model provider cut {replies} reply(ies) of the session short (a provider fault)"
 
 
+def failure_detail(wire: WireMeter) -> str:
+    """What the proxy saw of the provider's faults in a session: the last status and how many."""
+    return (
+        f"the model provider answered {wire.last_failure_status} to {wire.upstream_failures}"
+        " request(s) of the session (a provider fault)"
+    )
+
+
+def _with_provider_faults(record: SessionRecord, wire: WireMeter) -> SessionRecord:
+    """A failed session's record, its detail naming the provider faults the wire saw during it.
+
+    An agent that retries a failing provider on its own (OpenCode: five times, over a minute, no
+    setting turns it off) ends at the session timeout with nothing of the cause in its stream:
+    the proxy's count says the provider failed it, not the agent.
+    """
+    if record.error_kind is not ErrorKind.SESSION_ERROR:
+        return record
+    faults = [
+        *([failure_detail(wire)] if wire.upstream_failures else []),
+        *([cut_detail(wire.cut_upstream)] if wire.cut_upstream else []),
+    ]
+    if not faults:
+        return record
+    return attrs.evolve(record, error_detail="; ".join(filter(None, (record.error_detail, *faults))))
+
+
 def gateway_evidence(translated: Usage, native: Usage) -> dict[str, Any]:
     """The row fields of a gateway: its translated usage, and how it disagrees with the native usage.
 
@@ -99,7 +125,7 @@ class CellWire:
         if any(refusal.kind == "budget" for refusal in wire.refusals):
             return attrs.evolve(record, ok=False, error_kind=ErrorKind.CANCELLED, error_detail=BUDGET_DETAIL)
         if not record.ok or record.error_kind is not None:
-            return record
+            return _with_provider_faults(record, wire)
         if wire.cut_upstream:  # the provider's fault, whatever the agent made of the cut reply
             return attrs.evolve(
                 record,

@@ -133,6 +133,7 @@ class BoundTask:
             "setup_digest": None if spec.setup is None else sha256_text(spec.setup),
             "verify_digest": sha256_text(spec.verify),
             "environment_digest": self.environment_digest,
+            "limits_digest": spec.limits.digest(),
             **self.oracle_digests,
             "sandbox_dependency_content_digest": self.asset_digests["sandbox_dependency_content_digest"],
             "sandbox_dependency_manifest_digest": self.asset_digests["sandbox_dependency_manifest_digest"],

@@ -33,6 +33,7 @@ from wfbench.app.corpus.arms import (
 )
 from wfbench.app.corpus.environment_spec import parse_environment, parse_task_env
 from wfbench.app.corpus.plugins import CE_SKILLS, PluginIdentity, plugin_identity
+from wfbench.app.corpus.task_limits import LIMIT_KEYS, TaskLimits, parse_limits
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.migration import DIMENSIONS as MIGRATIONS
@@ -108,18 +109,6 @@ class OracleSpec:
 
 
 @attrs.frozen
-class TaskLimits:
-    """A task's own time limits (seconds; None: the sweep's ``--session-timeout``/``--verify-timeout``)."""
-
-    agent_timeout_s: float | None = None
-    verifier_timeout_s: float | None = None
-
-
-#: ``limits:`` keys of a task.
-LIMIT_KEYS = frozenset({"agent_timeout", "verifier_timeout"})
-
-
-@attrs.frozen
 class Dependency:
     """A read-only path of the repository (``source``) mounted at ``target`` in the workspace."""
 
@@ -153,7 +142,7 @@ class TaskSpec:
     #: ``host`` keeps the host network for the task's agent sessions (contaminating; docs/security.md).
     network: str = "model-only"
     #: The task's own time limits (Harbor's ``timeout_sec``), else the sweep's.
-    limits: TaskLimits = TaskLimits()
+    limits: TaskLimits = attrs.field(factory=TaskLimits)
 
 
 @attrs.frozen
@@ -365,18 +354,12 @@ def _oracle(raw: Mapping[str, Any], kind: TaskKind, locator: str, root: str) -> 
 
 
 def _limits(raw: Any, locator: str) -> TaskLimits:
-    """``limits: {agent_timeout: S, verifier_timeout: S}`` (seconds, 1..86400)."""
+    """``limits: {agent_timeout, verifier_timeout, cpus, memory, storage}`` (:mod:`.task_limits`)."""
     if raw is None:
         return TaskLimits()
     spec = _mapping(raw, "limits", locator=locator)
     _no_unknown(spec, LIMIT_KEYS, locator=locator, prefix="limits.")
-    values: dict[str, float] = {}
-    for key in LIMIT_KEYS & set(spec):
-        value = spec[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 86400:
-            raise InputError("must be a number of seconds (1..86400)", locator=locator, field=f"limits.{key}")
-        values[f"{key}_s"] = float(value)
-    return TaskLimits(**values)
+    return parse_limits(spec, locator=locator)
 
 
 def _oracle_placement(spec: Mapping[str, Any], report: str | None, locator: str) -> tuple[str | None, float]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from wfbench.app.corpus.task_limits import parse_cpus, parse_task_size
 from wfbench.domain.environment.spec import task_env_problem
 from wfbench.domain.errors import InputError
 
@@ -144,7 +145,7 @@ class _Mapper:
     environment: dict[str, Any] = attrs.field(factory=dict)
     oracle_env: dict[str, str] = attrs.field(factory=dict)
     needs_network: list[str] = attrs.field(factory=list)
-    limits: dict[str, float] = attrs.field(factory=dict)
+    limits: dict[str, float | str] = attrs.field(factory=dict)
     workdir: str | None = None
     task_class: str = "harbor"
 
@@ -275,9 +276,36 @@ def _environment(m: _Mapper) -> None:
         elif key == "mcp_servers" and value:
             raise m.refuse(name, "task MCP servers are not supported (an arm names its MCP config)")
         elif key in _RESOURCES:
-            m.note(name, f"{value!r}: recorded here, not enforced per task (the sandbox's limits apply)")
+            _resource(m, key, value)
         else:
             m.note(name, f"not supported, not used ({value!r})")
+
+
+def _resource(m: _Mapper, key: str, value: Any) -> None:
+    """``cpus``, ``memory_mb``/``storage_mb`` (MiB) or the deprecated ``memory``/``storage`` (``"4G"``).
+
+    Each becomes the task's ``limits.cpus``/``memory``/``storage`` (enforced per task: docs/harbor.md);
+    ``memory`` and ``memory_mb`` (or the storage pair) that disagree are refused, as Harbor does.
+    """
+    name = f"environment.{key}"
+    try:
+        if key == "cpus":
+            m.limits["cpus"] = parse_cpus(value)
+            return
+        if key.endswith("_mb"):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"must be a whole, positive number of MiB, got {value!r}")
+            size = f"{value}M"
+        else:
+            size = value.strip().upper() if isinstance(value, str) else value
+        parse_task_size(size)
+    except ValueError as exc:
+        raise m.refuse(name, str(exc)) from None
+    limit = key.removesuffix("_mb")
+    previous = m.limits.get(limit)
+    if previous is not None and parse_task_size(previous) != parse_task_size(size):
+        raise m.refuse(name, f"conflicts with the task's other {limit} value ({previous})")
+    m.limits[limit] = size
 
 
 def _solution(m: _Mapper) -> None:

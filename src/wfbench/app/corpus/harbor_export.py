@@ -49,23 +49,42 @@ def _toml_string(text: str) -> str:
 
 
 def task_toml(spec: TaskSpec, *, verify_timeout_s: float = 600.0, agent_timeout_s: float = 5400.0) -> str:
-    """Harbor's ``task.toml`` for ``spec`` (only keys of Harbor's published schema)."""
+    """Harbor's ``task.toml`` for ``spec`` (only keys of Harbor's published schema).
+
+    The task's own ``limits`` win over the given timeouts; its ``cpus``/``memory``/``storage`` become
+    ``[environment] cpus``/``memory_mb``/``storage_mb`` (MiB, rounded up).
+    """
+    limits = spec.limits
     build = spec.environment.timeout_s if spec.environment is not None else 600.0
     network = "public" if spec.network == "host" else "no-network"
+    resources = "".join(
+        f"{key} = {value}\n"
+        for key, value in (
+            ("cpus", None if limits.cpus is None else f"{limits.cpus:g}"),
+            ("memory_mb", _mib(limits.memory_bytes)),
+            ("storage_mb", _mib(limits.storage_bytes)),
+        )
+        if value is not None
+    )
     return (
         'version = "1.0"\n\n'
         "[metadata]\n"
         f"category = {_toml_string(spec.task_class)}\n"
         'tags = ["wfbench"]\n\n'
         "[verifier]\n"
-        f"timeout_sec = {float(verify_timeout_s)}\n\n"
+        f"timeout_sec = {float(limits.verifier_timeout_s or verify_timeout_s)}\n\n"
         "[agent]\n"
-        f"timeout_sec = {float(agent_timeout_s)}\n\n"
+        f"timeout_sec = {float(limits.agent_timeout_s or agent_timeout_s)}\n\n"
         "[environment]\n"
         f"build_timeout_sec = {float(build)}\n"
         f'network_mode = "{network}"\n'
         f'workdir = "{WORKDIR}"\n'
+        f"{resources}"
     )
+
+
+def _mib(size: int | None) -> int | None:
+    return None if size is None else -(-size // 1024**2)
 
 
 #: The environment's install commands, then ``setup``, as one script beside the Dockerfile (a

@@ -263,6 +263,19 @@ def pair_model_of(attested: Attested, candidate: str, incumbent: str) -> tuple[s
     return pair_model(candidate, incumbent, runtimes)
 
 
+def pair_specs(
+    attested: Attested, pairs: Sequence[tuple[str, str]], gates: Mapping[str, GateKind] | None = None
+) -> list[PairSpec]:
+    """The pairs to judge; when their incumbents run on more than one agent, each pair is in the
+    Holm family of its incumbent's agent (one decision per agent), else all share one (``None``)."""
+    agents = {c: attested.single("agent", [i]) for c, i in pairs}
+    several = len(set(agents.values())) > 1
+    return [
+        PairSpec(c, i, (gates or {}).get(c), family=str(agents[c]) if several and agents[c] else None)
+        for c, i in pairs
+    ]
+
+
 def resolve_model(rows: Iterable[Row] | GateInput) -> tuple[str | None, str | None]:
     """The benchmark model the rows agree on, and a problem when they name more than one."""
     return _model_of(gate_input(rows).attested)
@@ -317,11 +330,11 @@ def regate(
     model, _ = _model_of(read.attested, {*candidates, *(pairs[arm] for arm in candidates)})
     if bindings is not None:
         model = bindings.benchmark_model
-    specs = [PairSpec(candidate, pairs[candidate], gates.get(candidate)) for candidate in candidates]
+    specs = pair_specs(read.attested, [(c, pairs[c]) for c in candidates], gates)
     # each pair with its own model: a declared migration decides across it, an undeclared one cannot
     own = {candidate: pair_model_of(read.attested, candidate, pairs[candidate]) for candidate in candidates}
-    pair_models = {  # refused (no model, a reason): None; else the bindings' model, the pair's, the rows'
-        candidate: None if pair is None and notes else (model if bindings is not None else pair or model)
+    pair_models = {  # refused (no model, a reason): None; else the pair's own model, the bindings', the rows'
+        candidate: None if pair is None and notes else (pair or model)
         for candidate, (pair, notes) in own.items()
     }
     judged = judge_summary(read.summary, specs, model=model, policy=policy, pair_models=pair_models)

@@ -17,9 +17,12 @@ wfbench keeps each agent session's raw event stream (``transcripts/<phase>-<sess
 * **Anything else** (another agent's stream, a torn line): every event becomes a ``system`` step
   holding its JSON, so nothing is dropped; the ``notes`` say so.
 
-The prompt is not in a sweep directory (rows keep its digest), so a trajectory starts at the
-session's first event. Every trajectory carries ``extra.wfbench`` (task, arm, run, phase, session,
-the row's verdict) so a reader can join it back to ``results.jsonl``.
+The prompt each session was sent (the cell's ``prompts.json``, as the harness built it) is the
+trajectory's first ``user`` step, after the agent's leading ``system`` steps. A cell recorded
+before wfbench kept ``prompts.json`` has no prompt to show: its trajectories have no such step,
+``extra.wfbench.prompt`` is null and the ``notes`` say so (never an invented prompt). Every
+trajectory carries ``extra.wfbench`` (task, arm, run, phase, session, the row's verdict) so a reader
+can join it back to ``results.jsonl``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ class SessionInfo:
     model: str | None
     #: ``extra.wfbench`` of the trajectory (task, arm, run, phase, session id, verdict…).
     wfbench: Mapping[str, Any]
+    #: The prompt the session was sent (``prompts.json``); None when the cell kept none.
+    prompt: str | None = None
 
 
 def decode_lines(data: bytes) -> tuple[list[Mapping[str, Any]], int]:
@@ -311,7 +316,7 @@ def _dialect(events: Sequence[Mapping[str, Any]]) -> str:
     return "generic"
 
 
-def _notes(dialect: str, bad: int, steps: Sequence[Mapping[str, Any]]) -> str | None:
+def _notes(dialect: str, bad: int, steps: Sequence[Mapping[str, Any]], *, prompt: bool) -> str | None:
     notes = []
     if dialect == "generic":
         notes.append("the event stream's format is not one wfbench maps; each event is a system step")
@@ -319,8 +324,25 @@ def _notes(dialect: str, bad: int, steps: Sequence[Mapping[str, Any]]) -> str | 
         notes.append(f"{bad} transcript line(s) were not JSON objects (torn or cut) and are left out")
     if not steps:
         notes.append("the transcript holds no event")
-    notes.append("the prompt is not part of the transcript (results.jsonl keeps its digest)")
-    return "; ".join(notes)
+    if not prompt:
+        notes.append("no prompt was recorded for this session (the cell has no prompts.json); none is shown")
+    return "; ".join(notes) or None
+
+
+def _with_prompt(steps: list[dict[str, Any]], prompt: str | None) -> list[dict[str, Any]]:
+    """``steps`` with the prompt as a ``user`` step after the leading ``system`` steps, renumbered."""
+    if prompt is None:
+        return steps
+    at = next((i for i, step in enumerate(steps) if step.get("source") != "system"), len(steps))
+    ordered = [
+        *steps[:at],
+        {"source": "user", "message": prompt, "extra": {"wfbench_prompt": True}},
+        *steps[at:],
+    ]
+    return [
+        {"step_id": number, **{k: v for k, v in step.items() if k != "step_id"}}
+        for number, step in enumerate(ordered, 1)
+    ]
 
 
 def trajectory(data: bytes, info: SessionInfo) -> dict[str, Any]:
@@ -328,9 +350,10 @@ def trajectory(data: bytes, info: SessionInfo) -> dict[str, Any]:
     events, bad = decode_lines(data)
     dialect = _dialect(events)
     steps, final, session = {"claude": _claude, "codex": _codex, "generic": _generic}[dialect](events)
-    notes = _notes(dialect, bad, steps)
-    if not steps:
+    notes = _notes(dialect, bad, steps, prompt=info.prompt is not None)
+    if not steps and info.prompt is None:
         steps = [{"step_id": 1, "source": "system", "message": "(no event was recorded)"}]
+    steps = _with_prompt(steps, info.prompt)
     agent: dict[str, Any] = {"name": info.agent, "version": info.agent_version}
     if info.model:
         agent["model_name"] = info.model
@@ -345,7 +368,7 @@ def trajectory(data: bytes, info: SessionInfo) -> dict[str, Any]:
         out["final_metrics"] = {**final, "total_steps": len(steps)}
     else:
         out["final_metrics"] = {"total_steps": len(steps)}
-    out["extra"] = {"wfbench": {**info.wfbench, "event_format": dialect}}
+    out["extra"] = {"wfbench": {**info.wfbench, "event_format": dialect, "prompt": info.prompt}}
     return out
 
 

@@ -88,7 +88,36 @@ def _sessions(row: Row, directory: SweepDirectory, skipped: list[str]) -> list[_
     return found
 
 
-def _info(row: Row, session: _Session, manifest: Mapping[str, Any]) -> SessionInfo:
+def cell_prompts(row: Row, directory: SweepDirectory) -> list[tuple[str, str]] | None:
+    """(phase, prompt) of each session the cell sent, in order (``prompts.json``); None without one."""
+    data = directory.read(layout.cell_file(row.task, row.arm, row.run, layout.PROMPTS_NAME))
+    if data is None:
+        return None
+    try:
+        phases = json.loads(data.decode("utf-8", "replace")).get("phases")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(phases, list):
+        return None
+    return [
+        (str(entry.get("phase")), entry["prompt"])
+        for entry in phases
+        if isinstance(entry, Mapping) and isinstance(entry.get("prompt"), str)
+    ]
+
+
+def _prompt_of(prompts: list[tuple[str, str]] | None, phase: str) -> str | None:
+    """The prompt of ``phase``'s session (taken once: a phase repeated takes its next prompt)."""
+    if prompts is None:
+        return None
+    for index, (name, prompt) in enumerate(prompts):
+        if name == phase:
+            prompts.pop(index)
+            return prompt
+    return None
+
+
+def _info(row: Row, session: _Session, manifest: Mapping[str, Any], prompt: str | None = None) -> SessionInfo:
     measured = next(
         (
             m
@@ -114,6 +143,7 @@ def _info(row: Row, session: _Session, manifest: Mapping[str, Any]) -> SessionIn
             "cell_error_kind": row.error_kind.value if row.error_kind else None,
             "transcript": session.path,
         },
+        prompt=prompt,
     )
 
 
@@ -137,8 +167,11 @@ def export_sweep(source: SweepSource, *, fmt: str, out: SweepDirectory) -> Expor
     sessions = 0
     for row in source.rows:
         trajectories = []
+        prompts = cell_prompts(row, source.directory)
+        first_prompt = prompts[0][1] if prompts else None
         for session in _sessions(row, source.directory, skipped):
-            traj = trajectory(session.data, _info(row, session, source.manifest))
+            prompt = _prompt_of(prompts, session.phase)
+            traj = trajectory(session.data, _info(row, session, source.manifest, prompt))
             trajectories.append(traj)
             sessions += 1
             if fmt == "atif":
@@ -153,7 +186,7 @@ def export_sweep(source: SweepSource, *, fmt: str, out: SweepDirectory) -> Expor
                 index.append(
                     {"task": row.task, "arm": row.arm, "run": row.run, "phase": session.phase, "path": rel}
                 )
-        cells.append(CellSessions(row, tuple(trajectories)))
+        cells.append(CellSessions(row, tuple(trajectories), prompt=first_prompt))
     if fmt == "atif":
         out.write("index.json", _dump({"format": "ATIF", "trajectories": index, "skipped": skipped}))
         written.append("index.json")

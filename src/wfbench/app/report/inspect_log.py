@@ -7,8 +7,10 @@ import ``inspect_ai`` (the tests read the log back with it, in a venv of its own
 * **Samples**: ``id`` = ``<task>/<arm>``, ``epoch`` = the run + 1 (Inspect's epochs are repeated
   runs of one sample); ``metadata`` = task, arm, run, class, kind, agent, error kind, the row's
   verdict fields; ``messages`` = the cell's sessions, phase after phase (each session's steps, as
-  the ATIF export reads them: system, user, assistant with tool calls, tool results); ``input`` =
-  the task id and its prompt digest (a sweep directory keeps no prompt).
+  the ATIF export reads them: system, the prompt, user, assistant with tool calls, tool results);
+  ``input`` = the cell's first prompt (its ``prompts.json``), or for a cell that kept none the
+  placeholder ``[no prompt recorded: wfbench task <id>, prompt sha256 <digest>; …]`` (never an
+  invented prompt; ``metadata.prompt_recorded`` says which).
 * **Scores** (one scorer each): ``resolved`` (``C``/``I``, Inspect's correct/incorrect),
   ``quality`` (a number: the weighted review F1, a clean control's pass as 1/0, an imported
   Harbor task's ``oracle_reward``; absent when the cell has none) and ``cost`` (USD; absent
@@ -37,6 +39,8 @@ class CellSessions:
 
     row: Row
     trajectories: tuple[Mapping[str, Any], ...] = ()
+    #: The cell's first prompt (``prompts.json``); None when the cell kept none.
+    prompt: str | None = None
 
 
 def _number(value: Any) -> float | None:
@@ -169,11 +173,11 @@ def _sample(cell: CellSessions, model: str) -> dict[str, Any]:
     }
     metadata.update({k: row.extra[k] for k in _METADATA_FIELDS if k in row.extra})
     messages = [m for t in cell.trajectories for m in messages_of(t)]
-    digest = row.extra.get("task_prompt_digest")
+    metadata["prompt_recorded"] = cell.prompt is not None
     sample: dict[str, Any] = {
         "id": f"{row.task}/{row.arm}",
         "epoch": row.run + 1,
-        "input": f"wfbench task {row.task}" + (f" (prompt sha256 {digest})" if digest else ""),
+        "input": cell.prompt if cell.prompt is not None else _no_prompt(row),
         "target": "",
         "messages": messages,
         "output": {"model": model, "choices": [], "completion": _last_text(messages)},
@@ -190,6 +194,16 @@ def _sample(cell: CellSessions, model: str) -> dict[str, Any]:
         detail = str(row.extra.get("error_detail") or row.error_kind.value)
         sample["error"] = {"message": detail, "traceback": "", "traceback_ansi": ""}
     return sample
+
+
+def _no_prompt(row: Row) -> str:
+    """The documented placeholder ``input`` of a cell that kept no ``prompts.json`` (never a prompt)."""
+    digest = row.extra.get("task_prompt_digest")
+    return (
+        f"[no prompt recorded: wfbench task {row.task}"
+        + (f", prompt sha256 {digest}" if digest else "")
+        + "; the cell has no prompts.json]"
+    )
 
 
 def _last_text(messages: Sequence[Mapping[str, Any]]) -> str:

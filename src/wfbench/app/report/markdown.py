@@ -19,6 +19,7 @@ import statistics
 from collections.abc import Iterable, Iterator, Sequence
 
 from wfbench.app.report import fmt
+from wfbench.app.report.agents_view import agents_section
 from wfbench.app.report.model import (
     IMPLEMENTATION_ARM_COLUMNS,
     REVIEW_ARM_COLUMNS,
@@ -488,6 +489,7 @@ def _lines(model: SweepModel) -> Iterator[str]:
         _verdict_section,
         _paired_section,
         _arms_section,
+        agents_section,
         _task_table,
         _review_table,
         _health,

@@ -159,6 +159,8 @@ class SweepModel:
     oracle_outcomes: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
     #: The sweep is still running (``wfbench view`` of a live sweep): its verdict is pending.
     pending: bool = False
+    #: arm → the agent its rows name (``{}`` when none does): the per-agent view.
+    arm_agent: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def spend(self) -> float:
@@ -219,6 +221,8 @@ class ModelBuilder:
         self.seen: dict[str, dict[str, None]] = {}
         #: arm → "agent `version` (model `m`)" as its rows record them (an arm may name its agent).
         self.arm_agents: dict[str, dict[str, None]] = {}
+        #: arm → the agent its first row names (the report's per-agent view).
+        self.agent_of: dict[str, str] = {}
         self.first_recorded: str | None = None
         self.last_recorded: str | None = None
         self.rows = self.uninvoked = self.missing = self.wire = 0
@@ -276,6 +280,7 @@ class ModelBuilder:
         if isinstance(agent, str) and agent:
             version, model = extra.get("agent_version") or "version n/a", extra.get("model") or "n/a"
             self.arm_agents.setdefault(arm, {}).setdefault(f"{agent} `{version}` (model `{model}`)")
+            self.agent_of.setdefault(arm, agent)
         recorded = extra.get("reused_from_recorded_at") or extra.get("recorded_at")
         if isinstance(recorded, str):
             day = recorded[:10]
@@ -308,6 +313,7 @@ class ModelBuilder:
             diagnostics=tuple(self.diagnostics),
             wire_metered=self.wire,
             oracle_outcomes={a: tuple(sorted(c.items())) for a, c in self.oracle_outcomes.items()},
+            arm_agent=dict(self.agent_of),
         )
 
 

@@ -17,7 +17,7 @@ import attrs
 from wfbench.app.corpus.arms import Arm, Overlay
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import Corpus
-from wfbench.app.gating.gating import gate_input, pair_model_of
+from wfbench.app.gating.gating import gate_input, pair_model_of, pair_specs
 from wfbench.app.report.cell_pages import DirectoryArtifacts, write_cell_pages
 from wfbench.app.report.model import ReportInputs, build_model
 from wfbench.app.report.render import render_model
@@ -25,7 +25,7 @@ from wfbench.app.sweep import concurrency
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.ports import SweepDirectory
 from wfbench.domain.promotion.evidence import EvidenceBindings, PromotionEvidence, RunStatus
-from wfbench.domain.promotion.judging import PairSpec, judge_rows
+from wfbench.domain.promotion.judging import judge_rows
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, PromotionPolicy
 from wfbench.domain.results.health import classify_sweep_health, unusable_arms
 from wfbench.domain.results.rows import Row
@@ -77,11 +77,13 @@ def health_arms(arms: Sequence[Arm]) -> list[str]:
 def promotion_evidence(data: FinishInput) -> dict[str, Any]:
     """``promotion.json``: one decision per candidate arm; an aborted sweep can never promote."""
     complete = not (data.tripped or data.cancelled or data.budget_stopped)
-    specs = [PairSpec(candidate, incumbent) for candidate, incumbent in candidate_pairs(data.arms)]
     attested = gate_input(data.rows).attested
+    specs = pair_specs(attested, candidate_pairs(data.arms))
     own = {s.candidate: pair_model_of(attested, s.candidate, s.incumbent) for s in specs}
-    refused = {name for name, (pair, notes) in own.items() if pair is None and notes}
-    pair_models = {name: None if name in refused else data.model for name in own}
+    # each pair with its own model (a Gemini pair is judged as gemini-2.5-pro, whatever --model says)
+    pair_models = {
+        name: None if pair is None and notes else pair or data.model for name, (pair, notes) in own.items()
+    }
     _, judged = judge_rows(
         data.rows, specs, model=data.model, policy=sweep_policy(data), pair_models=pair_models
     )

@@ -20,7 +20,6 @@ JSON events for other tools, and the events of ``wfbench.log``. All are :class:`
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 import threading
 import time
@@ -130,7 +129,7 @@ class Tally:
         self.expected_cell_s: float | None = None
         self.running: dict[CellKey, tuple[str, float]] = {}
         self.per_arm: dict[str, list[int]] = {}
-        self.walls: list[float] = []
+        self._wall_sum, self._wall_count = 0.0, 0  # a running mean: nothing grows with the sweep
         self.spend = RowSpend()
         self.spent_before: float | None = None
 
@@ -154,7 +153,8 @@ class Tally:
             tally[0 if row.resolved else 1] += 1
             wall = row.extra.get("cell_wall_s")
             if isinstance(wall, int | float) and not isinstance(wall, bool):
-                self.walls.append(float(wall))
+                self._wall_sum += float(wall)
+                self._wall_count += 1
             self.spend.add(row)
 
     @property
@@ -164,7 +164,7 @@ class Tally:
 
     def eta_s(self) -> float | None:
         """Seconds until the last cell ends: cells still to finish × mean cell wall time ÷ workers."""
-        mean = statistics.fmean(self.walls) if self.walls else self.expected_cell_s
+        mean = self._wall_sum / self._wall_count if self._wall_count else self.expected_cell_s
         if mean is None:
             return None
         return (self.left + len(self.running)) * mean / self.workers

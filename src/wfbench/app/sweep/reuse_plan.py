@@ -60,6 +60,7 @@ def task_binding(task: BoundTask) -> TaskBinding:
         oracle_manifest_digest=oracle["oracle_manifest_digest"],
         asset_manifest_digest=assets["task_asset_manifest_digest"],
         dependency_manifest_digest=assets["sandbox_dependency_manifest_digest"],
+        limits_digest=task.spec.limits.digest(),
     )
 
 

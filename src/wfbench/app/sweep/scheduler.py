@@ -29,7 +29,7 @@ Seams (what callers hook into; each is optional except ``run_cell`` and ``on_row
 The decisions themselves are the pure fold's (``start_fold``/``fold`` over ``CellFinished`` and
 ``CancelRequested`` events, returning ``SubmitCell``/``PersistRow``/``LimitChanged``/
 ``CancelRunning``/``SweepDone`` actions), performed here on any ``CellExecutor``;
-:mod:`wfbench.app.sweep.executor_sweep` performs the same fold, unpaced, for a cluster executor.
+:mod:`wfbench.app.sweep.executor_sweep` performs the same paced fold for a cluster executor.
 
 Rules (``DESIGN.md`` item 4, ``docs/performance.md``):
 
@@ -105,7 +105,8 @@ class SweepOutcome:
     ``overrun`` counts rows folded after the tripping row; ``not_run`` counts cells that never
     started (no row); ``tripped_at`` is the submission index of the row that tripped the breaker;
     ``limit_history`` every change of the concurrency limit; ``retries`` the throttled attempts
-    that ran again.
+    that ran again. ``rows`` is empty when the sweep was run with ``keep_rows=False`` (a long
+    sweep persists its rows and holds none of them: memory stays flat in the number of cells).
     """
 
     rows: tuple[Row, ...]
@@ -132,6 +133,7 @@ def run_packed(
     may_start: Callable[[], bool] | None = None,
     on_limit: Callable[[LimitEvent], None] | None = None,
     retry: RetryPolicy | None = None,
+    keep_rows: bool = True,
 ) -> SweepOutcome:
     """Run ``cells`` on ``workers`` threads, at most ``window`` started-but-unfolded at a time.
 
@@ -142,7 +144,9 @@ def run_packed(
     ``may_start`` (optional) is asked first, and a cell it refuses never starts (no row; a
     refused retry is folded with its last throttled row). ``on_limit`` (optional) is called on the
     calling thread when the concurrency limit changes. ``retry`` is how throttled cells run
-    again (default :class:`RetryPolicy`: 3 retries, 30 s back-off doubling to 600 s). Each cell
+    again (default :class:`RetryPolicy`: 3 retries, 30 s back-off doubling to 600 s).
+    ``keep_rows=False`` leaves the outcome's ``rows`` empty (they are persisted; nothing keeps
+    them). Each cell
     runs in a copy of the calling thread's context (``contextvars``), so ambient cancellation
     scopes and bound log context reach it.
 
@@ -161,7 +165,9 @@ def run_packed(
     executor = ThreadCellExecutor(
         workers, run_cell=run_cell, cancel=outer, on_start=on_start, may_start=may_start
     )
-    shell = FoldShell(cells=cell_list, on_row=on_row, executor=executor, on_limit=on_limit)
+    shell = FoldShell(
+        cells=cell_list, on_row=on_row, executor=executor, on_limit=on_limit, keep_rows=keep_rows
+    )
     try:
         while shell.perform(actions):
             state, actions = fold(state, shell.next_event(state, outer))
@@ -184,6 +190,9 @@ class FoldShell:
     on_limit: Callable[[LimitEvent], None] | None = None
     #: Seconds running cells get to stop cooperatively when the fold cancels them.
     grace_s: float = 0.0
+    #: False: rows are persisted and counted, never held (the outcome's ``rows`` stays empty).
+    keep_rows: bool = True
+    persisted: int = 0
     pending: collections.deque[CellFinished] = attrs.field(factory=collections.deque)
     rows: list[Row] = attrs.field(factory=list)
     limits: list[LimitEvent] = attrs.field(factory=list)
@@ -207,7 +216,9 @@ class FoldShell:
                     self.on_limit(event)
             elif isinstance(action, PersistRow):
                 self.on_row(action.row)
-                self.rows.append(action.row)
+                self.persisted += 1
+                if self.keep_rows:
+                    self.rows.append(action.row)
             elif isinstance(action, CancelRunning):
                 self.executor.cancel(self.grace_s)
             elif isinstance(action, SweepDone):
@@ -229,7 +240,7 @@ class FoldShell:
             tripped=state.tripped_at is not None,
             cancelled=cancelled,
             overrun=state.overrun,
-            not_run=state.total - len(self.rows),
+            not_run=state.total - self.persisted,
             tripped_at=state.tripped_at,
             breaker=state.breaker,
             limit_history=tuple(self.limits),

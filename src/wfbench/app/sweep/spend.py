@@ -24,23 +24,10 @@ def spend_of(rows: Iterable[Row]) -> Spend:
 
     Reused rows are left out (this sweep did not pay for them).
     """
-    total = 0.0
-    measured = unmeasured = partial = 0
+    folded = RowSpend()
     for row in rows:
-        if row.reused:
-            continue
-        if row.cost_usd is not None:
-            measured += 1
-            total += row.cost_usd
-            continue
-        known = _known_session_costs(row)
-        if known:
-            partial += 1
-            total += sum(known)
-        else:
-            unmeasured += 1
-    usd = round(total, 6) if measured or partial else None
-    return Spend(usd=usd, measured=measured, unmeasured=unmeasured, partial=partial)
+        folded.add(row)
+    return folded.spent()
 
 
 def _known_session_costs(row: Row) -> list[float]:
@@ -52,18 +39,36 @@ def _known_session_costs(row: Row) -> list[float]:
 
 
 class RowSpend:
-    """A :class:`SpendSource` over rows as they are folded, plus rows written before (a resume)."""
+    """A :class:`SpendSource` over rows as they are folded, plus rows written before (a resume).
 
-    def __init__(self, earlier: Sequence[Row] = ()) -> None:
-        self._rows: list[Row] = list(earlier)
+    It keeps running sums, never the rows: its memory does not grow with the sweep.
+    """
+
+    def __init__(self, earlier: Iterable[Row] = ()) -> None:
+        self._total = 0.0
+        self._measured = self._unmeasured = self._partial = 0
+        for row in earlier:
+            self.add(row)
 
     def add(self, row: Row) -> None:
-        """Count a newly persisted row."""
-        self._rows.append(row)
+        """Count a newly persisted row (a reused one cost this sweep nothing)."""
+        if row.reused:
+            return
+        if row.cost_usd is not None:
+            self._measured += 1
+            self._total += row.cost_usd
+            return
+        known = _known_session_costs(row)
+        if known:
+            self._partial += 1
+            self._total += sum(known)
+        else:
+            self._unmeasured += 1
 
     def spent(self) -> Spend:
-        """Every counted row's cost."""
-        return spend_of(self._rows)
+        """Every counted row's cost (``usd`` None when no row's cost is known)."""
+        usd = round(self._total, 6) if self._measured or self._partial else None
+        return Spend(usd=usd, measured=self._measured, unmeasured=self._unmeasured, partial=self._partial)
 
 
 def estimate(cells: Sequence[tuple[str, str]], prior: Iterable[Row]) -> list[float | None]:

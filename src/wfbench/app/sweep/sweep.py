@@ -32,7 +32,7 @@ from wfbench.app.corpus.skill_bindings import sweep_base_digests
 from wfbench.app.sweep import concurrency
 from wfbench.app.sweep.budget import BudgetStop, metered_spend, spend_fields
 from wfbench.app.sweep.environments import prepare_environments
-from wfbench.app.sweep.executor_sweep import DEFAULT_GRACE_S, run_on_executor
+from wfbench.app.sweep.executor_sweep import DEFAULT_GRACE_S, ExecutorPacing, run_on_executor
 from wfbench.app.sweep.finish import FinishInput, FinishOutcome, finish_sweep
 from wfbench.app.sweep.reuse_plan import ReusePlan, plan_reuse
 from wfbench.app.sweep.scheduler import LimitEvent, SweepOutcome, run_packed
@@ -94,6 +94,8 @@ class CellJobs:
 
     plan_for: Callable[[Cell], CellPlan]
     on_start: Callable[[Cell], None]
+    #: Asked just before a cell starts; False and it never starts (``--max-cost`` reached).
+    may_start: Callable[[], bool] | None = None
 
 
 #: Builds the executor a sweep's cells run on (``None`` in :class:`SweepServices`: local threads).
@@ -402,8 +404,13 @@ def _run_cells(
     observe(started)
     try:
         if services.executor is not None:
-            result = _run_elsewhere(config, services, cells, cancel, plan_for=plan_of)
-            return _noted(services, result, cancel, budget)
+            paced = ExecutorPacing(retry=config.retry, on_limit=on_limit)
+            jobs = _Elsewhere(plan_of, budget.may_start, paced)
+            elsewhere = _run_elsewhere(config, services, cells, cancel, jobs=jobs)
+            concurrency.write_history(
+                config.settings.directory, history, workers=elsewhere.slots, retries=elsewhere.outcome.retries
+            )
+            return _noted(services, elsewhere.outcome, cancel, budget)
         result = run_packed(
             cells,
             run_cell=one,
@@ -416,6 +423,7 @@ def _run_cells(
             may_start=budget.may_start,
             on_limit=on_limit,
             retry=config.retry,
+            keep_rows=False,  # persisted as they come; a 10,000-cell sweep holds none of them
         )
     finally:
         services.progress.close()
@@ -425,15 +433,30 @@ def _run_cells(
     return _noted(services, result, cancel, budget)
 
 
+@attrs.frozen
+class _Elsewhere:
+    """What a sweep on an executor is run with: the plans, the budget's admission, the pacing."""
+
+    plan_for: Callable[[Cell], CellPlan]
+    may_start: Callable[[], bool]
+    pacing: ExecutorPacing
+
+
+@attrs.frozen
+class _ElsewhereOutcome:
+    outcome: SweepOutcome
+    slots: int
+
+
 def _run_elsewhere(
     config: SweepConfig,
     services: SweepServices,
     cells: Sequence[Cell],
     cancel: CancelToken,
     *,
-    plan_for: Callable[[Cell], CellPlan],
-) -> SweepOutcome:
-    """The cells on ``services.executor`` (a cluster): same fold, rows persisted here in order."""
+    jobs: _Elsewhere,
+) -> _ElsewhereOutcome:
+    """The cells on ``services.executor`` (a cluster): same fold and pacing, rows persisted here in order."""
     assert services.executor is not None
 
     observe = services.progress.notify
@@ -450,8 +473,9 @@ def _run_elsewhere(
         services.store.append(row)
         observe(CellFinished(row))
 
-    executor = services.executor(CellJobs(plan_for=plan_for, on_start=on_start))
-    return run_on_executor(
+    executor = services.executor(CellJobs(jobs.plan_for, on_start, may_start=jobs.may_start))
+    slots = executor.slots
+    outcome = run_on_executor(
         cells,
         executor=executor,
         on_row=on_row,
@@ -459,7 +483,10 @@ def _run_elsewhere(
         window=config.window,
         outage_streak=config.outage_streak,
         grace_s=services.cancel_grace_s,
+        pacing=jobs.pacing,
+        keep_rows=False,
     )
+    return _ElsewhereOutcome(outcome, slots)
 
 
 def _noted(

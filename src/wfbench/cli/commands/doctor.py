@@ -81,6 +81,7 @@ def run_checks(environ: Mapping[str, str]) -> list[Check]:
         _git(),
         *_bwrap(),
         _podman(environ),
+        _docker(environ),
         *_disk(environ),
         _api_key(environ),
         _agent("claude", _claude_pin(), _find("claude")),
@@ -144,6 +145,28 @@ def _podman(environ: Mapping[str, str]) -> Check:
     return Check(
         "podman", OK_, f"{_version(podman)}; {quirks}; ulimits under the hard limits; image {image} works"
     )
+
+
+def _docker(environ: Mapping[str, str]) -> Check:
+    """Advisory: ``--sandbox docker`` (its daemon answers, the base image is there, a container starts)."""
+    from wfbench.cli import bootstrap as boot
+
+    docker = shutil.which("docker")
+    if docker is None:
+        return Check("docker", WARN, "not installed (needed only for --sandbox docker)")
+    image = environ.get(boot.DOCKER_IMAGE_ENV) or boot.DEFAULT_PODMAN_IMAGE
+    try:
+        boot.build_sandbox("docker")
+    except Exception as exc:  # the reason is the detail; doctor reports, never raises
+        return Check("docker", WARN, f"NOT usable (image {image}): {exc}")
+    server = subprocess.run(
+        [docker, "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    ).stdout.strip()
+    return Check("docker", OK_, f"{_version(docker)}; daemon {server}; image {image} works")
 
 
 def _disk(environ: Mapping[str, str]) -> list[Check]:

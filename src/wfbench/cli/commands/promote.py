@@ -284,11 +284,16 @@ def environment_digester(sandbox_name: str) -> Any:
         from wfbench.adapters.sandbox.bwrap import BwrapSandbox
 
         backend: Any = BwrapSandbox()
-    elif sandbox_name == "podman":
-        from wfbench.adapters.sandbox.podman import PodmanSandbox
-        from wfbench.cli.bootstrap import DEFAULT_PODMAN_IMAGE, PODMAN_IMAGE_ENV
+    elif sandbox_name in ("podman", "docker"):
+        from wfbench.adapters.sandbox.podman import DockerSandbox, PodmanSandbox
+        from wfbench.cli.bootstrap import DEFAULT_PODMAN_IMAGE, DOCKER_IMAGE_ENV, PODMAN_IMAGE_ENV
 
-        backend = PodmanSandbox(os.environ.get(PODMAN_IMAGE_ENV) or DEFAULT_PODMAN_IMAGE)
+        oci, env_name = (
+            (DockerSandbox, DOCKER_IMAGE_ENV)
+            if sandbox_name == "docker"
+            else (PodmanSandbox, PODMAN_IMAGE_ENV)
+        )
+        backend = oci(os.environ.get(env_name) or DEFAULT_PODMAN_IMAGE)
     else:
         from wfbench.adapters.sandbox.host import UnsafeHostSandbox
 

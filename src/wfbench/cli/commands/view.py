@@ -106,7 +106,8 @@ def view(
         served = site.root
     else:
         sweep = _open(directory)
-        site = SweepSite(sweep, title=f"wfbench sweep {os.path.basename(sweep.path)}")
+        title = f"wfbench sweep {os.path.basename(sweep.path)}"
+        site = SweepSite(sweep, title=title, background=static is None)  # the server answers at once
         served = sweep.path
         if static is not None:
             _static(site, sweep.path, static)

@@ -14,7 +14,7 @@ import typer
 from wfbench.domain.sweep.limits import MAX_WORKERS
 
 #: ``--sandbox`` choices (``wfbench.cli.bootstrap.SANDBOXES`` builds them; a test pins the two equal).
-Sandbox = Literal["bwrap", "podman", "host-unsafe"]
+Sandbox = Literal["bwrap", "podman", "docker", "host-unsafe"]
 SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
 #: ``--agent`` choices (``wfbench.cli.bootstrap.AGENTS``; pinned equal by a test).
 Agent = Literal["standin", "claude", "codex", "gemini", "opencode"]
@@ -33,8 +33,8 @@ SandboxOption = Annotated[
     Sandbox,
     typer.Option(
         "--sandbox",
-        help="bwrap contains every command; podman runs each in a container (tasks whose environment"
-        " is an image); host-unsafe has NO containment (explicit only, refused under CI).",
+        help="bwrap contains every command; podman (or docker) runs each in a container (tasks whose"
+        " environment is an image); host-unsafe has NO containment (explicit only, refused under CI).",
     ),
 ]
 AgentOption = Annotated[

@@ -66,9 +66,10 @@ def agent_version(choice: AgentChoice, adapter: ModelCLI) -> str | None:
 
 
 def arm_agents(arms: Sequence[Arm], *, default: str, default_adapter: ModelCLI) -> dict[str, ModelCLI]:
-    """Adapters by ``AgentChoice.key`` for the arms that name an agent other than the run's.
+    """Adapters by ``AgentChoice.key`` for the arms that name an agent.
 
-    An arm that names the run's own agent (no pinned binary) shares the run's adapter.
+    An arm that names the run's own agent (no pinned binary) shares the run's adapter: its key
+    maps to it (``agent: standin`` in a run of the stand-in, as a mixed sweep's arms say).
 
     Raises:
         InputError: a named agent is not installed.
@@ -78,7 +79,7 @@ def arm_agents(arms: Sequence[Arm], *, default: str, default_adapter: ModelCLI) 
     for arm in arms:
         if arm.agent is not None and arm.agent.key not in adapters:
             adapters[arm.agent.key] = build_choice(arm.agent)
-    return {key: adapter for key, adapter in adapters.items() if key != default_key}
+    return adapters
 
 
 def arm_runtimes(

@@ -58,6 +58,7 @@ def prepared(request: RunRequest, context: Context) -> Iterator[PreparedSweep]:
     from wfbench.cli.run.setup import setup_of
 
     services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
+    _remove_leftover_containers(services.sandbox, context.out_dir, human(request))
     corpus_path = request.corpus if request.corpus is not None else _demo_corpus(context.out_dir)
     prices = load_prices(request.prices)  # a bad --prices file fails here, naming its line and field
     if request.gateway not in (None, *boot.GATEWAYS):
@@ -121,7 +122,7 @@ def _built(
     from wfbench.app.sweep.run import PreparedSweep, observed
     from wfbench.cli.run.agents import arm_runtimes
     from wfbench.cli.run.manifest import start_manifest, sweep_start
-    from wfbench.cli.run.ray_driver import executor_for
+    from wfbench.cli.run.ray_driver import executor_for, gateway_for
 
     secrets = (ep.api_key, *ep.withheld)
     runtime = boot.runtime_digest(agent=request.agent, script_path=setup.provider_script, environ=os.environ)
@@ -147,7 +148,8 @@ def _built(
     manifest = start_manifest(request, setup, runtime, secrets=secrets, runtimes=runtimes)
     manifest = _with_evolve_fields(request, setup, manifest)
     start = sweep_start(request, setup, manifest, recorded=context.recorded)
-    view = _view(request, secrets=secrets, gateway=ep.gateway)
+    gateway = gateway_for(request, ep.gateway)  # on a cluster: every node's spend
+    view = _view(request, secrets=secrets, gateway=gateway)
     cell = CellServices(
         services.sandbox,
         services.agent,
@@ -155,10 +157,12 @@ def _built(
         services.clock,
         agents=agents,
         environments=services.environments,
-        gateway=ep.gateway,
+        gateway=gateway,
     )
     note = _note_to(observed(view, log))
-    with executor_for(request, setup, settings, out_dir=context.out_dir, note=note) as executor:
+    with executor_for(
+        request, setup, settings, out_dir=context.out_dir, note=note, gateway=gateway
+    ) as executor:
         yield PreparedSweep(
             request=_sweep_request(request, setup, settings),
             start=start,
@@ -257,6 +261,14 @@ def _demo_corpus(out_dir: str) -> str:
     if os.path.isfile(existing):
         return existing
     return demo_pkg.materialize(target)
+
+
+def _remove_leftover_containers(sandbox: Any, out_dir: str, say: Callable[[str], None]) -> None:
+    """A container backend: remove the containers a killed run of this sweep left (never another's)."""
+    remove = getattr(sandbox, "remove_sweep_containers", None)
+    if remove is not None:
+        for name in remove(out_dir):
+            say(f"removed a container of a killed run of this sweep: {name}")
 
 
 def human(request: RunRequest) -> Callable[[str], None]:

@@ -60,19 +60,17 @@ def check_budget_prices(
     executor: str = "local",
     prices: PriceTable | None = None,
 ) -> None:
-    """With ``--max-cost``, every model of the sweep must have prices and the cells must run here.
+    """With ``--max-cost``, every model of the sweep must have prices.
+
+    On a cluster (``executor``) every node's key proxy keeps its books in the sweep's shared
+    ledger, so the budget holds across nodes (``docs/distributed.md``).
 
     Raises:
-        InputError: naming ``--max-cost`` and the unpriced models, or the cluster executor.
+        InputError: naming ``--max-cost`` and the unpriced models.
     """
+    del executor  # the same rule wherever the cells run
     if max_cost is None:
         return
-    if executor != "local":
-        raise InputError(
-            f"--max-cost is enforced by this machine's key proxy, which --executor {executor} bypasses"
-            " (each node meters its own cells); run the budgeted sweep with --executor local",
-            field="--max-cost",
-        )
     models = {model, *(arm.model for arm in arms if arm.model)}
     unpriced = (builtin_prices() if prices is None else prices).unpriced(models)
     if unpriced:

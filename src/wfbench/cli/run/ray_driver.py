@@ -58,6 +58,30 @@ class RayOptions:
     min_free_disk_bytes: int = MIN_FREE_DISK
 
 
+class ClusterGateway:
+    """The driver's :class:`~wfbench.domain.ports.ModelGateway` on a cluster: the spend is every node's.
+
+    Cells run on nodes, each through its own key proxy, and every proxy keeps its books in the
+    sweep's shared ledger (:mod:`wfbench.adapters.executors.ray_ledger`). So the sweep's spend
+    (the progress line, the summary's "metered at the wire this run", ``--max-cost``'s stop) is
+    read there once the cluster is attached; before that it is the driver's own proxy's (nothing).
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._meter: Any = None
+
+    def attach(self, meter: Any) -> None:
+        """Read the spend from ``meter`` (a :class:`~wfbench.adapters.executors.ray_ledger.ClusterMeter`)."""
+        self._meter = meter
+
+    def lease(self, label: str, *, model: str | None = None, scratch: str | None = None) -> Any:
+        return self._inner.lease(label, model=model, scratch=scratch)
+
+    def spend(self) -> Any:
+        return (self._inner if self._meter is None else self._meter).spend()
+
+
 class _NodeSetsItsOwn:
     """The shipped settings' sweep directory: a node writes into its own (``ray_node._run``)."""
 
@@ -77,6 +101,7 @@ def node_runtime(
     script_path: str | None,
     base_url: str | None,
     limits: Any,
+    budget_usd: float | None = None,
 ) -> NodeRuntime:
     """The run-wide part every node receives: the settings without any secret, key or driver path."""
     script = None
@@ -94,7 +119,16 @@ def node_runtime(
         command_env={},
         directory=_NodeSetsItsOwn(),
     )
-    return NodeRuntime(shipped, sandbox, agent, tuple(arms), script=script, base_url=base_url, limits=limits)
+    return NodeRuntime(
+        shipped,
+        sandbox,
+        agent,
+        tuple(arms),
+        script=script,
+        base_url=base_url,
+        limits=limits,
+        budget_usd=budget_usd,
+    )
 
 
 def expectation(settings: RunSettings, *, wfbench_version: str, min_free_disk: int) -> NodeExpectation:
@@ -113,7 +147,13 @@ class RaySweep:
     """One sweep's use of a Ray cluster: the accepted nodes, the shipped objects, the executor."""
 
     def __init__(
-        self, options: RayOptions, runtime: NodeRuntime, *, out_dir: str, note: Callable[[str], None]
+        self,
+        options: RayOptions,
+        runtime: NodeRuntime,
+        *,
+        out_dir: str,
+        note: Callable[[str], None],
+        gateway: ClusterGateway | None = None,
     ) -> None:
         from wfbench.adapters.executors.ray_executor import RayCluster
 
@@ -125,6 +165,8 @@ class RaySweep:
 
         self.directory = sweep_directory(self.out_dir)
         self.note = note
+        self.gateway = gateway
+        self._meter: Any = None
         self.nodes: tuple[Any, ...] = ()
         self._runtime_ref: Any = None
         self._snapshots: dict[str, Any] = {}
@@ -137,6 +179,7 @@ class RaySweep:
             InputError: no node offers ``wfbench_slot``, or every such node was refused.
         """
         self.cluster.connect()
+        self._start_ledger()
         self._runtime_ref = self.cluster.put(self.runtime)
         candidates = self.cluster.nodes()
         if not candidates:
@@ -173,8 +216,22 @@ class RaySweep:
             + ", ".join(f"{n.name}×{n.slots}" for n in accepted)
         )
 
+    def _start_ledger(self) -> None:
+        """The sweep's shared books: every node's key proxy reserves and settles there."""
+        from wfbench.adapters.gateway.price_table import builtin_prices
+
+        prices = builtin_prices().prices_for(self.runtime.settings.model)
+        keeper, self._meter = self.cluster.start_ledger(self.runtime.budget_usd, prices)
+        self.runtime = attrs.evolve(self.runtime, ledger=keeper)
+        if self.gateway is not None:
+            self.gateway.attach(self._meter)
+
     def executor(
-        self, plan_for: Callable[[Cell], CellPlan], *, on_start: Callable[[Cell], None] | None
+        self,
+        plan_for: Callable[[Cell], CellPlan],
+        *,
+        on_start: Callable[[Cell], None] | None,
+        may_start: Callable[[], bool] | None = None,
     ) -> Any:
         """The :class:`~wfbench.adapters.executors.ray_executor.RayExecutor` for this sweep's cells."""
         from wfbench.adapters.executors.ray_executor import RayExecutor
@@ -189,6 +246,7 @@ class RaySweep:
             deliver=self.deliver,
             node_loss_retries=self.options.node_loss_retries,
             on_start=on_start,
+            may_start=may_start,
             note=self.note,
         )
 
@@ -227,7 +285,9 @@ class RaySweep:
         self.directory.write(rel, data)
 
     def close(self) -> None:
-        """Detach from the cluster."""
+        """Read the shared books one last time (the summary's wire spend), then detach."""
+        if self._meter is not None:
+            self._meter.close()
         self.cluster.close()
 
 
@@ -239,9 +299,10 @@ def ray_sweep(
     *,
     out_dir: str,
     note: Callable[[str], None],
+    gateway: ClusterGateway | None = None,
 ) -> Iterator[RaySweep]:
     """A started :class:`RaySweep`, detached when the block ends however it ends."""
-    sweep = RaySweep(options, runtime, out_dir=out_dir, note=note)
+    sweep = RaySweep(options, runtime, out_dir=out_dir, note=note, gateway=gateway)
     try:
         sweep.start(expected)
         yield sweep
@@ -258,12 +319,19 @@ def wfbench_version() -> str:
 
 @contextmanager
 def executor_for(
-    request: RunRequest, setup: Setup, settings: RunSettings, *, out_dir: str, note: Callable[[str], None]
+    request: RunRequest,
+    setup: Setup,
+    settings: RunSettings,
+    *,
+    out_dir: str,
+    note: Callable[[str], None],
+    gateway: ClusterGateway | None = None,
 ) -> Iterator[Callable[[Any], Any] | None]:
     """The executor factory ``wfbench run`` hands the sweep: ``None`` (local threads) or the cluster's.
 
     For ``--executor ray`` the cluster is attached and every node probed here, before the first
-    cell; the connection ends with the block.
+    cell; the connection ends with the block. ``gateway`` (the sweep's, from :func:`gateway_for`)
+    reads its spend from the cluster's shared books from then on.
 
     Raises:
         InputError: as :meth:`RaySweep.start`, or Ray is not installed.
@@ -282,10 +350,19 @@ def executor_for(
         script_path=setup.provider_script,
         base_url=request.base_url,
         limits=request.limits,
+        budget_usd=request.max_cost,
     )
     options = RayOptions(choice.ray_address, choice.node_loss_retries, choice.cancel_grace_s)
     expected = expectation(
         settings, wfbench_version=wfbench_version(), min_free_disk=options.min_free_disk_bytes
     )
-    with ray_sweep(options, runtime, expected, out_dir=out_dir, note=note) as sweep:
-        yield lambda jobs: sweep.executor(jobs.plan_for, on_start=jobs.on_start)
+    with ray_sweep(options, runtime, expected, out_dir=out_dir, note=note, gateway=gateway) as sweep:
+        yield lambda jobs: sweep.executor(jobs.plan_for, on_start=jobs.on_start, may_start=jobs.may_start)
+
+
+def gateway_for(request: RunRequest, gateway: Any) -> Any:
+    """The sweep's gateway: the endpoint's own, or on a cluster one whose spend is every node's."""
+    choice = request.executor
+    if gateway is None or choice is None or choice.name != "ray":
+        return gateway
+    return ClusterGateway(gateway)

@@ -68,6 +68,11 @@ class NodeRuntime:
     script: bytes | None = attrs.field(default=None, repr=False)
     base_url: str | None = None
     limits: Any = None
+    #: ``--max-cost`` (None: no budget), enforced in the sweep's shared books below.
+    budget_usd: float | None = None
+    #: The handle of the sweep's budget ledger actor (``adapters/executors/ray_ledger.py``): every
+    #: node's key proxy reserves and settles there, so the budget and the wire spend are cluster-wide.
+    ledger: Any = attrs.field(default=None, repr=False, eq=False)
 
 
 @attrs.frozen
@@ -271,7 +276,12 @@ def _endpoint(runtime: NodeRuntime, scratch: str) -> Iterator[Any]:
         with open(script_path, "wb") as handle:
             handle.write(runtime.script)
     agents = (runtime.agent, *(arm.agent.name for arm in runtime.arms if arm.agent is not None))
-    options = boot.EndpointOptions(model=runtime.settings.model, agents=agents)
+    options = boot.EndpointOptions(
+        model=runtime.settings.model,
+        agents=agents,
+        budget_usd=runtime.budget_usd,
+        ledger=_shared_ledger(runtime),
+    )
     with boot.endpoint(
         script_path=script_path,
         base_url=runtime.base_url,
@@ -280,6 +290,17 @@ def _endpoint(runtime: NodeRuntime, scratch: str) -> Iterator[Any]:
         options=options,
     ) as endpoint:
         yield endpoint
+
+
+def _shared_ledger(runtime: NodeRuntime) -> Any:
+    """The sweep's shared books as this node's proxy's ledger (None: the driver started none)."""
+    if runtime.ledger is None:
+        return None
+    import ray
+
+    from wfbench.adapters.executors.ray_ledger import ClusterLedger
+
+    return ClusterLedger(ray, runtime.ledger, runtime.budget_usd)
 
 
 def _artifacts(out_dir: str) -> Iterator[tuple[str, bytes]]:

@@ -36,6 +36,11 @@ def subtract_usage(later: Usage, earlier: Usage) -> Usage:
     return Usage(**values)
 
 
+def is_provider_fault(status: int) -> bool:
+    """True for an upstream status that is the provider's fault: 429 (throttled) or any 5xx."""
+    return status == 429 or 500 <= status <= 599
+
+
 @attrs.frozen
 class WireRefusal:
     """One request the proxy refused: its status, a closed-vocabulary kind and a detail for people.
@@ -75,9 +80,13 @@ class WireMeter:
     #: Every refusal counted; :attr:`refusals` keeps the first :data:`MAX_REFUSALS_KEPT`.
     refused: int = 0
     refusals: tuple[WireRefusal, ...] = ()
+    #: Requests the upstream answered with a provider fault (429 or 5xx), and the last such status.
+    upstream_failures: int = 0
+    last_failure_status: int | None = None
 
     def since(self, earlier: WireMeter) -> WireMeter:
         """What happened after ``earlier`` (an older snapshot of the same cell)."""
+        failures = self.upstream_failures - earlier.upstream_failures
         return WireMeter(
             requests=self.requests - earlier.requests,
             usage=subtract_usage(self.usage, earlier.usage),
@@ -85,6 +94,17 @@ class WireMeter:
             cut_upstream=self.cut_upstream - earlier.cut_upstream,
             refused=self.refused - earlier.refused,
             refusals=self.refusals[len(earlier.refusals) :],
+            upstream_failures=failures,
+            last_failure_status=self.last_failure_status if failures else None,
+        )
+
+    def plus_failure(self, status: int) -> WireMeter:
+        """One forwarded request the upstream answered with a provider fault (429 or 5xx)."""
+        return attrs.evolve(
+            self,
+            requests=self.requests + 1,
+            upstream_failures=self.upstream_failures + 1,
+            last_failure_status=status,
         )
 
     def plus_reply(

@@ -156,6 +156,8 @@ class Decision:
     policy: DecisionPolicy = DecisionPolicy.REFERENCE
     statistics: PairStatistics | None = None
     verdicts: tuple[PolicyVerdict, ...] = ()
+    #: The statistical gate's Holm family (the incumbent's agent in a sweep over several agents).
+    family: str | None = None
 
     @property
     def metric_warning(self) -> str | None:
@@ -193,6 +195,8 @@ class Decision:
             out["policy"] = self.policy.value
             out["by_policy"] = {v.policy.value: v.to_mapping() for v in self.verdicts}
             out["statistics"] = None if self.statistics is None else self.statistics.to_mapping()
+        if self.family is not None:
+            out["holm_family"] = self.family
         return out
 
 

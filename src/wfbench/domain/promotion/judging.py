@@ -44,6 +44,8 @@ class PairSpec:
     candidate: str
     incumbent: str
     gate: GateKind | None = None
+    #: The statistical gate's Holm family (the incumbent's agent; ``None``: the sweep's one family).
+    family: str | None = None
 
 
 def pair_metric(gate: GateKind, policy: PromotionPolicy) -> str:
@@ -79,7 +81,7 @@ def judge(
         )
         judged.append((spec, gate, reference, analyze_pair(samples[spec.candidate], config), own))
     cases = [
-        StatisticalCase(table, stats, spec.candidate, spec.incumbent, own)
+        StatisticalCase(table, stats, spec.candidate, spec.incumbent, own, family=spec.family)
         for spec, gate, _, stats, own in judged
         if gate is GateKind.IMPLEMENTATION
     ]
@@ -97,6 +99,7 @@ def judge(
                 policy=policy.decision_policy,
                 statistics=stats,
                 verdicts=(ref, stat),
+                family=spec.family,
             )
         )
     return tuple(decisions)

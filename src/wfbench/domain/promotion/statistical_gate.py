@@ -111,6 +111,9 @@ class StatisticalCase:
     incumbent: str
     model: str | None
     tasks: Iterable[str] | None = None
+    #: The Holm family the pair's claims belong to (the incumbent's agent: one decision per agent
+    #: in a sweep that compares agents); pairs with the same family share one correction.
+    family: str | None = None
     #: The one-sided p-value of non-inferiority on resolution (``None``: no quality signal); set by
     #: :func:`judge_statistically`.
     non_inferiority_p: float | None = None
@@ -296,15 +299,22 @@ def _claims(case: StatisticalCase, eligible: bool) -> list[Claim]:
 def judge_statistically(
     cases: Sequence[StatisticalCase], policy: PromotionPolicy
 ) -> dict[str, PolicyVerdict]:
-    """The statistical policy's verdict on every implementation pair of one sweep, by candidate."""
+    """The statistical policy's verdict on every implementation pair of one sweep, by candidate.
+
+    Holm's correction runs over the claims of one family (:attr:`StatisticalCase.family`): the
+    candidates that compete for one agent's incumbent, never one agent's against another's.
+    """
     screened: dict[str, tuple[GateVerdict, DecisionKind | None]] = {}
     for case in cases:
         verdict = _screen(case, policy)
         screened[case.candidate] = (verdict, blocking_kind(verdict))
     margin = policy.non_inferiority_margin_pts
     cases = [attrs.evolve(c, non_inferiority_p=non_inferiority_p(c.statistics, margin)) for c in cases]
-    claims = [claim for case in cases for claim in _claims(case, screened[case.candidate][1] is None)]
-    results = holm(claims, policy.analysis.alpha)
+    results: dict[tuple[str, ClaimPath], HolmResult] = {}
+    for family in dict.fromkeys(case.family for case in cases):
+        members = [case for case in cases if case.family == family]
+        claims = [claim for case in members for claim in _claims(case, screened[case.candidate][1] is None)]
+        results.update(holm(claims, policy.analysis.alpha))
     out: dict[str, PolicyVerdict] = {}
     for case in cases:
         verdict, forced = screened[case.candidate]

@@ -401,10 +401,17 @@ def _check_recomputed(decisions: list[Mapping[str, Any]], expected: ApplyExpecta
     if problems:
         return problems
     specs = [
-        PairSpec(str(d["candidate_arm"]), str(d["incumbent_arm"]), expected.gate(str(d["candidate_arm"])))
+        PairSpec(
+            str(d["candidate_arm"]),
+            str(d["incumbent_arm"]),
+            expected.gate(str(d["candidate_arm"])),
+            family=d["holm_family"] if isinstance(d.get("holm_family"), str) else None,
+        )
         for d in decisions
     ]
     model = expected.bindings.benchmark_model
+    # a sweep over several agents judged each pair with its own model (its decision says which)
+    own = {str(d["candidate_arm"]): d["model"] for d in decisions if isinstance(d.get("holm_family"), str)}
     if legacy and expected.policy.decision_policy is DecisionPolicy.REFERENCE:
         recomputed = tuple(
             evaluate_pair(
@@ -420,7 +427,7 @@ def _check_recomputed(decisions: list[Mapping[str, Any]], expected: ApplyExpecta
     elif legacy:
         return [f"decision for {spec.candidate} has no statistics to recompute from" for spec in specs]
     else:
-        recomputed = judge(table, samples, specs, model=model, policy=expected.policy)
+        recomputed = judge(table, samples, specs, model=model, policy=expected.policy, pair_models=own)
     for decision, again in zip(decisions, recomputed, strict=True):
         arm = str(decision["candidate_arm"])
         if again.kind.value != "promote":

@@ -110,8 +110,9 @@ def _resample_means(pool: list[float], seed: int, resamples: int) -> list[float]
 
 #: Below this many draws the plain loop is faster than importing numpy (and most gates are below).
 _VECTOR_MIN_DRAWS = 1 << 22
-#: Draws per vectorized chunk (about 8 MiB per array; a chunk holds four).
-_CHUNK_DRAWS = 1 << 20
+#: Draws per vectorized chunk (512 KiB per array: the chunk's arrays stay in cache and the
+#: allocator reuses them, where 8 MiB ones were mapped and faulted in afresh every chunk).
+_CHUNK_DRAWS = 1 << 16
 
 
 def _vectorized_means(pool: list[float], seed: int, resamples: int) -> list[float] | None:
@@ -124,7 +125,11 @@ def _vectorized_means(pool: list[float], seed: int, resamples: int) -> list[floa
     indices: ``floor(u · n)`` in doubles. Same sums: ``cumsum`` adds left to right as ``sum``
     does (no pairwise summation), from the first value, which is what ``sum``'s ``0 + x``
     gives once a negative zero is read as zero (``-0.0`` adds exactly as ``0.0`` does to any
-    running sum that starts at ``0``). Only floats reach here (``sum`` of integers is exact).
+    running sum that starts at ``0``). The picks of a chunk are laid out draw-major (one row per
+    draw position, one column per resample) so that ``add.reduce`` over the first axis adds row
+    after row, left to right, without ``cumsum``'s whole second array (numpy sums pairwise only
+    along the contiguous axis it reduces, so a chunk of one resample is summed with ``cumsum``).
+    Only floats reach here (``sum`` of integers is exact).
     ``tests/unit/statistics/test_resampling.py`` pins it against the plain loop.
     """
     try:
@@ -142,8 +147,11 @@ def _vectorized_means(pool: list[float], seed: int, resamples: int) -> list[floa
     for start in range(0, resamples, per_chunk):
         rows = min(per_chunk, resamples - start)
         draws = generator.random_sample(rows * count)
-        picks = values[(draws * width).astype(numpy.intp)].reshape(rows, count)
-        means.extend((numpy.cumsum(picks, axis=1)[:, -1] / count).tolist())
+        numpy.multiply(draws, width, out=draws)
+        picks = values.take(draws.astype(numpy.intp).reshape(rows, count).T)  # C order: (count, rows)
+        # one resample: its axis 0 is the contiguous one, which numpy would sum pairwise
+        sums = numpy.cumsum(picks[:, 0])[-1:] if rows == 1 else numpy.add.reduce(picks, axis=0)
+        means.extend((sums / count).tolist())
     return means
 
 

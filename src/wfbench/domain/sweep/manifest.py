@@ -81,9 +81,15 @@ TASK_BINDING_KEYS = (
     "sandbox_dependency_content_digest",
     "sandbox_dependency_manifest_digest",
     "environment_digest",
+    "limits_digest",
 )
 _OPTIONAL_TASK_KEYS = frozenset(
-    {"sandbox_dependency_content_digest", "sandbox_dependency_manifest_digest", "environment_digest"}
+    {
+        "sandbox_dependency_content_digest",
+        "sandbox_dependency_manifest_digest",
+        "environment_digest",
+        "limits_digest",
+    }
 )
 _MUTABLE_MODEL = re.compile(r"(^|[-/@:])(auto|latest)$", re.IGNORECASE)
 

@@ -77,6 +77,9 @@ class TaskBinding:
     oracle_manifest_digest: str
     asset_manifest_digest: str | None
     dependency_manifest_digest: str | None
+    #: The task's own limits (timeouts, CPUs, memory, storage); None when it declares none, so a
+    #: row of a task without limits (or from before limits were recorded) still matches.
+    limits_digest: str | None = None
 
 
 @attrs.frozen
@@ -208,6 +211,8 @@ def _task_refusal(row: Row, binding: ReuseBinding) -> str | None:
     for field, expected in exact:
         if not _same(expected, extra.get(field)):
             return f"{field} differs or is missing"
+    if extra.get("task_limits_digest") != task.limits_digest:
+        return "task_limits_digest differs (the task's limits changed)"
     return None
 
 

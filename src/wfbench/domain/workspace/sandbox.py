@@ -51,6 +51,38 @@ class Bridge:
 
 
 @attrs.frozen
+class TaskResources:
+    """A task's own resources (``limits: {cpus, memory, storage}``; Harbor's ``[environment]``).
+
+    ``None`` leaves the sandbox's own limit for that resource. Each backend states what it enforces
+    (docs/containers.md, "Limits"): the CPU quota, the memory cgroup, and the size of every writable
+    tmpfs and of the largest file a command writes (``storage_bytes``).
+    """
+
+    cpus: float | None = None
+    memory_bytes: int | None = None
+    storage_bytes: int | None = None
+
+    @property
+    def declared(self) -> bool:
+        """True when the task names at least one resource."""
+        return (self.cpus, self.memory_bytes, self.storage_bytes) != (None, None, None)
+
+
+@attrs.frozen
+class CommandScope:
+    """Which sweep and cell a sandboxed command belongs to: a container backend names its container
+    after it (a container of a killed sweep is recognisable, and the next start of that sweep removes
+    it, never another sweep's). Commands of one phase of one cell run one after another."""
+
+    sweep: str
+    task: str
+    arm: str
+    run: int
+    phase: str
+
+
+@attrs.frozen
 class SandboxPolicy:
     """What one sandboxed command may see and do.
 
@@ -82,6 +114,10 @@ class SandboxPolicy:
     #: The task's container image (a container backend runs the command in it; bwrap and
     #: host-unsafe refuse a policy that names one). ``None``: the backend's own default userland.
     image: ContainerImage | None = None
+    #: The task's own CPU, memory and storage limits (replacing the sandbox's for this command).
+    resources: TaskResources = TaskResources()
+    #: The sweep and cell the command belongs to (None: not a cell's command, such as a build).
+    scope: CommandScope | None = None
 
 
 @attrs.frozen

@@ -119,7 +119,11 @@ NODES = (ClusterNode("node-a", "host-a/node-a", 2), ClusterNode("node-b", "host-
 
 
 def _executor(
-    fake: FakeRay, *, retries: int = 0, nodes: tuple[ClusterNode, ...] = NODES
+    fake: FakeRay,
+    *,
+    retries: int = 0,
+    nodes: tuple[ClusterNode, ...] = NODES,
+    may_start: Any = None,
 ) -> tuple[RayExecutor, list[str], list[Cell]]:
     notes: list[str] = []
     started: list[Cell] = []
@@ -130,6 +134,7 @@ def _executor(
         deliver=lambda cell, value: value,
         node_loss_retries=retries,
         on_start=started.append,
+        may_start=may_start,
         note=notes.append,
         ray_api=fake,
         affinity=lambda node_id: node_id,
@@ -315,13 +320,28 @@ def test_finished_events_are_cell_finished_values() -> None:
     assert all(isinstance(item, CellFinished) for item in executor.wait(0.0))
 
 
-def test_a_pacing_delay_is_refused_not_dropped() -> None:
-    """The cluster's fold is unpaced: a delayed submission fails closed instead of starting the cell early."""
+def test_a_throttled_retry_waits_on_the_driver_until_its_back_off_has_passed() -> None:
     fake = FakeRay()
     executor, _, started = _executor(fake)
-    with pytest.raises(ValueError, match="unpaced"):
-        executor.submit(0, _cells(1)[0], 1.5)
-    assert fake.refs == []
-    assert started == []
-    executor.submit(0, _cells(1)[0], 0.0)
+    retried, fresh = _cells(2)
+    executor.submit(0, retried, 0.3)
+    executor.submit(1, fresh)
+    assert [ref.cell for ref in fake.refs] == [fresh], "a later cell does not wait behind a back-off"
+    fake.finish(fake.refs[0])
+    executor.wait(0.0)
     assert len(fake.refs) == 1
+    executor.wait(1.0)  # nothing runs: the wait sleeps until the retry is due, then dispatches it
+    assert [ref.cell for ref in fake.refs] == [fresh, retried]
+    assert started == [fresh, retried]
+
+
+def test_a_cell_the_budget_refuses_at_dispatch_never_starts_and_has_no_row() -> None:
+    fake = FakeRay()
+    answers = iter([True, False])
+    executor, _, started = _executor(fake, may_start=lambda: next(answers))
+    first, second = _cells(2)
+    executor.submit(0, first)
+    executor.submit(1, second)
+    assert [ref.cell for ref in fake.refs] == [first]
+    assert started == [first]
+    assert _collect(executor) == {1: None}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from wfbench.domain.errors import SandboxError
 from wfbench.domain.workspace.sandbox import Mount, SandboxPolicy
 
 
-def _argv(tmp_path: Path, **policy: object) -> list[str]:
+def _argv(tmp_path: Path, *, docker: bool = False, **policy: object) -> list[str]:
     values: dict[str, object] = {
         "workspace": str(tmp_path),
         "workspace_writable": False,
@@ -29,6 +30,8 @@ def _argv(tmp_path: Path, **policy: object) -> list[str]:
         image=ContainerImage("sha256:feed", workdir="/testbed"),
         limits=ResourceLimits(),
         env_names=("PATH", "SECRET", "TMPDIR"),
+        docker=docker,
+        unset_env=("LANG",) if docker else (),
     )
     argv, _ = podman_argv(["/bin/sh", "-c", "true"], policy=SandboxPolicy(**values), inputs=inputs)  # type: ignore[arg-type]
     return argv
@@ -94,3 +97,19 @@ def test_the_root_shim_holds_only_the_mount_points_of_runtimes_under_root(tmp_pa
     assert sorted(p.name for p in Path(shim).iterdir()) == [".pyenv"]
     assert (Path(shim) / ".pyenv/versions/3.11.7").is_dir()
     assert root_shim(str(tmp_path / "none"), ["/opt/py"]) == ""
+
+
+def test_docker_runs_the_command_as_the_harness_uid_without_podmans_flags(tmp_path: Path) -> None:
+    """docker has no per-container user namespace, --unsetenv-all or notmpcopyup (oci_cli.py)."""
+    argv = " ".join(_argv(tmp_path, docker=True))
+    for flag in ("--network none", "--read-only", "--cap-drop ALL", "no-new-privileges", "--pids-limit 512"):
+        assert flag in argv
+    assert f"--user {os.getuid()}:{os.getgid()}" in argv
+    for podman_only in ("--uidmap", "--unsetenv-all", "notmpcopyup", "--read-only-tmpfs", ",U"):
+        assert podman_only not in argv
+
+
+def test_docker_removes_the_images_own_variables_in_the_entrypoint(tmp_path: Path) -> None:
+    argv = _argv(tmp_path, docker=True)
+    after_image = argv[argv.index("sha256:feed") + 1 :]
+    assert after_image[:4] == ["-u", "HOSTNAME", "-u", "LANG"]

@@ -127,7 +127,8 @@ def test_a_reply_the_upstream_cut_makes_an_ok_session_a_systemic_session_error()
     )
     assert cut_detail(2) == "the model provider cut 2 reply(ies) of the session short (a provider fault)"
     failed = record(Usage(), ok=False, kind=ErrorKind.SESSION_ERROR, cost=None)
-    assert wire.check(failed, before) is failed  # the session's own error stays
+    own = wire.check(failed, before)  # the session's own error stays; the detail names the cut
+    assert (own.ok, own.error_kind, own.error_detail) == (False, ErrorKind.SESSION_ERROR, cut_detail(1))
 
 
 def test_a_session_the_budget_stopped_is_cancelled_whatever_it_reported() -> None:
@@ -243,3 +244,42 @@ def test_spend_fields_are_json_ready(spend: Spend, reached: bool) -> None:
         "max_cost_usd": 1.0,
         "max_cost_reached": reached,
     }
+
+
+def test_a_failed_sessions_detail_names_the_provider_faults_the_wire_saw() -> None:
+    """An agent that retries a 503 on its own and is killed at the timeout: the proxy names the cause."""
+    lease = FakeLease()
+    wire = CellWire(lease, PRICES)
+    before = wire.before()
+    lease.now = lease.now.plus_failure(500).plus_failure(503)
+    timed_out = attrs.evolve(
+        record(Usage(), ok=False, kind=ErrorKind.SESSION_ERROR), error_detail="agent process timeout"
+    )
+    checked = wire.check(timed_out, before)
+
+    assert checked.error_kind is ErrorKind.SESSION_ERROR
+    assert checked.error_detail == (
+        "agent process timeout; the model provider answered 503 to 2 request(s) of the session"
+        " (a provider fault)"
+    )
+    assert wire.sessions[-1].requests == 2
+
+
+def test_only_this_sessions_provider_faults_are_named_and_an_agent_failure_keeps_its_own_kind() -> None:
+    lease = FakeLease(now=WireMeter().plus_failure(529))  # an earlier session's fault
+    wire = CellWire(lease, PRICES)
+    failed = attrs.evolve(record(Usage(), ok=False, kind=ErrorKind.SESSION_ERROR), error_detail="exit 1")
+    assert wire.check(failed, wire.before()).error_detail == "exit 1"
+    before = wire.before()
+    lease.now = lease.now.plus_failure(429)
+    skipped = record(Usage(), ok=False, kind=ErrorKind.SKILL_NOT_INVOKED)
+    assert wire.check(skipped, before) is skipped
+
+
+def test_a_failed_sessions_detail_names_a_reply_the_provider_cut() -> None:
+    lease = FakeLease()
+    wire = CellWire(lease, PRICES)
+    before = wire.before()
+    lease.now = lease.now.plus_reply(Usage(100, None, None, 20), complete=False, by_upstream=True)
+    failed = attrs.evolve(record(Usage(), ok=False, kind=ErrorKind.SESSION_ERROR), error_detail="timeout")
+    assert wire.check(failed, before).error_detail == f"timeout; {cut_detail(1)}"

@@ -9,6 +9,7 @@ import attrs
 from wfbench.app.corpus.corpus import OracleSpec, TaskKind, TaskSpec
 from wfbench.app.corpus.harbor_export import build_script, dockerfile, task_toml
 from wfbench.app.corpus.harbor_export import test_script as harbor_test_script
+from wfbench.app.corpus.task_limits import TaskLimits
 from wfbench.domain.environment.spec import EnvironmentSpec
 from wfbench.domain.workspace.oracle import OracleFileSpec
 
@@ -38,6 +39,16 @@ def test_task_toml_says_the_category_timeouts_and_no_network_in_harbors_keys():
         "workdir": "/app",
     }
     assert parsed["verifier"]["timeout_sec"] == 600.0
+
+
+def test_a_tasks_own_limits_become_harbors_timeouts_and_resources_in_mib():
+    limits = TaskLimits(agent_timeout_s=900.0, cpus=1.5, memory_bytes=1024**3, storage_bytes=10**9)
+    parsed = tomllib.loads(task_toml(attrs.evolve(SPEC, limits=limits)))
+    assert parsed["agent"]["timeout_sec"] == 900.0
+    assert parsed["verifier"]["timeout_sec"] == 600.0
+    assert (parsed["environment"]["cpus"], parsed["environment"]["memory_mb"]) == (1.5, 1024)
+    assert parsed["environment"]["storage_mb"] == 954  # 10**9 bytes, rounded up to whole MiB
+    assert "cpus" not in tomllib.loads(task_toml(SPEC))["environment"]
 
 
 def test_a_host_network_task_is_public_in_harbor():

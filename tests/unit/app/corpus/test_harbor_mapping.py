@@ -70,10 +70,40 @@ def test_the_agent_and_verifier_timeouts_become_the_tasks_limits():
     assert task["limits"] == {"agent_timeout": 900.0, "verifier_timeout": 120}
 
 
-def test_resources_are_reported_with_what_applies_instead():
-    notes = _map({"environment": {"cpus": 2, "memory": "2G"}}).notes
-    assert any(n.startswith("t1: environment.cpus: 2") for n in notes)
-    assert any(n.startswith("t1: environment.memory: '2G'") for n in notes)
+def test_cpus_and_the_mib_resources_become_the_tasks_limits():
+    task = _map({"environment": {"cpus": 2, "memory_mb": 4096, "storage_mb": 10240}}).task
+    assert task["limits"] == {"cpus": 2.0, "memory": "4096M", "storage": "10240M"}
+
+
+def test_the_deprecated_size_strings_map_too_and_agree_with_their_mib_twins():
+    task = _map({"environment": {"memory": "4g", "memory_mb": 4096, "storage": "1.5G"}}).task
+    assert task["limits"] == {"memory": "4096M", "storage": "1.5G"}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("cpus", -1),
+        ("cpus", "two"),
+        ("cpus", float("nan")),
+        ("memory_mb", -512),
+        ("memory_mb", "2G"),
+        ("storage_mb", 0),
+        ("memory", "4GB"),
+        ("storage", "-1G"),
+        ("memory", 4096),
+    ],
+)
+def test_a_bad_resource_value_is_refused_naming_the_key(key: str, value: Any):
+    with pytest.raises(InputError) as caught:
+        _map({"environment": {key: value}})
+    assert (caught.value.field, caught.value.locator) == (f"environment.{key}", "t1")
+    assert caught.value.source == "/tasks/t1/task.toml"
+
+
+def test_memory_and_memory_mb_that_disagree_are_refused():
+    with pytest.raises(InputError, match="conflicts"):
+        _map({"environment": {"memory_mb": 2048, "memory": "4G"}})
 
 
 def test_the_build_timeout_image_and_workdir_are_mapped():

@@ -219,4 +219,5 @@ def naive_build_model(rows: Iterable[Row], inputs: ReportInputs | None = None) -
         transcripts_missing=collector.missing,
         diagnostics=tuple(collector.diagnostics),
         wire_metered=collector.wire,
+        arm_agent={arm: next(iter(agents)).split(" ", 1)[0] for arm, agents in collector.arm_agents.items()},
     )

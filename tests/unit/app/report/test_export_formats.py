@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+import attrs
+
 from wfbench.adapters.store.memory_sweep import MemorySweepDirectory
 from wfbench.app.report.atif import SessionInfo, trajectory
 from wfbench.app.report.export import SweepSource, export_sweep
@@ -237,3 +239,68 @@ def test_an_atif_export_writes_one_file_per_session_in_the_cells_layout():
     written = out.json("cells/t/a/run-0/work-s-1.json")
     assert written["extra"]["wfbench"]["phase"] == "work"
     assert written["schema_version"] == "ATIF-v1.6"
+
+
+def test_the_prompt_is_the_first_user_step_after_the_init_and_the_steps_are_renumbered():
+    traj = trajectory(CLAUDE, attrs.evolve(INFO, prompt="Fix the median."))
+    steps = traj["steps"]
+    assert [s["source"] for s in steps[:3]] == ["system", "user", "agent"]
+    assert steps[1]["message"] == "Fix the median."
+    assert [s["step_id"] for s in steps] == list(range(1, len(steps) + 1))
+    assert traj["extra"]["wfbench"]["prompt"] == "Fix the median."
+
+
+def test_a_session_without_a_recorded_prompt_shows_none_and_says_so():
+    traj = trajectory(CLAUDE, INFO)
+    assert "user" not in [s["source"] for s in traj["steps"][:2]]
+    assert traj["extra"]["wfbench"]["prompt"] is None
+    assert "no prompt was recorded" in traj["notes"]
+
+
+def _prompted_cell(prompts: bytes | None) -> SweepSource:
+    path = layout.cell_file("t", "a", 0, "transcripts/work-s-1.jsonl")
+    row = {
+        "task": "t",
+        "arm": "a",
+        "run": 0,
+        "task_prompt_digest": "d" * 64,
+        "session_measurements": [{"phase": "work", "session_id": "s-1"}],
+        "transcript_artifacts": [{"path": path, "sha256": hashlib.sha256(CLAUDE).hexdigest()}],
+    }
+    files = {path: CLAUDE}
+    if prompts is not None:
+        files[layout.cell_file("t", "a", 0, layout.PROMPTS_NAME)] = prompts
+    return _sweep([row], files)
+
+
+PROMPTS = json.dumps(
+    {"phases": [{"phase": "plan", "prompt": "Plan it."}, {"phase": "work", "prompt": "Do it."}]}
+).encode()
+
+
+def test_each_session_carries_its_own_phases_prompt_and_the_sample_input_is_the_first():
+    atif, inspect = MemorySweepDirectory(), MemorySweepDirectory()
+    export_sweep(_prompted_cell(PROMPTS), fmt="atif", out=atif)
+    export_sweep(_prompted_cell(PROMPTS), fmt="inspect", out=inspect)
+    steps = atif.json("cells/t/a/run-0/work-s-1.json")["steps"]
+    assert steps[1] == {
+        "step_id": 2,
+        "source": "user",
+        "message": "Do it.",
+        "extra": {"wfbench_prompt": True},
+    }
+    sample = inspect.json("s.json")["samples"][0]
+    assert sample["input"] == "Plan it."
+    assert sample["metadata"]["prompt_recorded"] is True
+    assert {"role": "user", "content": "Do it."} in sample["messages"]
+
+
+def test_a_cell_without_prompts_json_gets_the_documented_placeholder_input_never_a_prompt():
+    out = MemorySweepDirectory()
+    export_sweep(_prompted_cell(None), fmt="inspect", out=out)
+    sample = out.json("s.json")["samples"][0]
+    assert (
+        sample["input"]
+        == f"[no prompt recorded: wfbench task t, prompt sha256 {'d' * 64}; the cell has no prompts.json]"
+    )
+    assert sample["metadata"]["prompt_recorded"] is False

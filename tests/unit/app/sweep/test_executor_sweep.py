@@ -7,9 +7,11 @@ import threading
 
 import pytest
 
-from wfbench.app.sweep.executor_sweep import run_on_executor
+from wfbench.app.sweep.executor_sweep import ExecutorPacing, run_on_executor
+from wfbench.app.sweep.scheduler import LimitEvent
 from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.sweep.nodes import node_loss_row
+from wfbench.domain.sweep.pacing import RetryPolicy
 from wfbench.domain.sweep.scheduling import Cell, CellFinished, canonical_order
 
 
@@ -24,20 +26,23 @@ class FakeExecutor:
         self._random = random.Random(seed)
         self.running: dict[int, Cell] = {}
         self.submitted: list[int] = []
+        self.delays: list[tuple[int, float]] = []
+        self.most_running = 0
         self.cancels: list[float] = []
         self.closed = False
         self.cancelled = False
         self._done: list[CellFinished] = []
         self._cancel_on_wait = cancel_on_wait
 
-    def submit(self, index: int, cell: Cell) -> None:
+    def submit(self, index: int, cell: Cell, delay_s: float = 0.0) -> None:
         assert not self.closed
         self.submitted.append(index)
+        self.delays.append((index, delay_s))
         if self.cancelled:
             self._done.append(CellFinished(index, None))
             return
         self.running[index] = cell
-        assert len(self.running) <= 2 * self.slots, "more in flight than the window"
+        self.most_running = max(self.most_running, len(self.running))
 
     def wait(self, timeout: float) -> tuple[CellFinished, ...]:
         if self._cancel_on_wait is not None and len(self.submitted) >= 3:
@@ -81,6 +86,66 @@ def test_rows_are_persisted_once_each_in_submission_order_whatever_order_cells_f
     assert outcome.not_run == 0
     assert executor.closed
     assert executor.cancels == []
+
+
+def test_the_executor_never_runs_more_cells_at_once_than_it_has_slots() -> None:
+    """Lazy start, as on one machine: a cell is handed out only when a slot is free."""
+    executor = FakeExecutor(2, _ok, seed=4)
+    run_on_executor(CELLS, executor=executor, on_row=lambda row: None, cancel=threading.Event())
+    assert executor.most_running == 2
+    assert sorted(executor.submitted) == list(range(len(CELLS)))
+
+
+def _throttled_once(seen: set[tuple[str, str, int]]):
+    def outcome(cell: Cell, cancelled: bool) -> Row:
+        if cell.key in seen or cell.run != 0:
+            return _ok(cell, cancelled)
+        seen.add(cell.key)
+        extra = {"api_error_status": 529, "error_detail": "overloaded"}
+        return Row(
+            task=cell.task, arm=cell.arm, run=cell.run, error_kind=ErrorKind.SESSION_ERROR, extra=extra
+        )
+
+    return outcome
+
+
+def test_a_throttled_cell_runs_again_after_its_back_off_and_the_limit_is_cut() -> None:
+    persisted: list[Row] = []
+    limits: list[LimitEvent] = []
+    executor = FakeExecutor(4, _throttled_once(set()), seed=2)
+    pacing = ExecutorPacing(retry=RetryPolicy(retries=2, base_delay_s=5.0), on_limit=limits.append)
+    outcome = run_on_executor(
+        CELLS, executor=executor, on_row=persisted.append, cancel=threading.Event(), pacing=pacing
+    )
+    throttled = {cell.key for cell in CELLS if cell.run == 0}
+    assert outcome.retries == len(throttled)
+    assert {index for index, delay in executor.delays if delay == 5.0} == {
+        i for i, cell in enumerate(CELLS) if cell.key in throttled
+    }
+    assert all(row.ok for row in persisted), "every retried cell is folded with its successful row"
+    assert {row.cell for row in persisted if "throttled_attempts" in row.extra} == throttled
+    assert limits[0].change.reason == "throttled"
+    assert limits[0].change.new < limits[0].change.old
+    assert [row.cell for row in persisted] == [cell.key for cell in CELLS]
+
+
+def test_a_cell_still_throttled_after_its_retries_is_folded_as_the_session_error_it_is() -> None:
+    def always(cell: Cell, cancelled: bool) -> Row:
+        extra = {"api_error_status": 429}
+        return Row(
+            task=cell.task, arm=cell.arm, run=cell.run, error_kind=ErrorKind.SESSION_ERROR, extra=extra
+        )
+
+    persisted: list[Row] = []
+    executor = FakeExecutor(2, always)
+    pacing = ExecutorPacing(retry=RetryPolicy(retries=1, base_delay_s=0.0))
+    outcome = run_on_executor(
+        CELLS[:1], executor=executor, on_row=persisted.append, cancel=threading.Event(), pacing=pacing
+    )
+    assert executor.submitted == [0, 0]
+    assert [row.error_kind for row in persisted] == [ErrorKind.SESSION_ERROR]
+    assert len(persisted[0].extra["throttled_attempts"]) == 1
+    assert outcome.retries == 1
 
 
 def test_lost_node_rows_step_the_breaker_which_cancels_the_running_cells() -> None:

@@ -80,6 +80,16 @@ def test_row_spend_adds_rows_as_they_are_folded() -> None:
     assert meter.spent().usd == 0.6
 
 
+def test_row_spend_keeps_sums_not_rows_and_agrees_with_spend_of() -> None:
+    rows = [_row(0), _row(1, cost_usd=None), _row(2, reused=True), _row(3, cost_usd=0.25)]
+    meter = RowSpend()
+    for row in rows:
+        meter.add(row)
+
+    assert meter.spent() == spend_of(rows) == Spend(usd=0.75, measured=2, unmeasured=1, partial=0)
+    assert not any(isinstance(value, list) for value in vars(meter).values())
+
+
 def test_estimates_come_from_the_same_task_and_arm_then_the_arm_else_unknown() -> None:
     prior = [_row(0, cost_usd=1.0), _row(1, cost_usd=3.0), _row(0, task="u", arm="b", cost_usd=5.0)]
 
