@@ -6,6 +6,7 @@ import resource
 
 from structlog.testing import capture_logs
 
+from wfbench.adapters.sandbox import task_resources
 from wfbench.adapters.sandbox.command_limits import CommandLimits, ResourceLimits
 from wfbench.adapters.sandbox.cpu_cgroup import CpuController
 from wfbench.adapters.sandbox.podman_argv import ArgvInputs, podman_argv
@@ -36,7 +37,10 @@ def test_resources_above_the_machine_are_clamped_to_it():
     assert fit_to_machine(within, cpus=2, memory=8 * G) == within
 
 
-def test_a_clamped_value_is_warned_once():
+def test_a_clamped_value_is_warned_once(monkeypatch):
+    # "Once" is per process: start from a process that has warned nothing (mutmut runs the suite
+    # twice in one process, and an earlier test may have clamped the same value).
+    monkeypatch.setattr(task_resources, "_warned", set())
     with capture_logs() as logs:
         for _ in range(2):
             fit_to_machine(TaskResources(cpus=333.0), cpus=2, memory=8 * G)
