@@ -15,7 +15,6 @@ task names or which arm is called the candidate.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -76,6 +75,8 @@ def _canonical(values: Sequence[float]) -> list[float]:
 def derive_seed(*effect_lists: Sequence[float]) -> int:
     """A 64-bit seed from the effects alone: sorted, canonically oriented, names left out."""
     text = "|".join(",".join(repr(v + 0.0) for v in _canonical(values)) for values in effect_lists)
+    import hashlib  # here, not at import: a gate with no pair to judge never needs it
+
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
