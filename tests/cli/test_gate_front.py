@@ -225,18 +225,41 @@ def test_a_torn_line_exits_2_with_the_message_typer_gives(
     assert "line 10" in err
 
 
+#: What a gate loads only when it needs it: to write (tempfile, shutil), to judge a pair (the rest).
+LAZY = (
+    "tempfile",
+    "shutil",
+    "statistics",
+    "random",
+    "fractions",
+    "hashlib",
+    "wfbench.domain.workspace.rules",
+)
+#: What no gate of a small sweep loads: the CLI framework, its pydantic, numpy, the run's logging.
+NEVER = ("typer", "click", "pydantic", "pydantic_core", "numpy", "structlog", "cattrs", "rich")
+
+
 def test_a_small_gate_imports_neither_typer_nor_pydantic_nor_numpy(tmp_path: Path) -> None:
-    """The console path of a small sweep with a judged pair leaves the CLI framework unloaded."""
-    rows = write_results(tmp_path, promoting_rows())
+    """The console path: a pair-less file first (nothing of a pair's judgement), then a small sweep
+    with a judged pair (still no CLI framework, no numpy for its small bootstrap)."""
+    lone = write_results(tmp_path / "lone", promoting_rows()[:1])
+    rows = write_results(tmp_path / "pair", promoting_rows())
     probe = (
-        "import sys\nfrom wfbench.cli.main import main\ntry:\n    main(['gate', sys.argv[1], '--json'])\n"
-        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
-        "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'numpy', 'structlog', 'cattrs', 'rich')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
+        "import sys\nfrom wfbench.cli.main import main\n"
+        "def gate(*args):\n    try:\n        main(['gate', *args])\n"
+        "    except SystemExit as done:\n        assert done.code == 0, done.code\n"
+        "def loaded(names):\n"
+        "    return sorted(m for m in sys.modules if m.split('.')[0] in names or m in names)\n"
+        f"gate(sys.argv[1])\nprint('loaded', loaded({LAZY!r} + {NEVER!r}))\n"
+        f"gate(sys.argv[2], '--json')\nprint('loaded', loaded({NEVER!r}))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe, str(rows)], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", probe, str(lone), str(rows)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
 
     assert '"decision": "promote"' in done.stdout
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert [line for line in done.stdout.splitlines() if line.startswith("loaded")] == ["loaded []"] * 2
