@@ -192,11 +192,11 @@ def test_a_reference_shaped_results_file_is_regated_as_is(tmp_path: Path) -> Non
     rows += [reference_row("case-1", "candidate_review", r, **review) for r in range(3)]
     write_results(tmp_path, rows)
 
-    result = wfbench("gate", tmp_path, "--json")
+    result = wfbench("gate", tmp_path, "--json", "--out", tmp_path / "evidence.json")
 
     assert result.returncode == 0, result.stderr
-    evidence = json.loads(result.stdout)
-    decisions = {d["candidate_arm"]: d for d in evidence["decisions"]}
+    evidence = json.loads((tmp_path / "evidence.json").read_text())
+    decisions = {d["candidate_arm"]: d for d in json.loads(result.stdout)["decisions"]}
     assert decisions["candidate_review"]["decision"] == "promote"
     assert decisions["candidate_workflow"]["decision"] == "insufficient_evidence"
     assert any(

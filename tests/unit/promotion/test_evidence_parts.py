@@ -14,6 +14,7 @@ from wfbench.domain.promotion.evidence_parts import (
     GATE_SCHEMA,
     evidence_from_parts,
     evidence_summary,
+    promotion_mapping,
     task_lines,
 )
 from wfbench.domain.promotion.policy import REFERENCE_POLICY
@@ -39,7 +40,7 @@ def test_the_summary_and_the_task_lines_read_back_into_the_very_evidence(name: s
     back = evidence_from_parts(*_parts(evidence))
 
     assert back == evidence
-    assert back.to_mapping() == evidence.to_mapping()
+    assert json.dumps(promotion_mapping(*_parts(evidence))) == json.dumps(evidence.to_mapping())
 
 
 @pytest.mark.parametrize("name", sorted(EVIDENCE))

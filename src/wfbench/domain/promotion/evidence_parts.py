@@ -7,7 +7,8 @@ tasks, most of a wide gate's ``--json`` time (issue 33). So ``gate --json`` prin
 lists every task) and ``gate --tasks-out FILE`` writes the *task lines* (:data:`GATE_TASKS_SCHEMA`,
 JSON Lines): a header, one line per selected task's binding, then one line per decision and task
 with the task's gate evidence and its paired samples and effects. Nothing is lost:
-:func:`evidence_from_parts` reads both back into the very evidence they came from (every check of
+:func:`promotion_mapping` puts both back together into the ``promotion.json`` object they came
+from, and :func:`evidence_from_parts` reads that as evidence (every check of
 :meth:`~wfbench.domain.promotion.evidence.PromotionEvidence.from_mapping` included, the
 statistics recomputed from their samples). ``promotion.json`` itself is unchanged.
 """
@@ -21,7 +22,14 @@ from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.decision import Decision
 from wfbench.domain.promotion.evidence import EVIDENCE_SCHEMA_VERSION, PromotionEvidence
 
-__all__ = ["GATE_SCHEMA", "GATE_TASKS_SCHEMA", "evidence_from_parts", "evidence_summary", "task_lines"]
+__all__ = [
+    "GATE_SCHEMA",
+    "GATE_TASKS_SCHEMA",
+    "evidence_from_parts",
+    "evidence_summary",
+    "promotion_mapping",
+    "task_lines",
+]
 
 #: ``wfbench gate --json``'s document.
 GATE_SCHEMA = "wfbench.gate/v1"
@@ -81,6 +89,17 @@ def evidence_from_parts(summary: Any, lines: Iterable[Any]) -> PromotionEvidence
         InputError: either part is not of its schema, they are not of the same gate, a line is
             malformed, or the whole is not valid evidence (the field is named).
     """
+    return PromotionEvidence.from_mapping(promotion_mapping(summary, lines))
+
+
+def promotion_mapping(summary: Any, lines: Iterable[Any]) -> dict[str, Any]:
+    """The ``promotion.json`` object the parts were made from, fields in its order (not validated
+    as evidence: :func:`evidence_from_parts` does that).
+
+    Raises:
+        InputError: either part is not of its schema, they are not of the same gate, or a line
+            is malformed (the field is named).
+    """
     if not isinstance(summary, Mapping) or summary.get("schema") != GATE_SCHEMA:
         raise InputError(f"must be {GATE_SCHEMA} (what wfbench gate --json prints)", field="schema")
     selected, rows, stats = _read_lines(iter(lines), summary)
@@ -97,7 +116,7 @@ def evidence_from_parts(summary: Any, lines: Iterable[Any]) -> PromotionEvidence
         _decision(d, rows.get(d.get("candidate_arm"), []), stats.get(d.get("candidate_arm")), index)
         for index, d in enumerate(decisions)
     ]
-    return PromotionEvidence.from_mapping(raw)
+    return raw
 
 
 def _read_lines(
