@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from wfbench.domain.promotion.evidence_parts import evidence_from_parts
 
 DIGEST = "0123456789abcdef" * 4
@@ -333,16 +335,17 @@ def test_gate_never_overwrites_the_sweeps_evidence_without_force(tmp_path: Path)
     assert json.loads(evidence.read_text())["decisions"][0]["decision"] == "promote"
 
 
-def test_gate_refuses_any_existing_out_file_without_force(tmp_path: Path) -> None:
-    """An unrelated existing file is not overwritten either."""
+@pytest.mark.parametrize("option", ["--out", "--tasks-out"])
+def test_gate_refuses_any_existing_out_file_without_force(tmp_path: Path, option: str) -> None:
+    """An unrelated existing file is not overwritten either, by the evidence or the task lines."""
     write_results(tmp_path, promoting_rows())
     other = tmp_path / "notes.json"
     other.write_text("keep me")
 
-    refused = wfbench("gate", tmp_path, "--out", other)
+    refused = wfbench("gate", tmp_path, option, other)
 
     assert refused.returncode == 2
-    assert "already exists; refusing to overwrite it without --force" in refused.stderr
+    assert f"{other}: {option}: already exists; refusing to overwrite it without --force" in refused.stderr
     assert other.read_text() == "keep me"
 
 

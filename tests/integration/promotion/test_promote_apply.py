@@ -304,7 +304,7 @@ def test_every_refusal_is_a_line_naming_the_binding_and_exit_2(
 GATE_JSON = '{"schema": "wfbench.gate/v1", "decisions": []}'
 
 
-@pytest.mark.parametrize("content", [None, "{not json", "[]", GATE_JSON])
+@pytest.mark.parametrize("content", [None, "{not json", "[]", pytest.param(GATE_JSON, id="gate-json")])
 def test_a_missing_or_corrupt_evidence_file_is_one_line(
     sweep: MirroredSweep, tmp_path: Path, content: str | None
 ) -> None:
