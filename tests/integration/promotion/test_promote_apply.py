@@ -301,11 +301,14 @@ def test_every_refusal_is_a_line_naming_the_binding_and_exit_2(
     assert _changed(corpus / "repo") == set()
 
 
-@pytest.mark.parametrize("content", [None, "{not json", "[]"])
+GATE_JSON = '{"schema": "wfbench.gate/v1", "decisions": []}'
+
+
+@pytest.mark.parametrize("content", [None, "{not json", "[]", pytest.param(GATE_JSON, id="gate-json")])
 def test_a_missing_or_corrupt_evidence_file_is_one_line(
     sweep: MirroredSweep, tmp_path: Path, content: str | None
 ) -> None:
-    """No file, broken JSON, or not an object: one line, exit 2, no traceback."""
+    """No file, broken JSON, not an object, or `gate --json`'s summary: one line, exit 2, no traceback."""
     corpus = sweep.copy(tmp_path / "c")
     evidence = tmp_path / "promotion.json"
     if content is not None:
@@ -316,6 +319,9 @@ def test_a_missing_or_corrupt_evidence_file_is_one_line(
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1
     assert "Traceback" not in done.stderr
+    if content == GATE_JSON:  # the file and the field named, and what to run instead
+        assert f"{evidence}: schema: is wfbench.gate/v1" in done.stderr
+        assert "wfbench gate RESULTS --out FILE" in done.stderr
 
 
 def test_a_symlinked_mirror_directory_is_never_written_through(sweep: MirroredSweep, tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ from wfbench.domain.environment.spec import BuiltEnvironment
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import SkillTarget, Workspaces
 from wfbench.domain.promotion.evidence import EvidenceBindings
+from wfbench.domain.promotion.evidence_parts import GATE_SCHEMA
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, GateKind, PromotionPolicy
 from wfbench.domain.promotion.skill_swap import CommitSpec, SwapEntry, base_digests, sha256_bytes, skill_roots
 from wfbench.domain.promotion.validation import ApplyExpectation, validate_for_apply
@@ -105,9 +106,17 @@ def _read_evidence(path: str) -> tuple[bytes, Any]:
     except OSError as exc:
         raise InputError(f"promotion evidence is unreadable: {exc.strerror}", source=path) from None
     try:
-        return data, strict_json.loads(data.decode("utf-8"))
+        raw = strict_json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"promotion evidence is not valid JSON: {exc}", source=path) from None
+    if isinstance(raw, dict) and raw.get("schema") == GATE_SCHEMA:
+        raise InputError(
+            f"is {GATE_SCHEMA}, what `wfbench gate --json` prints (the decisions without their per-task"
+            " evidence), not promotion evidence; write that with `wfbench gate RESULTS --out FILE`",
+            field="schema",
+            source=path,
+        )
+    return data, raw
 
 
 def _candidate_arms(corpus: Corpus) -> list[Arm]:

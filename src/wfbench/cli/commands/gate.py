@@ -1,14 +1,17 @@
 """``wfbench gate RESULTS`` and ``wfbench report RESULTS``: the file-level commands over the gate.
 
 RESULTS is a ``results.jsonl`` or a directory holding one. ``gate`` recomputes the aggregates
-and a decision for every candidate arm present and prints them (``--json``: the promotion
-evidence as JSON). It writes nothing unless asked: ``--out FILE`` writes the evidence there,
-atomically, and refuses an existing file (the sweep's own ``promotion.json`` included) unless
-``--force``. The evidence keeps its original time: ``generated_at`` (and so the expiry) is the
-sweep's ``promotion.json``'s when there is one, else the newest row's ``recorded_at``; a re-gate
-never makes old evidence look fresh. ``--fail-on`` turns chosen decisions into exit code 3 for
-CI. ``report`` writes ``report.md`` and ``report.html`` beside the results. A torn or invalid
-line exits 2 naming the file, the line and the field, before anything is written.
+and a decision for every candidate arm present and prints them (``--json``: the decisions as JSON,
+``wfbench.gate/v1``: the promotion evidence without its per-task detail, which grows with every
+task). It writes nothing unless asked: ``--out FILE`` writes the whole evidence (``promotion.json``,
+schema 6) there, ``--tasks-out FILE`` the per-task detail (JSON Lines, ``wfbench.gate-tasks/v1``,
+written line by line), each atomically; an existing file (the sweep's own ``promotion.json``
+included) is refused unless ``--force``. The evidence keeps its original time: ``generated_at``
+(and so the expiry) is the sweep's ``promotion.json``'s when there is one, else the newest
+row's ``recorded_at``; a re-gate never makes old evidence look fresh. ``--fail-on`` turns chosen
+decisions into exit code 3 for CI. ``report`` writes ``report.md`` and ``report.html`` beside the
+results. A torn or invalid line exits 2 naming the file, the line and the field, before anything
+is written.
 
 This module is the commands' work without the CLI framework: :mod:`.gate_command` declares them
 to Typer, and :mod:`.gate_front` answers a plain ``wfbench gate`` command line without importing
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from wfbench.app.gating.gating import GateInput, GateResult
     from wfbench.app.report.model import SweepModel
     from wfbench.domain.promotion.decision import Decision
+    from wfbench.domain.promotion.evidence import PromotionEvidence
     from wfbench.domain.promotion.policy import PromotionPolicy
 
 RESULTS_NAME = "results.jsonl"
@@ -59,6 +63,7 @@ class GateRequest:
     results: Path
     as_json: bool = False
     out: Path | None = None
+    tasks_out: Path | None = None
     force: bool = False
     fail_on: str | None = None
     metric: str = "cost_usd"
@@ -100,7 +105,7 @@ def _statistics_lines(decision: Decision) -> list[str]:
     return [f"  = {effect_line(s, confidence).text()}" for s in (stats.resolution, stats.metric)]
 
 
-def render_gate_text(result: GateResult, *, source: Path, written: Path | None) -> str:
+def render_gate_text(result: GateResult, *, source: Path, written: Sequence[Path | None] = ()) -> str:
     """The human summary: one line per (task, arm) aggregate, then each decision and its reasons."""
     lines = [
         f"results: {source}",
@@ -129,8 +134,9 @@ def render_gate_text(result: GateResult, *, source: Path, written: Path | None) 
             if verdict.policy is not decision.policy
         ]
         lines += _statistics_lines(decision)
-    if written is not None:
-        lines += ["", f"wrote {written}"]
+    files = [path for path in written if path is not None]
+    if files:
+        lines += ["", *(f"wrote {path}" for path in files)]
     return "\n".join(lines)
 
 
@@ -212,19 +218,32 @@ def report_model(source: Path, policy: PromotionPolicy, given: dict[str, str] | 
     return builder.build(summary, inputs)
 
 
-def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
-    """Where ``--out`` writes; an existing file (above all the sweep's evidence) needs ``--force``."""
+def _target(out: Path | None, *, force: bool, source: Path, option: str = "--out") -> Path | None:
+    """Where ``option`` writes; an existing file (above all the sweep's evidence) needs ``--force``."""
     if out is None:
         return None
     if out.is_dir():
-        raise InputError("is a directory; name the file to write", field="--out", source=str(out))
+        raise InputError("is a directory; name the file to write", field=option, source=str(out))
     if out.exists() and not force:
         own = out.resolve() == (source.parent / EVIDENCE_NAME).resolve()
         what = "is the sweep's own evidence" if own else "already exists"
-        raise InputError(f"{what}; refusing to overwrite it without --force", field="--out", source=str(out))
+        raise InputError(f"{what}; refusing to overwrite it without --force", field=option, source=str(out))
     if not out.parent.is_dir():
-        raise InputError("its directory does not exist", field="--out", source=str(out))
+        raise InputError("its directory does not exist", field=option, source=str(out))
     return out
+
+
+def _targets(
+    out: Path | None, tasks_out: Path | None, *, force: bool, source: Path
+) -> tuple[Path | None, Path | None]:
+    """Where ``--out`` and ``--tasks-out`` write (never both to one file)."""
+    target = _target(out, force=force, source=source)
+    tasks_target = _target(tasks_out, force=force, source=source, option="--tasks-out")
+    if target is not None and tasks_target is not None and target.resolve() == tasks_target.resolve():
+        raise InputError(
+            "names the --out file; give each its own", field="--tasks-out", source=str(tasks_out)
+        )
+    return target, tasks_target
 
 
 def regate(request: GateRequest, *, echo: Echo) -> int:
@@ -240,21 +259,19 @@ def regate(request: GateRequest, *, echo: Echo) -> int:
         policy = make_policy(
             request.metric, request.min_runs, request.min_improvement, request.max_task_regression, chosen
         )
-        target = _target(request.out, force=request.force, source=source)
+        target, tasks_target = _targets(request.out, request.tasks_out, force=request.force, source=source)
         result = _gate(read, source, policy, given)
-        evidence: dict[str, Any] | None = None
-        if result.evidence is not None and (request.as_json or target is not None):
-            evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
-        written = _write_evidence(evidence, target)
-        _show(
-            result,
-            evidence,
-            as_json=request.as_json,
-            source=source,
-            target=target,
-            written=written,
-            echo=echo,
-        )
+        written = _write_evidence(result.evidence, target)
+        tasks_written = _write_task_lines(result.evidence, tasks_target)
+        summary: dict[str, Any] | None = None
+        if result.evidence is not None and request.as_json:
+            from wfbench.domain.promotion.evidence_parts import evidence_summary
+
+            summary = evidence_summary(result.evidence)  # no per-task list: small at 40,000 tasks
+        shown = (written, tasks_written)
+        _show(result, summary, as_json=request.as_json, source=source, written=shown, echo=echo)
+        if not request.as_json:
+            _say_unwritten((target, tasks_target), (written, tasks_written), echo=echo)
     failing = opt.failing_decisions([d.kind.value for d in result.decisions], failing_on)
     if failing:
         echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
@@ -284,36 +301,59 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _write_evidence(evidence: dict[str, Any] | None, target: Path | None) -> Path | None:
-    """``--out``: the evidence written there atomically; ``None`` when nothing was written."""
+def _write_evidence(evidence: PromotionEvidence | None, target: Path | None) -> Path | None:
+    """``--out``: the whole evidence written there atomically; ``None`` when nothing was written."""
     if evidence is None or target is None:
         return None
     from wfbench.adapters.store.jsonl_store import write_json_atomic
 
-    write_json_atomic(target, evidence)
+    write_json_atomic(target, evidence.to_mapping())  # large at 40,000 tasks: only when asked
+    return target
+
+
+def _write_task_lines(evidence: PromotionEvidence | None, target: Path | None) -> Path | None:
+    """``--tasks-out``: the per-task lines, encoded and written one by one, then renamed into place."""
+    if evidence is None or target is None:
+        return None
+    import json
+
+    from wfbench.adapters.store.streamed_files import write_texts_atomic
+    from wfbench.domain.promotion.evidence_parts import task_lines
+
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+    write_texts_atomic([(target, (encode(line) + "\n" for line in task_lines(evidence)))])
     return target
 
 
 def _show(
     result: GateResult,
-    evidence: dict[str, Any] | None,
+    summary: dict[str, Any] | None,
     *,
     as_json: bool,
     source: Path,
-    target: Path | None,
-    written: Path | None,
+    written: tuple[Path | None, Path | None],
     echo: Echo,
 ) -> None:
-    """Print the evidence as JSON (``--json``), else the human summary."""
+    """Print the decisions as JSON (``--json``), else the human summary."""
     if as_json:
         from wfbench.adapters.store.json_indent import dumps_indented
+        from wfbench.domain.promotion.evidence_parts import GATE_SCHEMA
 
-        empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
-        echo(dumps_indented(evidence if evidence is not None else empty))
+        empty = {
+            "schema": GATE_SCHEMA,
+            "decisions": [],
+            "reason": "no candidate arm has rows; nothing to gate",
+        }
+        echo(dumps_indented(summary if summary is not None else empty))
         return
     echo(render_gate_text(result, source=source, written=written))
-    if target is not None and written is None:
-        echo(f"\nnothing written to {target}: no decision")
+
+
+def _say_unwritten(targets: tuple[Path | None, ...], written: tuple[Path | None, ...], *, echo: Echo) -> None:
+    """What ``--out`` or ``--tasks-out`` did not write, there being no decision."""
+    for target, done in zip(targets, written, strict=True):
+        if target is not None and done is None:
+            echo(f"\nnothing written to {target}: no decision")
 
 
 def write_report_pages(model: SweepModel, directory: Path) -> int:

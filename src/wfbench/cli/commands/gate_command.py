@@ -20,8 +20,9 @@ from wfbench.cli.options import gate as opt
 GATE_EPILOG = (
     "\b\nExamples:\n"
     "  wfbench gate results/wfbench-20260101-120000            # print aggregates and decisions\n"
-    "  wfbench gate results/wfbench-20260101-120000 --json     # the promotion evidence as JSON\n"
-    "  wfbench gate RESULTS --out regated.json     # also write it (an existing file needs --force)\n"
+    "  wfbench gate results/wfbench-20260101-120000 --json     # the decisions as JSON\n"
+    "  wfbench gate RESULTS --out regated.json     # write the whole evidence (existing file: --force)\n"
+    "  wfbench gate RESULTS --json --tasks-out tasks.jsonl     # and each task's detail, one line each\n"
     "  wfbench gate RESULTS --fail-on keep_incumbent,insufficient_evidence   # CI: exit 3 unless promoted\n"
     "\n"
     + exit_codes_help(
@@ -46,10 +47,27 @@ REPORT_EPILOG = (
     )
 )
 
-AsJson = Annotated[bool, typer.Option("--json", help="Print the promotion evidence as JSON.")]
+AsJson = Annotated[
+    bool,
+    typer.Option("--json", help="Print the decisions as JSON (the evidence without its per-task detail)."),
+]
 OutFile = Annotated[
     Path | None,
-    typer.Option("--out", metavar="FILE", help="Also write the evidence to FILE.", show_default=False),
+    typer.Option(
+        "--out",
+        metavar="FILE",
+        help="Also write the whole evidence (promotion.json) to FILE.",
+        show_default=False,
+    ),
+]
+TasksOutFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--tasks-out",
+        metavar="FILE",
+        help="Also write each task's evidence and paired samples to FILE, as JSON Lines.",
+        show_default=False,
+    ),
 ]
 Force = Annotated[
     bool,
@@ -62,6 +80,7 @@ def gate(
     *,
     as_json: AsJson = False,
     out: OutFile = None,
+    tasks_out: TasksOutFile = None,
     force: Force = False,
     fail_on: opt.FailOn = None,
     metric: opt.MetricOption = "cost_usd",
@@ -76,6 +95,7 @@ def gate(
         results=results,
         as_json=as_json,
         out=out,
+        tasks_out=tasks_out,
         force=force,
         fail_on=fail_on,
         metric=metric,

@@ -61,6 +61,7 @@ def _choice(choices: tuple[str, ...]) -> Reader:
 OPTIONS: dict[str, tuple[str, Reader | None]] = {
     "--json": ("as_json", None),
     "--out": ("out", _path),
+    "--tasks-out": ("tasks_out", _path),
     "--force": ("force", None),
     "--fail-on": ("fail_on", _text),
     "--metric": ("metric", _choice(get_args(Metric))),

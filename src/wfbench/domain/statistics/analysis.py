@@ -137,13 +137,20 @@ class PairStatistics:
 
     def to_mapping(self) -> dict[str, Any]:
         """The ``statistics`` object: the metric's analysis, ``resolution``, then per-task data."""
+        out = self.summary_mapping()
+        out["tasks"] = self.task_mappings()
+        return out
+
+    def summary_mapping(self) -> dict[str, Any]:
+        """The ``statistics`` object without its per-task ``tasks`` (what ``gate --json`` prints)."""
         out = _summary_mapping(self.metric, self)
         out["resolution"] = _summary_mapping(self.resolution, self)
-        views = {view.task: view for view in self.task_effects()}
-        out["tasks"] = [
-            dict(sample, **_view_mapping(views[sample["task"]])) for sample in self.samples.to_mapping()
-        ]
         return out
+
+    def task_mappings(self) -> list[dict[str, Any]]:
+        """The ``statistics`` object's ``tasks``: each task's samples, then its effects."""
+        views = {view.task: view for view in self.task_effects()}
+        return [dict(sample, **_view_mapping(views[sample["task"]])) for sample in self.samples.to_mapping()]
 
     @classmethod
     def from_mapping(
