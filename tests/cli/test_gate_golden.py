@@ -27,6 +27,7 @@ import pytest
 
 from tests.cli.test_gate_cmd import DIGEST, promoting_rows, reference_row, wfbench, write_results
 from wfbench.adapters.store.json_indent import dumps_indented
+from wfbench.domain.promotion.evidence import PromotionEvidence
 from wfbench.domain.promotion.evidence_parts import promotion_mapping
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -203,5 +204,7 @@ def test_gate_and_report_outputs_equal_their_goldens(fixture: str, tmp_path: Pat
     lines = [json.loads(line) for line in tasks.read_text(encoding="utf-8").splitlines()]
     whole = promotion_mapping(json.loads(printed.stdout), lines)
     assert dumps_indented(whole) + "\n" == out.read_text(encoding="utf-8")
+    # What gate writes, promote reads: the evidence passes every check of from_mapping.
+    assert PromotionEvidence.from_mapping(whole).to_mapping() == whole
     _check(f"{fixture}.report.md", (tmp_path / "report.md").read_text(encoding="utf-8"))
     _check(f"{fixture}.report.html", (tmp_path / "report.html").read_text(encoding="utf-8"))
