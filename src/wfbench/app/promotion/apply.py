@@ -97,14 +97,24 @@ class ApplyOutcome:
     dry_run: bool = False
 
 
+#: The largest promotion evidence ``apply`` reads (about 10× a 10,000-task gate's ~95 MB): a bigger
+#: file is refused by its size, never cut short and misread as broken JSON.
+MAX_EVIDENCE_BYTES = 1024 * 1024 * 1024
+
+
 def _read_evidence(path: str) -> tuple[bytes, Any]:
     try:
         with open(path, "rb") as handle:
-            data = handle.read(64 * 1024 * 1024)
+            data = handle.read(MAX_EVIDENCE_BYTES + 1)
     except FileNotFoundError:
         raise InputError("promotion evidence file does not exist", source=path) from None
     except OSError as exc:
         raise InputError(f"promotion evidence is unreadable: {exc.strerror}", source=path) from None
+    if len(data) > MAX_EVIDENCE_BYTES:
+        raise InputError(
+            f"promotion evidence is larger than {MAX_EVIDENCE_BYTES} bytes, the most `promote apply` reads",
+            source=path,
+        )
     try:
         raw = strict_json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
