@@ -14,13 +14,16 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import yaml
 
 from tests.support.demo_run import WFBENCH, wfbench
+from tests.support.tmp_guard import scratch_env
 
 MIRROR = "plugin/skills"
 CANONICAL_PLAN = ".claude/skills/plan/SKILL.md"
@@ -190,13 +193,33 @@ def killed_in_git(
 
 
 def _run_killer(script: str, when: str, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", script, when, *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    """The killed CLI's temporary directories (``wfbench-apply-*``, ``wfbench-index-*``) go to a
+    scratch TMPDIR removed here: a SIGKILLed process cannot remove them itself."""
+    with scratch_env() as env:
+        return subprocess.run(
+            [sys.executable, "-c", script, when, *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=env,
+        )
+
+
+#: Crash trials run two at a time: each kills and reruns the real CLI on its own corpus copy, and
+#: the time goes to starting Python processes, one CPU each.
+TRIAL_WORKERS = 2
+T = TypeVar("T")
+
+
+def each_in_parallel(trial: Callable[[T], None], items: Iterable[T]) -> None:
+    """Run ``trial`` on every item, :data:`TRIAL_WORKERS` at a time; raise the first failure in item order."""
+    pool = ThreadPoolExecutor(TRIAL_WORKERS)
+    try:
+        for _ in pool.map(trial, items):
+            pass
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def git_calls_of(done: subprocess.CompletedProcess[str]) -> list[str]:
