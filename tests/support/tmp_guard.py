@@ -29,7 +29,7 @@ PRODUCT_PREFIXES = ("wfbench-", "swebench-oracle-")
 def scratch_env() -> Iterator[dict[str, str]]:
     """``os.environ`` with ``TMPDIR`` in a fresh directory that is removed afterwards, with what a
     killed process left in it."""
-    with tempfile.TemporaryDirectory(prefix="killed-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="killed-", ignore_cleanup_errors=True) as scratch:
         yield {**os.environ, "TMPDIR": scratch}
         _make_removable(scratch)
 
