@@ -27,6 +27,7 @@ from tests.support.apply_kit import (
     apply_argv,
     build_mirrored_sweep,
     digests,
+    each_in_parallel,
     git,
     git_calls_of,
     killed_apply,
@@ -91,16 +92,20 @@ def test_the_sweep_binds_every_destination_to_its_committed_incumbent_bytes(swee
 
 
 def test_apply_writes_every_destination_and_nothing_else(sweep: MirroredSweep, tmp_path: Path) -> None:
-    """All six destinations get the overlay's bytes; git sees only them; no journal is left."""
+    """All six destinations get the overlay's bytes; git sees only them; no journal is left, and
+    no temporary directory either (``wfbench-apply-*``: the command's TMPDIR stays empty)."""
     corpus = sweep.copy(tmp_path / "c")
     repo = corpus / "repo"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
 
-    done = wfbench(*apply_argv(sweep, corpus))
+    done = wfbench(*apply_argv(sweep, corpus), env={**os.environ, "TMPDIR": str(tmp)})
 
     assert done.returncode == 0, done.stderr
     assert digests(repo, DESTINATIONS) == sweep.overlay_digests()
     assert _changed(repo) == set(DESTINATIONS)
     assert _state_files(repo) == ["lock"]
+    assert list(tmp.iterdir()) == []
     assert "applied overlay" in done.stdout
     assert "evidence sha256:" in done.stdout
 
@@ -119,12 +124,19 @@ def test_a_second_apply_of_the_same_evidence_changes_nothing(sweep: MirroredSwee
 def test_apply_on_a_new_branch_commits_exactly_the_written_files_with_the_evidence_digest(
     sweep: MirroredSweep, tmp_path: Path
 ) -> None:
-    """--branch: a new checked-out branch, one commit of the six files, the evidence sha256 in its message."""
+    """--branch: a new checked-out branch, one commit of the six files, the evidence sha256 in its message.
+
+    The commit's private index (``wfbench-index-*``) is gone too: the command's TMPDIR stays empty.
+    """
     corpus = sweep.copy(tmp_path / "c")
     repo = corpus / "repo"
     base = git(repo, "rev-parse", "HEAD").strip()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
 
-    done = wfbench(*apply_argv(sweep, corpus, "--branch", "skills/promote-1"))
+    done = wfbench(
+        *apply_argv(sweep, corpus, "--branch", "skills/promote-1"), env={**os.environ, "TMPDIR": str(tmp)}
+    )
 
     assert done.returncode == 0, done.stderr
     evidence_sha = __import__("hashlib").sha256(sweep.evidence.read_bytes()).hexdigest()
@@ -133,6 +145,7 @@ def test_apply_on_a_new_branch_commits_exactly_the_written_files_with_the_eviden
     assert f"Evidence: sha256:{evidence_sha}" in git(repo, "log", "-1", "--format=%B")
     assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS)
     assert _changed(repo) == set()
+    assert list(tmp.iterdir()) == []
 
 
 def test_an_existing_branch_is_refused_before_anything_is_written(
@@ -363,7 +376,8 @@ def test_a_kill_at_every_step_of_the_transaction_leaves_all_old_or_all_new_bytes
     commit_point = steps.index("committed") + 1
     assert len(steps) >= 20, steps
     outcomes = {}
-    for kill_at in range(1, len(steps) + 1):
+
+    def trial(kill_at: int) -> None:
         corpus = sweep.copy(tmp_path / f"k{kill_at}")
         repo = corpus / "repo"
         killed = killed_apply(apply_argv(sweep, corpus), kill_at)
@@ -376,6 +390,8 @@ def test_a_kill_at_every_step_of_the_transaction_leaves_all_old_or_all_new_bytes
         assert state == ("old" if kill_at < commit_point else "new"), (steps[kill_at - 1], state)
         assert _state_files(repo) == ["lock"], (steps[kill_at - 1], _state_files(repo))
         assert _changed(repo) == (set() if state == "old" else set(DESTINATIONS)), steps[kill_at - 1]
+
+    each_in_parallel(trial, range(1, len(steps) + 1))
     assert "mixed" not in outcomes.values()
     assert len(outcomes) == len(steps)
 
@@ -396,7 +412,8 @@ def test_an_apply_on_a_branch_killed_after_the_commit_point_is_committed_by_the_
     commit_point = branch_steps.index("committed") + 1
     assert "after-install" in branch_steps[commit_point:]
     evidence_sha = __import__("hashlib").sha256(sweep.evidence.read_bytes()).hexdigest()
-    for kill_at in range(commit_point, len(branch_steps) + 1):
+
+    def trial(kill_at: int) -> None:
         corpus = sweep.copy(tmp_path / f"k{kill_at}")
         repo = corpus / "repo"
         base = git(repo, "rev-parse", "HEAD").strip()
@@ -415,6 +432,8 @@ def test_an_apply_on_a_branch_killed_after_the_commit_point_is_committed_by_the_
         assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS), step
         assert _changed(repo) == set(), step
         assert _state_files(repo) == ["lock"], step
+
+    each_in_parallel(trial, range(commit_point, len(branch_steps) + 1))
 
 
 BRANCH = "skills/promote-1"
@@ -454,7 +473,8 @@ def test_an_apply_on_a_branch_killed_inside_its_git_commit_is_finished_by_the_ne
         ["update-ref", "symbolic-ref"] if how == "--branch" else ["symbolic-ref", "update-ref"]
     )
     assert "commit-tree" in calls, calls
-    for kill_after in range(1, len(calls) + 1):
+
+    def trial(kill_after: int) -> None:
         corpus = sweep.copy(tmp_path / f"g{kill_after}")
         repo = corpus / "repo"
         base = git(repo, "rev-parse", "HEAD").strip()
@@ -470,6 +490,8 @@ def test_an_apply_on_a_branch_killed_inside_its_git_commit_is_finished_by_the_ne
         assert again.stdout.startswith("already applied"), (step, again.stdout)
         assert "committed " in again.stdout, (step, again.stdout)
         _committed_once_on_the_branch(sweep, repo, base, step, BRANCH if how == "--branch" else home)
+
+    each_in_parallel(trial, range(1, len(calls) + 1))
 
 
 def test_a_branch_at_the_base_commit_is_taken_as_the_killed_apply_s_own_and_committed_on(
