@@ -14,10 +14,8 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 import yaml
@@ -204,22 +202,6 @@ def _run_killer(script: str, when: str, argv: list[str], timeout: float) -> subp
             check=False,
             env=env,
         )
-
-
-#: Crash trials run two at a time: each kills and reruns the real CLI on its own corpus copy, and
-#: the time goes to starting Python processes, one CPU each.
-TRIAL_WORKERS = 2
-T = TypeVar("T")
-
-
-def each_in_parallel(trial: Callable[[T], None], items: Iterable[T]) -> None:
-    """Run ``trial`` on every item, :data:`TRIAL_WORKERS` at a time; raise the first failure in item order."""
-    pool = ThreadPoolExecutor(TRIAL_WORKERS)
-    try:
-        for _ in pool.map(trial, items):
-            pass
-    finally:
-        pool.shutdown(cancel_futures=True)
 
 
 def git_calls_of(done: subprocess.CompletedProcess[str]) -> list[str]:

@@ -27,7 +27,6 @@ from tests.support.apply_kit import (
     apply_argv,
     build_mirrored_sweep,
     digests,
-    each_in_parallel,
     git,
     git_calls_of,
     killed_apply,
@@ -314,11 +313,14 @@ def test_every_refusal_is_a_line_naming_the_binding_and_exit_2(
     assert _changed(corpus / "repo") == set()
 
 
-@pytest.mark.parametrize("content", [None, "{not json", "[]"])
+GATE_JSON = '{"schema": "wfbench.gate/v1", "decisions": []}'
+
+
+@pytest.mark.parametrize("content", [None, "{not json", "[]", pytest.param(GATE_JSON, id="gate-json")])
 def test_a_missing_or_corrupt_evidence_file_is_one_line(
     sweep: MirroredSweep, tmp_path: Path, content: str | None
 ) -> None:
-    """No file, broken JSON, or not an object: one line, exit 2, no traceback."""
+    """No file, broken JSON, not an object, or `gate --json`'s summary: one line, exit 2, no traceback."""
     corpus = sweep.copy(tmp_path / "c")
     evidence = tmp_path / "promotion.json"
     if content is not None:
@@ -329,6 +331,9 @@ def test_a_missing_or_corrupt_evidence_file_is_one_line(
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1
     assert "Traceback" not in done.stderr
+    if content == GATE_JSON:  # the file and the field named, and what to run instead
+        assert f"{evidence}: schema: is wfbench.gate/v1" in done.stderr
+        assert "wfbench gate RESULTS --out FILE" in done.stderr
 
 
 def test_a_symlinked_mirror_directory_is_never_written_through(sweep: MirroredSweep, tmp_path: Path) -> None:
@@ -376,8 +381,7 @@ def test_a_kill_at_every_step_of_the_transaction_leaves_all_old_or_all_new_bytes
     commit_point = steps.index("committed") + 1
     assert len(steps) >= 20, steps
     outcomes = {}
-
-    def trial(kill_at: int) -> None:
+    for kill_at in range(1, len(steps) + 1):
         corpus = sweep.copy(tmp_path / f"k{kill_at}")
         repo = corpus / "repo"
         killed = killed_apply(apply_argv(sweep, corpus), kill_at)
@@ -390,8 +394,6 @@ def test_a_kill_at_every_step_of_the_transaction_leaves_all_old_or_all_new_bytes
         assert state == ("old" if kill_at < commit_point else "new"), (steps[kill_at - 1], state)
         assert _state_files(repo) == ["lock"], (steps[kill_at - 1], _state_files(repo))
         assert _changed(repo) == (set() if state == "old" else set(DESTINATIONS)), steps[kill_at - 1]
-
-    each_in_parallel(trial, range(1, len(steps) + 1))
     assert "mixed" not in outcomes.values()
     assert len(outcomes) == len(steps)
 
@@ -412,8 +414,7 @@ def test_an_apply_on_a_branch_killed_after_the_commit_point_is_committed_by_the_
     commit_point = branch_steps.index("committed") + 1
     assert "after-install" in branch_steps[commit_point:]
     evidence_sha = __import__("hashlib").sha256(sweep.evidence.read_bytes()).hexdigest()
-
-    def trial(kill_at: int) -> None:
+    for kill_at in range(commit_point, len(branch_steps) + 1):
         corpus = sweep.copy(tmp_path / f"k{kill_at}")
         repo = corpus / "repo"
         base = git(repo, "rev-parse", "HEAD").strip()
@@ -432,8 +433,6 @@ def test_an_apply_on_a_branch_killed_after_the_commit_point_is_committed_by_the_
         assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS), step
         assert _changed(repo) == set(), step
         assert _state_files(repo) == ["lock"], step
-
-    each_in_parallel(trial, range(commit_point, len(branch_steps) + 1))
 
 
 BRANCH = "skills/promote-1"
@@ -473,8 +472,7 @@ def test_an_apply_on_a_branch_killed_inside_its_git_commit_is_finished_by_the_ne
         ["update-ref", "symbolic-ref"] if how == "--branch" else ["symbolic-ref", "update-ref"]
     )
     assert "commit-tree" in calls, calls
-
-    def trial(kill_after: int) -> None:
+    for kill_after in range(1, len(calls) + 1):
         corpus = sweep.copy(tmp_path / f"g{kill_after}")
         repo = corpus / "repo"
         base = git(repo, "rev-parse", "HEAD").strip()
@@ -490,8 +488,6 @@ def test_an_apply_on_a_branch_killed_inside_its_git_commit_is_finished_by_the_ne
         assert again.stdout.startswith("already applied"), (step, again.stdout)
         assert "committed " in again.stdout, (step, again.stdout)
         _committed_once_on_the_branch(sweep, repo, base, step, BRANCH if how == "--branch" else home)
-
-    each_in_parallel(trial, range(1, len(calls) + 1))
 
 
 def test_a_branch_at_the_base_commit_is_taken_as_the_killed_apply_s_own_and_committed_on(
