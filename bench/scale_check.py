@@ -6,9 +6,10 @@ Usage: python3 bench/scale_check.py [--tasks 1000] [--runs 1] [--workers 16] [--
 The corpus is ``bench/load_sweep.py``'s (``--tasks`` copies of one tiny implementation task, two
 arms, the stand-in agent under bwrap), so ``--tasks 1000 --runs 1`` is 2,000 cells. While
 ``python -m wfbench run`` runs, the wfbench process's ``VmRSS`` (and the summed RSS of its whole
-process tree: agents, sandboxes, the provider) is sampled every 0.25 s with the number of rows
-written; the timeline is reported every ``--every`` rows, so a harness whose memory grows with the
-cells shows it. Afterwards, from the rows themselves: the makespan of the cells (first cell's start,
+process tree: agents, sandboxes, the provider), its threads and open file descriptors are
+sampled every 0.25 s with the number of rows written; the timeline is reported every ``--every``
+rows, so a harness whose memory, threads or descriptors grow with the cells shows it.
+Afterwards, from the rows themselves: the makespan of the cells (first cell's start,
 ``recorded_at − cell_wall_s``, to the last row) against the lower bound
 ``max(longest cell, Σ cell_wall_s ÷ workers)``, and the same checks as the load sweep (rows lost or
 duplicated, processes or mounts leaked). Prints one JSON object. Heavy: run it alone.
@@ -37,15 +38,28 @@ import load_sweep  # the corpus, the leak checks
 SAMPLE_S = 0.25
 
 
-def _rss_kib(pid: int) -> int:
-    """VmRSS of ``pid`` in KiB (0 when it is gone)."""
+def _status_field(pid: int, name: str) -> int:
+    """A number of ``/proc/<pid>/status`` (``VmRSS`` in KiB, ``Threads``); 0 when it is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{name}:"):
                 return int(line.split()[1])
     except (OSError, ValueError):
         return 0
     return 0
+
+
+def _rss_kib(pid: int) -> int:
+    """VmRSS of ``pid`` in KiB (0 when it is gone)."""
+    return _status_field(pid, "VmRSS")
+
+
+def _open_fds(pid: int) -> int:
+    """How many file descriptors ``pid`` has open (0 when it is gone)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
 
 
 def _tree_rss_kib(root_pid: int) -> int:
@@ -86,6 +100,8 @@ def _sample(proc: subprocess.Popen[bytes], results: Path, timeout: float) -> lis
                     "rows": load_sweep._count_lines(results),
                     "rss_mib": round(own / 1024, 1),
                     "tree_rss_mib": round(_tree_rss_kib(proc.pid) / 1024, 1),
+                    "threads": _status_field(proc.pid, "Threads"),
+                    "fds": _open_fds(proc.pid),
                 }
             )
         time.sleep(SAMPLE_S)

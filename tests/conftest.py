@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Every test runs with TMPDIR in the session's own directory; a wfbench temp dir a test leaves
+# there fails the session (tests/support/tmp_guard.py).
+from tests.support.tmp_guard import _note_new_temp_entries, session_tmp  # noqa: F401 - fixtures
+
 # Profiles are registered at module level (Hypothesis deprecates registering inside overrides).
 # `ci` extends the built-in one Hypothesis loads itself when CI is set.
 settings.register_profile("ci", settings.get_profile("ci"), max_examples=200)

@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from wfbench.domain.promotion.evidence_parts import evidence_from_parts
+
 DIGEST = "0123456789abcdef" * 4
 
 
@@ -123,19 +127,25 @@ def test_gate_prints_the_decisions_and_writes_nothing_by_default(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
-def test_gate_out_writes_exactly_the_evidence_it_prints_as_json(tmp_path: Path) -> None:
-    """--json --out FILE: the file holds what stdout shows."""
+def test_gate_json_prints_the_evidence_less_its_task_detail_which_tasks_out_writes(tmp_path: Path) -> None:
+    """--json prints the summary, --out FILE writes the whole evidence, --tasks-out FILE the task
+    lines; the summary and the lines read back into exactly the evidence written."""
     write_results(tmp_path, promoting_rows())
-    target = tmp_path / "regated.json"
+    target, tasks = tmp_path / "regated.json", tmp_path / "tasks.jsonl"
 
-    printed = wfbench("gate", tmp_path / "results.jsonl", "--json", "--out", target, "--policy", "reference")
+    printed = wfbench(
+        *("gate", tmp_path / "results.jsonl", "--json", "--policy", "reference"),
+        *("--out", target, "--tasks-out", tasks),
+    )
 
     assert printed.returncode == 0, printed.stderr
-    written = json.loads(target.read_text())
-    assert json.loads(printed.stdout) == written
+    written, summary = json.loads(target.read_text()), json.loads(printed.stdout)
     assert written["schema_version"] == 6
-    assert written["decisions"][0]["decision"] == "promote"
+    assert (summary["schema"], summary["decisions"][0]["decision"]) == ("wfbench.gate/v1", "promote")
+    assert "tasks" not in summary["decisions"][0]
     assert written["benchmark_model"] == "claude-pinned-1"
+    lines = [json.loads(line) for line in tasks.read_text().splitlines()]
+    assert evidence_from_parts(summary, lines).to_mapping() == written
 
 
 def test_a_reference_shaped_results_file_is_regated_as_is(tmp_path: Path) -> None:
@@ -184,11 +194,11 @@ def test_a_reference_shaped_results_file_is_regated_as_is(tmp_path: Path) -> Non
     rows += [reference_row("case-1", "candidate_review", r, **review) for r in range(3)]
     write_results(tmp_path, rows)
 
-    result = wfbench("gate", tmp_path, "--json")
+    result = wfbench("gate", tmp_path, "--json", "--out", tmp_path / "evidence.json")
 
     assert result.returncode == 0, result.stderr
-    evidence = json.loads(result.stdout)
-    decisions = {d["candidate_arm"]: d for d in evidence["decisions"]}
+    evidence = json.loads((tmp_path / "evidence.json").read_text())
+    decisions = {d["candidate_arm"]: d for d in json.loads(result.stdout)["decisions"]}
     assert decisions["candidate_review"]["decision"] == "promote"
     assert decisions["candidate_workflow"]["decision"] == "insufficient_evidence"
     assert any(
@@ -325,16 +335,17 @@ def test_gate_never_overwrites_the_sweeps_evidence_without_force(tmp_path: Path)
     assert json.loads(evidence.read_text())["decisions"][0]["decision"] == "promote"
 
 
-def test_gate_refuses_any_existing_out_file_without_force(tmp_path: Path) -> None:
-    """An unrelated existing file is not overwritten either."""
+@pytest.mark.parametrize("option", ["--out", "--tasks-out"])
+def test_gate_refuses_any_existing_out_file_without_force(tmp_path: Path, option: str) -> None:
+    """An unrelated existing file is not overwritten either, by the evidence or the task lines."""
     write_results(tmp_path, promoting_rows())
     other = tmp_path / "notes.json"
     other.write_text("keep me")
 
-    refused = wfbench("gate", tmp_path, "--out", other)
+    refused = wfbench("gate", tmp_path, option, other)
 
     assert refused.returncode == 2
-    assert "already exists; refusing to overwrite it without --force" in refused.stderr
+    assert f"{other}: {option}: already exists; refusing to overwrite it without --force" in refused.stderr
     assert other.read_text() == "keep me"
 
 
@@ -369,6 +380,7 @@ def test_gate_json_without_a_candidate_prints_an_explicit_empty_result(tmp_path:
 
     assert printed.returncode == 0, printed.stderr
     assert json.loads(printed.stdout) == {
+        "schema": "wfbench.gate/v1",
         "decisions": [],
         "reason": "no candidate arm has rows; nothing to gate",
     }

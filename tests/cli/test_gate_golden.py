@@ -26,6 +26,9 @@ from typing import Any
 import pytest
 
 from tests.cli.test_gate_cmd import DIGEST, promoting_rows, reference_row, wfbench, write_results
+from wfbench.adapters.store.json_indent import dumps_indented
+from wfbench.domain.promotion.evidence import PromotionEvidence
+from wfbench.domain.promotion.evidence_parts import promotion_mapping
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = os.environ.get("WFBENCH_REGENERATE_GOLDEN") == "1"
@@ -184,21 +187,24 @@ def _check(name: str, actual: str) -> None:
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES))
 def test_gate_and_report_outputs_equal_their_goldens(fixture: str, tmp_path: Path) -> None:
-    """Gate text, the evidence (gate --json, and --out byte for byte the same) and both reports."""
+    """Gate text, the evidence (--out), and both reports; gate --json and its --tasks-out lines
+    read back into exactly that evidence."""
     write_results(tmp_path, FIXTURES[fixture]())
+    out, tasks = tmp_path / "regated.json", tmp_path / "tasks.jsonl"
 
     text = wfbench("gate", tmp_path)
     assert text.returncode == 0, text.stderr
-    printed = wfbench("gate", tmp_path, "--json")
+    printed = wfbench("gate", tmp_path, "--json", "--out", out, "--tasks-out", tasks)
     assert printed.returncode == 0, printed.stderr
     report = wfbench("report", tmp_path)
     assert report.returncode == 0, report.stderr
 
     _check(f"{fixture}.gate.txt", _normalized(text.stdout, tmp_path))
-    _check(f"{fixture}.gate.json", _normalized(printed.stdout, tmp_path))
-    written = wfbench("gate", tmp_path, "--out", tmp_path / "regated.json")
-    assert written.returncode == 0, written.stderr
-    if (tmp_path / "regated.json").exists():
-        assert (tmp_path / "regated.json").read_text(encoding="utf-8") == printed.stdout
+    _check(f"{fixture}.gate.json", _normalized(out.read_text(encoding="utf-8"), tmp_path))
+    lines = [json.loads(line) for line in tasks.read_text(encoding="utf-8").splitlines()]
+    whole = promotion_mapping(json.loads(printed.stdout), lines)
+    assert dumps_indented(whole) + "\n" == out.read_text(encoding="utf-8")
+    # What gate writes, promote reads: the evidence passes every check of from_mapping.
+    assert PromotionEvidence.from_mapping(whole).to_mapping() == whole
     _check(f"{fixture}.report.md", (tmp_path / "report.md").read_text(encoding="utf-8"))
     _check(f"{fixture}.report.html", (tmp_path / "report.html").read_text(encoding="utf-8"))

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HARNESS_PYTHON, require_or_skip
+from tests.support.tmp_guard import scratch_env
 from wfbench.adapters.sandbox.bwrap import BwrapSandbox, python_runtime_paths
 from wfbench.adapters.sandbox.host import UnsafeHostSandbox
 from wfbench.domain.errors import SandboxUnavailable
@@ -472,12 +473,21 @@ def test_the_sandbox_dies_with_its_parent(
     """If the harness is killed outright (SIGKILL), the sandboxed processes die with it."""
     make_sandbox(backend, monkeypatch)  # skip/require like the other tests
     gap(request, backend, "parent")
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
-    if backend in ("podman", "docker"):
-        from tests.support.podman_kit import base_image, docker_image
+    with scratch_env() as scratch:  # the killed harness's private root (wfbench-sandbox-*) goes there
+        env = {k: v for k, v in scratch.items() if k != "CI"}
+        if backend in ("podman", "docker"):
+            from tests.support.podman_kit import base_image, docker_image
 
-        env["WFBENCH_PODMAN_IMAGE"] = base_image() if backend == "podman" else docker_image()
-    env["HARNESS_SCRIPT"] = f"{sleeper(token)} & wait"  # not in the harness's argv: only sandboxed pids match
+            env["WFBENCH_PODMAN_IMAGE"] = base_image() if backend == "podman" else docker_image()
+        # Not in the harness's argv: only sandboxed pids match.
+        env["HARNESS_SCRIPT"] = f"{sleeper(token)} & wait"
+        _kill_the_harness(backend, workspace, token, env, monkeypatch)
+
+
+def _kill_the_harness(
+    backend: str, workspace: Path, token: str, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL a harness whose sandboxed command sleeps; nothing of the command may survive it."""
     harness = subprocess.Popen([HARNESS_PYTHON, "-c", _HARNESS, backend, str(workspace)], env=env)
     try:
         deadline = time.monotonic() + 20

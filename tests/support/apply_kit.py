@@ -21,6 +21,7 @@ import attrs
 import yaml
 
 from tests.support.demo_run import WFBENCH, wfbench
+from tests.support.tmp_guard import scratch_env
 
 MIRROR = "plugin/skills"
 CANONICAL_PLAN = ".claude/skills/plan/SKILL.md"
@@ -190,13 +191,17 @@ def killed_in_git(
 
 
 def _run_killer(script: str, when: str, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", script, when, *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    """The killed CLI's temporary directories (``wfbench-apply-*``, ``wfbench-index-*``) go to a
+    scratch TMPDIR removed here: a SIGKILLed process cannot remove them itself."""
+    with scratch_env() as env:
+        return subprocess.run(
+            [sys.executable, "-c", script, when, *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=env,
+        )
 
 
 def git_calls_of(done: subprocess.CompletedProcess[str]) -> list[str]:

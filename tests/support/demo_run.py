@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,13 @@ def bwrap_or_skip() -> None:
         require_or_skip("WFBENCH_REQUIRE_BWRAP", "bubblewrap cannot run here")
 
 
-def wfbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """Run the `wfbench` command as a subprocess."""
-    return subprocess.run([*WFBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False)
+def wfbench(
+    *args: str, timeout: float = 240, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the `wfbench` command as a subprocess (in ``env``, or this process's environment)."""
+    return subprocess.run(
+        [*WFBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False, env=env
+    )
 
 
 def rows(out: Path) -> list[dict[str, Any]]:

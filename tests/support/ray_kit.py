@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -53,7 +54,10 @@ class LoopbackCluster:
         self.workers = workers
         self.slots = slots
         self.temp_dir = root / "ray-tmp"
-        self.env = {**os.environ, **(env or {}), "RAY_USAGE_STATS_ENABLED": "0"}
+        # The nodes' own temporary directories (``wfbench-node-*``): a node killed with its raylet
+        # cannot remove them, so they go to a short directory of the cluster's that stop() removes.
+        self.tmp = tempfile.mkdtemp(prefix="wfray-", dir="/tmp")  # noqa: S108 - short UNIX socket paths
+        self.env = {**os.environ, "TMPDIR": self.tmp, **(env or {}), "RAY_USAGE_STATS_ENABLED": "0"}
         self.env.pop("RAY_ADDRESS", None)
         self._holder: subprocess.Popen[bytes] | None = None
         self.init_pid: int | None = None
@@ -295,6 +299,7 @@ class LoopbackCluster:
         self._holder = None
         if namespace is not None:
             _remove_groups_of(namespace)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def _remove_groups_of(namespace: int) -> None:

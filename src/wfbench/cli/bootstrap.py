@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -182,6 +181,8 @@ def build_sandbox(name: str, limits: Any = None) -> Sandbox:
 def find_agent_cli(name: str) -> str | None:
     """A real agent CLI (``claude``, ``codex``, ``gemini``, ``opencode``): ``$WFBENCH_<NAME>_BIN``, the
     project's cache install (``scripts/install-tools``), or PATH."""
+    import shutil
+
     for path in (
         os.environ.get(f"WFBENCH_{name.upper()}_BIN", ""),
         os.path.expanduser(f"~/.cache/wfbench/{name}/node_modules/.bin/{name}"),

@@ -53,8 +53,8 @@ COMMAND_MODULES: dict[str, str] = {
     "doctor": "wfbench.cli.run.command",
     "tasks": "wfbench.cli.run.command",
     "review": "wfbench.cli.commands.review",
-    "gate": "wfbench.cli.commands.gate",
-    "report": "wfbench.cli.commands.gate",
+    "gate": "wfbench.cli.commands.gate_command",
+    "report": "wfbench.cli.commands.gate_command",
     "plan": "wfbench.cli.commands.plan",
     "provider": "wfbench.cli.commands.provider",
     "view": "wfbench.cli.commands.view",
@@ -69,7 +69,7 @@ LISTING = "--help"
 MODULES: tuple[str, ...] = (
     "wfbench.cli.run.command",
     "wfbench.cli.commands.review",
-    "wfbench.cli.commands.gate",
+    "wfbench.cli.commands.gate_command",
     "wfbench.cli.commands.plan",
     "wfbench.cli.commands.provider",
     "wfbench.cli.commands.view",
@@ -209,6 +209,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if _answered_without_typer(args):
         sys.exit(0)
+    if args[:1] == ["gate"] and os.environ.get(TYPER_ONLY) != "1":
+        _gate_without_typer(args[1:])  # returns only when its front declines the command line
     import typer
 
     from wfbench.domain.errors import WfbenchError
@@ -250,6 +252,40 @@ def _answered_without_typer(args: list[str]) -> bool:
             sys.stdout.write(text + "\n")
             return True
     return False
+
+
+#: ``WFBENCH_TYPER_ONLY=1``: every command line goes through Typer, ``gate``'s too (a test and
+#: benchmark switch: the front must answer exactly as Typer does).
+TYPER_ONLY = "WFBENCH_TYPER_ONLY"
+
+
+def _gate_without_typer(args: list[str]) -> None:
+    """``wfbench gate ARGS...`` through :mod:`~wfbench.cli.commands.gate_front` when it reads the
+    command line (most of a small gate's start-up was Typer's and pydantic's import, issue 33);
+    errors end as :func:`main`'s Typer path ends them. Returns when the front declines."""
+    from wfbench.cli.commands import gate_front
+
+    request = gate_front.request_of(args)
+    if request is None:
+        return
+    from wfbench.domain.errors import WfbenchError
+
+    try:
+        code = gate_front.run(request)
+    except KeyboardInterrupt:  # Typer: Exit(130)
+        _exit(130)
+    except EOFError:  # Typer: an empty line on stderr, then Abort
+        gate_front.echo("", err=True)
+        _exit(130)
+    except WfbenchError as exc:
+        print(f"wfbench: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # Typer: exit 1, and no complaint from the closed pipe
+            gate_front.pacify_streams()
+            sys.exit(1)
+        sys.exit(_os_error(exc))
+    _exit(code)
 
 
 def _exit(code: int) -> None:

@@ -251,19 +251,28 @@ def assert_timeout_killed_everything(record: SessionRecord, marker: str, workspa
     assert leaked == []
 
 
+#: The real CLI on a host backend: a known limitation, pinned by a strict xfail in the nightly tier
+#: (it waits out a 20 s session timeout). CI keeps the rule with the stand-in here and with the real
+#: CLI under bwrap (test_under_bwrap_a_timed_out_session_leaves_no_process_behind).
+REAL_CLI_MISSES_ITS_BASH_GROUP = pytest.param(
+    "real",
+    marks=[
+        pytest.mark.nightly,
+        pytest.mark.xfail(
+            strict=True,
+            reason="known limitation: the real CLI starts Bash commands in their own process group, "
+            "so a process-group kill (host backends) misses them; bwrap's PID namespace does not "
+            "(see the bwrap variant of this test)",
+        ),
+    ],
+)
+
+
+@pytest.mark.parametrize("agent", ["standin", REAL_CLI_MISSES_ITS_BASH_GROUP], indirect=True)
 def test_a_session_past_its_timeout_is_killed_with_its_whole_process_group(
     agent, provider_for, sandbox, workspace, request
 ):
     """A background child of a Bash tool call dies with the session when the session times out."""
-    if request.node.callspec.params["agent"] == "real":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="known limitation: the real CLI starts Bash commands in their own process group, "
-                "so a process-group kill (host backends) misses them; bwrap's PID namespace does not "
-                "(see the bwrap variant of this test)",
-            )
-        )
     marker = f"wfbench-hang-{uuid.uuid4().hex[:12]}"
     timeout_s = hang_timeout_s(request)
     started = time.monotonic()

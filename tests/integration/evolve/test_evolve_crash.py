@@ -26,6 +26,7 @@ import yaml
 from tests.support.apply_kit import killed_in_git
 from tests.support.demo_run import WFBENCH, bwrap_or_skip
 from tests.support.evolve_kit import CONCISE, write_evolve_corpus
+from tests.support.tmp_guard import scratch_env
 
 pytestmark = [pytest.mark.bwrap]
 
@@ -86,14 +87,16 @@ def _argv(corpus: Path, out: Path) -> list[str]:
 
 
 def _killed(corpus: Path, out: Path, kill_at: int) -> subprocess.CompletedProcess[str]:
-    """The real CLI, SIGKILLed after its ``kill_at``-th step (0: never)."""
-    return subprocess.run(
-        [sys.executable, "-c", KILL_AT_STEP, str(kill_at), *_argv(corpus, out)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    """The real CLI, SIGKILLed after its ``kill_at``-th step (0: never); its TMPDIR removed after."""
+    with scratch_env() as env:
+        return subprocess.run(
+            [sys.executable, "-c", KILL_AT_STEP, str(kill_at), *_argv(corpus, out)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+            env=env,
+        )
 
 
 def _steps(done: subprocess.CompletedProcess[str]) -> list[str]:
@@ -220,13 +223,15 @@ def test_a_run_killed_inside_apply_applies_the_generation_once(
     target, out = tmp_path / "target", tmp_path / "out"
     subprocess.run(["git", "clone", "-q", str(corpus.parent / "repo"), str(target)], check=True)
     argv = [*_argv(corpus, out), "--apply", str(target), "--branch", "evolved"]
-    killed = subprocess.run(
-        [sys.executable, "-c", KILL_IN_APPLY, kill_at, *argv],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    with scratch_env() as env:
+        killed = subprocess.run(
+            [sys.executable, "-c", KILL_IN_APPLY, kill_at, *argv],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+            env=env,
+        )
     assert killed.returncode == -9, killed.stdout[-3000:] + killed.stderr[-3000:]
     assert not (out / "evolution.jsonl").read_text().count("\n") > 1  # only the baseline's line
 

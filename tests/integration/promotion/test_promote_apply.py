@@ -91,16 +91,20 @@ def test_the_sweep_binds_every_destination_to_its_committed_incumbent_bytes(swee
 
 
 def test_apply_writes_every_destination_and_nothing_else(sweep: MirroredSweep, tmp_path: Path) -> None:
-    """All six destinations get the overlay's bytes; git sees only them; no journal is left."""
+    """All six destinations get the overlay's bytes; git sees only them; no journal is left, and
+    no temporary directory either (``wfbench-apply-*``: the command's TMPDIR stays empty)."""
     corpus = sweep.copy(tmp_path / "c")
     repo = corpus / "repo"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
 
-    done = wfbench(*apply_argv(sweep, corpus))
+    done = wfbench(*apply_argv(sweep, corpus), env={**os.environ, "TMPDIR": str(tmp)})
 
     assert done.returncode == 0, done.stderr
     assert digests(repo, DESTINATIONS) == sweep.overlay_digests()
     assert _changed(repo) == set(DESTINATIONS)
     assert _state_files(repo) == ["lock"]
+    assert list(tmp.iterdir()) == []
     assert "applied overlay" in done.stdout
     assert "evidence sha256:" in done.stdout
 
@@ -119,12 +123,19 @@ def test_a_second_apply_of_the_same_evidence_changes_nothing(sweep: MirroredSwee
 def test_apply_on_a_new_branch_commits_exactly_the_written_files_with_the_evidence_digest(
     sweep: MirroredSweep, tmp_path: Path
 ) -> None:
-    """--branch: a new checked-out branch, one commit of the six files, the evidence sha256 in its message."""
+    """--branch: a new checked-out branch, one commit of the six files, the evidence sha256 in its message.
+
+    The commit's private index (``wfbench-index-*``) is gone too: the command's TMPDIR stays empty.
+    """
     corpus = sweep.copy(tmp_path / "c")
     repo = corpus / "repo"
     base = git(repo, "rev-parse", "HEAD").strip()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
 
-    done = wfbench(*apply_argv(sweep, corpus, "--branch", "skills/promote-1"))
+    done = wfbench(
+        *apply_argv(sweep, corpus, "--branch", "skills/promote-1"), env={**os.environ, "TMPDIR": str(tmp)}
+    )
 
     assert done.returncode == 0, done.stderr
     evidence_sha = __import__("hashlib").sha256(sweep.evidence.read_bytes()).hexdigest()
@@ -133,6 +144,7 @@ def test_apply_on_a_new_branch_commits_exactly_the_written_files_with_the_eviden
     assert f"Evidence: sha256:{evidence_sha}" in git(repo, "log", "-1", "--format=%B")
     assert set(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == set(DESTINATIONS)
     assert _changed(repo) == set()
+    assert list(tmp.iterdir()) == []
 
 
 def test_an_existing_branch_is_refused_before_anything_is_written(
@@ -301,11 +313,14 @@ def test_every_refusal_is_a_line_naming_the_binding_and_exit_2(
     assert _changed(corpus / "repo") == set()
 
 
-@pytest.mark.parametrize("content", [None, "{not json", "[]"])
+GATE_JSON = '{"schema": "wfbench.gate/v1", "decisions": []}'
+
+
+@pytest.mark.parametrize("content", [None, "{not json", "[]", pytest.param(GATE_JSON, id="gate-json")])
 def test_a_missing_or_corrupt_evidence_file_is_one_line(
     sweep: MirroredSweep, tmp_path: Path, content: str | None
 ) -> None:
-    """No file, broken JSON, or not an object: one line, exit 2, no traceback."""
+    """No file, broken JSON, not an object, or `gate --json`'s summary: one line, exit 2, no traceback."""
     corpus = sweep.copy(tmp_path / "c")
     evidence = tmp_path / "promotion.json"
     if content is not None:
@@ -316,6 +331,9 @@ def test_a_missing_or_corrupt_evidence_file_is_one_line(
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1
     assert "Traceback" not in done.stderr
+    if content == GATE_JSON:  # the file and the field named, and what to run instead
+        assert f"{evidence}: schema: is wfbench.gate/v1" in done.stderr
+        assert "wfbench gate RESULTS --out FILE" in done.stderr
 
 
 def test_a_symlinked_mirror_directory_is_never_written_through(sweep: MirroredSweep, tmp_path: Path) -> None:

@@ -26,15 +26,29 @@ def _argv(workspace: Path) -> list[str]:
 
 
 def _orphan(workspace: Path) -> int:
-    """Start the fake sandbox double-forked (its parent exits): returns its pid."""
+    """Start the fake sandbox double-forked (its parent exits): returns its pid.
+
+    The sandbox's output goes to /dev/null: holding the launcher's stdout pipe, it would keep
+    ``subprocess.run`` waiting until it exits (20 s), and the test would watch a dead process.
+    """
     launcher = (
         "import os, subprocess, sys; "
-        f"p = subprocess.Popen({_argv(workspace)!r}, start_new_session=True); print(p.pid)"
+        f"p = subprocess.Popen({_argv(workspace)!r}, start_new_session=True, "
+        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)"
     )
     env = {**os.environ, **ENV}
     command = [sys.executable, "-c", launcher]
     done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return int(done.stdout.strip())
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and has not exited (a zombie's state in ``/proc/<pid>/stat`` is Z)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
 
 
 def _wait_for(predicate, seconds: float = 10.0) -> bool:
@@ -64,6 +78,7 @@ def test_a_foreign_sandbox_is_neither_read_nor_written(tmp_path: Path) -> None:
     foreign = _orphan(theirs)
     child = subprocess.Popen(_argv(ours), env={**os.environ, **ENV})
     try:
+        assert _running(foreign)  # not a zombie: the negative control watches a live sandbox
         assert not descends_from(foreign, os.getpid())
         with watching(leak=True) as seen:
             # Positive control: our own child gets its leak; by then the foreign one was scanned too.

@@ -107,7 +107,8 @@ print(" ".join(remove_stale_socket_dirs([sys.argv[1]])), flush=True)
 
 
 def _unshare_or_skip() -> list[str]:
-    command = ["unshare", "--pid", "--fork", "--mount-proc"]
+    # --kill-child: killing unshare ends the namespace (its init, and so every process in it).
+    command = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
     if os.geteuid() != 0 or subprocess.run([*command, "true"], capture_output=True, check=False).returncode:
         pytest.skip("a new PID namespace needs root and unshare(1)")
     return command

@@ -96,9 +96,10 @@ def _cancelled(lines: list[str]) -> list[str]:
 
 
 def _gate(out: Path) -> dict[str, Any]:
-    done = wfbench("gate", str(out), "--json")
+    evidence = out.parent / f"{out.name}-regated.json"  # the whole evidence, every task's aggregates
+    done = wfbench("gate", str(out), "--out", str(evidence), "--force")
     assert done.returncode == 0, done.stderr[-2000:]
-    return _without_volatile(json.loads(done.stdout))
+    return _without_volatile(json.loads(evidence.read_text(encoding="utf-8")))
 
 
 def _without_volatile(value: Any) -> Any:
@@ -114,25 +115,37 @@ def _without_volatile(value: Any) -> Any:
 
 
 def test_a_sweep_interrupted_with_sigint_resumes_to_the_aggregates_of_an_uninterrupted_sweep(tmp_path):
-    """Exit 130 with a cancelled row; --resume sets it aside, reruns its cell, exits 0; equal aggregates."""
+    """Exit 130 with a cancelled row; --resume sets it aside, reruns its cell, exits 0; equal aggregates.
+
+    The uninterrupted reference runs beside the interrupted sweep and its resume (a separate
+    ``--out``): each of them spends :data:`STALL_S` seconds waiting on the stalled reply.
+    """
     bwrap_or_skip()
     script = _stalling_script(tmp_path)
-    for attempt in range(ATTEMPTS):
-        out = tmp_path / f"out-{attempt}"
-        code, stdout = _interrupt(out, script)
-        if _cancelled(_lines(out)):
-            break
-    assert code == 130, stdout[-2000:]
-    interrupted = _lines(out)
-    cancelled = _cancelled(interrupted)
-    assert [tuple(json.loads(line)[k] for k in ("task", "arm", "run")) for line in cancelled] == [STALLED]
     reference = tmp_path / "reference"
-    uninterrupted = _run(_argv(["--out", str(reference)], script))
-    assert uninterrupted.returncode == 0, uninterrupted.stderr[-2000:]
-    assert sweep_summary(out) != sweep_summary(reference)  # the comparison below can fail
+    uninterrupted = subprocess.Popen(
+        _argv(["--out", str(reference)], script), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        for attempt in range(ATTEMPTS):
+            out = tmp_path / f"out-{attempt}"
+            code, stdout = _interrupt(out, script)
+            if _cancelled(_lines(out)):
+                break
+        assert code == 130, stdout[-2000:]
+        interrupted = _lines(out)
+        cancelled = _cancelled(interrupted)
+        assert [tuple(json.loads(line)[k] for k in ("task", "arm", "run")) for line in cancelled] == [STALLED]
+        interrupted_summary = sweep_summary(out)
 
-    resumed = _run(_argv(["--resume", str(out)], script))
+        resumed = _run(_argv(["--resume", str(out)], script))
 
+        _, reference_stderr = uninterrupted.communicate(timeout=300)
+    finally:
+        uninterrupted.kill()
+        uninterrupted.wait()
+    assert uninterrupted.returncode == 0, reference_stderr[-2000:]
+    assert interrupted_summary != sweep_summary(reference)  # the comparison below can fail
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     assert "moved them to" in resumed.stdout
     assert resumed.stdout.count("already have a row") == 1

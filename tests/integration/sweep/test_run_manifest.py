@@ -10,6 +10,7 @@ leaving a directory and a lock file behind.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -56,14 +57,29 @@ def _error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in done.stderr.splitlines() if line.startswith("wfbench: error:")]
 
 
-@pytest.fixture
-def sweep(tmp_path: Path) -> tuple[Path, Path]:
-    """A finished sweep of 2 tasks × baseline × 2 runs: (corpus, out)."""
-    corpus = _corpus(tmp_path / "corpus")
-    out = tmp_path / "out"
+def _finished_sweep(root: Path) -> tuple[Path, Path]:
+    """A finished sweep of 2 tasks × baseline × 2 runs under ``root``: (corpus, out)."""
+    corpus = _corpus(root / "corpus")
+    out = root / "out"
     done = run_sweep(corpus, out, "--arms", "baseline", "--runs", "2", "--workers", "2")
     assert done.returncode == 0, tell(done)
     return corpus, out
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The module's finished sweep, run once (tests get copies of its output directory)."""
+    bwrap_or_skip()
+    return _finished_sweep(tmp_path_factory.mktemp("manifest"))
+
+
+@pytest.fixture
+def sweep(finished: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the finished sweep's output for this test, and the corpus it recorded (read only)."""
+    corpus, out = finished
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy, symlinks=True)
+    return corpus, copy
 
 
 def test_every_sweep_records_its_configuration_before_its_first_cell(sweep: tuple[Path, Path]) -> None:
@@ -139,8 +155,8 @@ def test_resume_with_another_out_is_refused(sweep: tuple[Path, Path], tmp_path: 
     assert not other.exists()
 
 
-def test_a_corpus_edited_since_the_start_is_refused(sweep: tuple[Path, Path]) -> None:
-    corpus, out = sweep
+def test_a_corpus_edited_since_the_start_is_refused(tmp_path: Path) -> None:
+    corpus, out = _finished_sweep(tmp_path)  # its own: the corpus the manifest names is edited
     corpus.write_text(corpus.read_text().replace("do the task", "do another task"))
 
     done = _wfbench("run", "--resume", out)

@@ -140,11 +140,12 @@ def test_a_candidate_that_never_invokes_its_skill_is_skill_not_invoked_and_is_no
     assert not any(r["resolved"] for r in by_arm["cand"])
     assert [(r["skill_invoked"], r["resolved"]) for r in by_arm["inc"]] == [(True, True)] * 3
     text = (out / "promotion.json").read_text(encoding="utf-8")
-    assert "skill-not-invoked×3" in text  # written as gate --json prints it, not as \\u00d7
+    assert "skill-not-invoked×3" in text  # written as gate --out writes it, not as \\u00d7
     assert "\\u00d7" not in text
-    regated = wfbench("gate", str(out), "--json")  # the sweep's own pair (cand=inc), from promotion.json
-    assert regated.returncode == 0, regated.stderr[-2000:]
-    assert _decisions_text(regated.stdout) == _decisions_text(text)
+    regated = tmp_path / "regated.json"  # the sweep's own pair (cand=inc), from promotion.json
+    done_gate = wfbench("gate", str(out), "--out", str(regated))
+    assert done_gate.returncode == 0, done_gate.stderr[-2000:]
+    assert _decisions_text(regated.read_text(encoding="utf-8")) == _decisions_text(text)
     assert wfbench("gate", str(out), "--pair", "candidate_workflow=workflow").stdout.endswith(
         "decisions: no candidate arm has rows; nothing to gate\n"
     )  # an explicit --pair replaces the sweep's pairs

@@ -86,6 +86,16 @@ def test_a_session_error_on_429_or_529_is_a_throttle_read_from_the_field_or_the_
     assert THROTTLE_STATUSES == {429, 529}
 
 
+@pytest.mark.parametrize(("status", "throttled"), [(429, 429), (529, 529), (503, None), (500, None)])
+def test_a_session_the_wire_saw_the_provider_throttle_is_a_throttle_whatever_the_agent_said(
+    status: int, throttled: int | None
+) -> None:
+    """OpenCode retries a 429 on its own and dies at the timeout: the wire's count names the status."""
+    detail = f"agent process timeout; the model provider answered {status} to 5 request(s) of the session"
+    assert throttle_status(_row(ErrorKind.SESSION_ERROR, error_detail=detail)) == throttled
+    assert throttle_status(_row(ErrorKind.SESSION_ERROR, error_detail=f"provider answered {status}")) is None
+
+
 @pytest.mark.parametrize("kind", [None, ErrorKind.INFRA_ERROR, ErrorKind.ORACLE_FAILED, ErrorKind.CANCELLED])
 def test_only_a_session_error_can_be_a_throttle(kind: ErrorKind | None) -> None:
     """A session that produced its evidence despite a 429 is a measurement, not a retry."""

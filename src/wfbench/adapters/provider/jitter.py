@@ -2,7 +2,10 @@
 
 A script's ``jitter: {seed: 7, usage: 0.15}`` scales every scripted usage field of a
 conversation by one factor ``1 + usage·(2u − 1)``, ``u`` in ``[0, 1)`` drawn from a SHA-256 of the
-seed, the **cell** that sent the request and the rule that answered it. The cell is named by the
+seed, the **cell** that sent the request and the rule that answered it, named by what it matches
+(:attr:`~wfbench.adapters.provider.script.Conversation.jitter_key`: its ``when`` strings, protocol
+and offered tools), not by its place: a rule inserted or moved leaves every other rule's draws as
+they were. The cell is named by the
 ``x-wfbench-cell-label`` header, which wfbench's key proxy adds for a sweep's own scripted provider (the
 cell's label, ``<task>-<arm>-run<i>``); without it every conversation of a rule gets the same factor.
 
@@ -35,8 +38,8 @@ class UsageJitter:
     seed: int
     usage: float
 
-    def factor(self, cell: str, rule: int) -> float:
-        """The factor every usage field of ``rule``'s conversation in ``cell`` is scaled by."""
+    def factor(self, cell: str, rule: str) -> float:
+        """The factor every usage field of rule ``rule`'s conversation in ``cell`` is scaled by."""
         digest = hashlib.sha256(f"{self.seed}\0{cell}\0{rule}".encode()).digest()
         draw = int.from_bytes(digest[:8], "big") / _SCALE
         return 1.0 + self.usage * (2.0 * draw - 1.0)

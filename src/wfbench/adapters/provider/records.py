@@ -72,14 +72,14 @@ def select_turn(
                 cell = (headers or {}).get(CELL_HEADER, "")
                 turn = conversation.turns[index]
                 if conversation.jitter:
-                    turn = jittered(script, turn, cell=cell, rule=rule)
+                    turn = jittered(script, turn, cell=cell, rule=conversation.jitter_key)
                 return Selection(turn, ReplySource.SCRIPTED, rule, index)
             return Selection(EMPTY_END_TURN, ReplySource.EXHAUSTED, rule, index)
     return Selection(script.default, ReplySource.DEFAULT, None, index)
 
 
-def jittered(script: ProviderScript, turn: Turn, *, cell: str, rule: int) -> Turn:
-    """``turn`` with its scripted usage scaled by the script's jitter for this cell and rule."""
+def jittered(script: ProviderScript, turn: Turn, *, cell: str, rule: str) -> Turn:
+    """``turn`` with its usage scaled by the script's jitter for this cell and rule (its jitter key)."""
     jitter = script.jitter
     if jitter is None or not turn.usage.present():
         return turn

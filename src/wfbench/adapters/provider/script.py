@@ -141,6 +141,11 @@ class Conversation:
     #: ``jitter: false``: the script's usage jitter leaves this rule's usage exact.
     jitter: bool = True
 
+    @property
+    def jitter_key(self) -> str:
+        """The rule's name for the usage jitter: what it matches (``when``, protocol, offers), not where."""
+        return "\x1f".join(("\x1e".join(self.when), self.protocol or "", "\x1e".join(self.offers)))
+
     def matches(
         self, user_text: str, protocol: str | None = None, tools: frozenset[str] = frozenset()
     ) -> bool:

@@ -10,7 +10,6 @@ directory's data files takes it for one.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["TEMP_SUFFIX", "fsync_dir", "write_bytes_atomic"]
@@ -37,6 +36,8 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int =
         OSError: the file could not be written; the old one (if any) is intact and the
             temporary is removed.
     """
+    import tempfile  # not at import: a gate that writes nothing never needs it (start-up)
+
     target = Path(path)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMP_SUFFIX)
     try:

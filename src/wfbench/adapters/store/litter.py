@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -34,6 +33,8 @@ class Litter:
             raise
 
     def _clean(self) -> None:
+        import shutil  # not at import: the gate loads this module and never cleans (start-up)
+
         if not os.path.isdir(self.out_dir):
             return
         if self.created_dir:

@@ -338,10 +338,7 @@ def regate(
         for candidate, (pair, notes) in own.items()
     }
     judged = judge_summary(read.summary, specs, model=model, policy=policy, pair_models=pair_models)
-    decisions = [
-        attrs.evolve(decision, reasons=(*own[decision.candidate_arm][1], *decision.reasons))
-        for decision in judged
-    ]
+    decisions = [_with_pair_notes(decision, own[decision.candidate_arm][1]) for decision in judged]
     evidence = None
     if decisions:
         evidence = PromotionEvidence.build(
@@ -355,6 +352,18 @@ def regate(
     return GateResult(
         table=table, decisions=tuple(decisions), evidence=evidence, model=model, summary=read.summary
     )
+
+
+def _with_pair_notes(decision: Decision, notes: tuple[str, ...]) -> Decision:
+    """``decision`` with the pair's own notes (its models) first, under every policy's verdict too.
+
+    They are facts about the pair, not one policy's: the deciding verdict must keep the decision's
+    reasons, or the evidence ``gate`` writes is refused when read back (``from_mapping``).
+    """
+    if not notes:
+        return decision
+    verdicts = tuple(attrs.evolve(v, reasons=(*notes, *v.reasons)) for v in decision.verdicts)
+    return attrs.evolve(decision, reasons=(*notes, *decision.reasons), verdicts=verdicts)
 
 
 def regate_store(store: ResultStore, *, now: dt.datetime, **options: Any) -> GateResult:

@@ -44,6 +44,7 @@ from wfbench.domain.environment.spec import BuiltEnvironment
 from wfbench.domain.errors import InputError
 from wfbench.domain.ports import SkillTarget, Workspaces
 from wfbench.domain.promotion.evidence import EvidenceBindings
+from wfbench.domain.promotion.evidence_parts import GATE_SCHEMA
 from wfbench.domain.promotion.policy import DEFAULT_POLICY, GateKind, PromotionPolicy
 from wfbench.domain.promotion.skill_swap import CommitSpec, SwapEntry, base_digests, sha256_bytes, skill_roots
 from wfbench.domain.promotion.validation import ApplyExpectation, validate_for_apply
@@ -96,18 +97,36 @@ class ApplyOutcome:
     dry_run: bool = False
 
 
+#: The largest promotion evidence ``apply`` reads (about 10× a 10,000-task gate's ~95 MB): a bigger
+#: file is refused by its size, never cut short and misread as broken JSON.
+MAX_EVIDENCE_BYTES = 1024 * 1024 * 1024
+
+
 def _read_evidence(path: str) -> tuple[bytes, Any]:
     try:
         with open(path, "rb") as handle:
-            data = handle.read(64 * 1024 * 1024)
+            data = handle.read(MAX_EVIDENCE_BYTES + 1)
     except FileNotFoundError:
         raise InputError("promotion evidence file does not exist", source=path) from None
     except OSError as exc:
         raise InputError(f"promotion evidence is unreadable: {exc.strerror}", source=path) from None
+    if len(data) > MAX_EVIDENCE_BYTES:
+        raise InputError(
+            f"promotion evidence is larger than {MAX_EVIDENCE_BYTES} bytes, the most `promote apply` reads",
+            source=path,
+        )
     try:
-        return data, strict_json.loads(data.decode("utf-8"))
+        raw = strict_json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"promotion evidence is not valid JSON: {exc}", source=path) from None
+    if isinstance(raw, dict) and raw.get("schema") == GATE_SCHEMA:
+        raise InputError(
+            f"is {GATE_SCHEMA}, what `wfbench gate --json` prints (the decisions without their per-task"
+            " evidence), not promotion evidence; write that with `wfbench gate RESULTS --out FILE`",
+            field="schema",
+            source=path,
+        )
+    return data, raw
 
 
 def _candidate_arms(corpus: Corpus) -> list[Arm]:

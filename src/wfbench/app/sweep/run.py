@@ -90,13 +90,15 @@ def sweep(
     executor: ExecutorFactory | None = None,
     prior: PriorResults | None = None,
     provider_replies: Callable[[], Mapping[str, int]] | None = None,
+    release_memory: Callable[[], object] | None = None,
 ) -> SweepResult:
     """Run the sweep ``request`` describes: its rows into ``store``, its reports into its directory.
 
     ``on_bound`` is called once the tasks are bound, before any cell runs (the CLI writes the run
     manifest there); ``executor`` builds where cells run (``None``: local threads, ``workers``);
     ``prior`` offers the comparator rows a sweep may reuse; ``provider_replies`` counts the
-    scripted provider's replies by source.
+    scripted provider's replies by source; ``release_memory`` gives the process's free memory
+    back every :data:`~wfbench.app.sweep.sweep.RELEASE_EVERY` rows.
 
     Raises:
         InputError: a bad corpus, arm or task selection, before any session.
@@ -127,6 +129,7 @@ def sweep(
         on_bound=on_bound,
         executor=executor,
         cancel_grace_s=request.cancel_grace_s,
+        release_memory=release_memory,
     )
     return run_sweep(config, services=services, cancel=cancel)
 
@@ -146,6 +149,8 @@ class PreparedSweep:
     executor: ExecutorFactory | None = None
     prior: PriorResults | None = None
     provider_replies: Callable[[], Mapping[str, int]] | None = None
+    #: Gives the process's free memory back, every so many rows (the CLI: ``malloc_trim``).
+    release_memory: Callable[[], object] | None = None
 
 
 def claimed_sweep(
@@ -188,4 +193,5 @@ def claimed_sweep(
             executor=ready.executor,
             prior=ready.prior,
             provider_replies=ready.provider_replies,
+            release_memory=ready.release_memory,
         )

@@ -1,14 +1,21 @@
 """``wfbench gate RESULTS`` and ``wfbench report RESULTS``: the file-level commands over the gate.
 
 RESULTS is a ``results.jsonl`` or a directory holding one. ``gate`` recomputes the aggregates
-and a decision for every candidate arm present and prints them (``--json``: the promotion
-evidence as JSON). It writes nothing unless asked: ``--out FILE`` writes the evidence there,
-atomically, and refuses an existing file (the sweep's own ``promotion.json`` included) unless
-``--force``. The evidence keeps its original time: ``generated_at`` (and so the expiry) is the
-sweep's ``promotion.json``'s when there is one, else the newest row's ``recorded_at``; a re-gate
-never makes old evidence look fresh. ``--fail-on`` turns chosen decisions into exit code 3 for
-CI. ``report`` writes ``report.md`` and ``report.html`` beside the results. A torn or invalid
-line exits 2 naming the file, the line and the field, before anything is written.
+and a decision for every candidate arm present and prints them (``--json``: the decisions as JSON,
+``wfbench.gate/v1``: the promotion evidence without its per-task detail, which grows with every
+task). It writes nothing unless asked: ``--out FILE`` writes the whole evidence (``promotion.json``,
+schema 6) there, ``--tasks-out FILE`` the per-task detail (JSON Lines, ``wfbench.gate-tasks/v1``,
+written line by line), each atomically; an existing file (the sweep's own ``promotion.json``
+included) is refused unless ``--force``. The evidence keeps its original time: ``generated_at``
+(and so the expiry) is the sweep's ``promotion.json``'s when there is one, else the newest
+row's ``recorded_at``; a re-gate never makes old evidence look fresh. ``--fail-on`` turns chosen
+decisions into exit code 3 for CI. ``report`` writes ``report.md`` and ``report.html`` beside the
+results. A torn or invalid line exits 2 naming the file, the line and the field, before anything
+is written.
+
+This module is the commands' work without the CLI framework: :mod:`.gate_command` declares them
+to Typer, and :mod:`.gate_front` answers a plain ``wfbench gate`` command line without importing
+Typer at all (start-up, issue 33); both call :func:`regate` with a :class:`GateRequest`.
 
 ``gate`` reads the file once, line by line, into the gate's one-pass input (never every row at
 once: a million-row file is summarized as it streams). ``report`` still holds the rows (the
@@ -18,52 +25,53 @@ report model reads rows) and gates them from the same one-pass input.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-import typer
+import attrs
 
-from wfbench.cli.exit_codes import DECISION, OK, USAGE, exit_codes_help
-from wfbench.cli.options import gate as opt
+from wfbench.cli.exit_codes import DECISION, OK
+from wfbench.cli.options import gate_values as opt
 from wfbench.domain.errors import InputError
 
 if TYPE_CHECKING:
     from wfbench.app.gating.gating import GateInput, GateResult
     from wfbench.app.report.model import SweepModel
     from wfbench.domain.promotion.decision import Decision
+    from wfbench.domain.promotion.evidence import PromotionEvidence
     from wfbench.domain.promotion.policy import PromotionPolicy
 
 RESULTS_NAME = "results.jsonl"
 EVIDENCE_NAME = "promotion.json"
-GATE_EPILOG = (
-    "\b\nExamples:\n"
-    "  wfbench gate results/wfbench-20260101-120000            # print aggregates and decisions\n"
-    "  wfbench gate results/wfbench-20260101-120000 --json     # the promotion evidence as JSON\n"
-    "  wfbench gate RESULTS --out regated.json     # also write it (an existing file needs --force)\n"
-    "  wfbench gate RESULTS --fail-on keep_incumbent,insufficient_evidence   # CI: exit 3 unless promoted\n"
-    "\n"
-    + exit_codes_help(
-        (
-            (OK, "the decisions were printed (and written)"),
-            (USAGE, "usage or input error: a torn or invalid results.jsonl line, a bad option"),
-            (DECISION, "a decision named by --fail-on"),
-        )
-    )
-)
 
-REPORT_EPILOG = (
-    "\b\nExamples:\n"
-    "  wfbench report results/wfbench-20260101-120000   # rewrite report.md and report.html from the rows\n"
-    "  wfbench report RESULTS --metric output_tokens --policy statistical\n"
-    "\n"
-    + exit_codes_help(
-        (
-            (OK, "report.md and report.html were written"),
-            (USAGE, "usage or input error: a torn or invalid results.jsonl line, a bad option"),
-        )
-    )
-)
+
+class Echo(Protocol):
+    """How the gate prints a line (``typer.echo``, or :func:`.gate_front.echo` without Typer)."""
+
+    def __call__(self, message: str, *, err: bool = ...) -> None: ...
+
+
+def _pairs(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    return tuple(value) if value else None
+
+
+@attrs.frozen
+class GateRequest:
+    """``wfbench gate``'s command line as read (by Typer or :mod:`.gate_front`); the options' defaults."""
+
+    results: Path
+    as_json: bool = False
+    out: Path | None = None
+    tasks_out: Path | None = None
+    force: bool = False
+    fail_on: str | None = None
+    metric: str = "cost_usd"
+    min_runs: int = 3
+    min_improvement: float = 5.0
+    max_task_regression: float = 20.0
+    pair: tuple[str, ...] | None = attrs.field(default=None, converter=_pairs)
+    decision_policy: str | None = None
 
 
 def results_path(target: Path) -> Path:
@@ -97,7 +105,7 @@ def _statistics_lines(decision: Decision) -> list[str]:
     return [f"  = {effect_line(s, confidence).text()}" for s in (stats.resolution, stats.metric)]
 
 
-def render_gate_text(result: GateResult, *, source: Path, written: Path | None) -> str:
+def render_gate_text(result: GateResult, *, source: Path, written: Sequence[Path | None] = ()) -> str:
     """The human summary: one line per (task, arm) aggregate, then each decision and its reasons."""
     lines = [
         f"results: {source}",
@@ -126,12 +134,13 @@ def render_gate_text(result: GateResult, *, source: Path, written: Path | None) 
             if verdict.policy is not decision.policy
         ]
         lines += _statistics_lines(decision)
-    if written is not None:
-        lines += ["", f"wrote {written}"]
+    files = [path for path in written if path is not None]
+    if files:
+        lines += ["", *(f"wrote {path}" for path in files)]
     return "\n".join(lines)
 
 
-def _policy(
+def make_policy(
     metric: str, min_runs: int, min_improvement: float, max_regression: float, decision: str = "statistical"
 ) -> PromotionPolicy:
     from wfbench.domain.promotion.policy import PromotionPolicy
@@ -167,7 +176,7 @@ def _gate(read: GateInput, source: Path, policy: PromotionPolicy, given: dict[st
     return gate_sweep(read, policy=policy, pairs=given, directory=directory, clock=boot.system_clock())
 
 
-def _decision_policy(source: Path, given: str | None, *, command: str) -> str:
+def decision_policy_of(source: Path, given: str | None, *, command: str) -> str:
     """The rule that decides: ``--policy``, else the one the sweep's promotion.json records, else
     statistical (:func:`~wfbench.app.gating.sweep_facts.decision_policy_for`)."""
     from wfbench.app.gating.sweep_facts import decision_policy_for, read_sweep_facts
@@ -177,7 +186,7 @@ def _decision_policy(source: Path, given: str | None, *, command: str) -> str:
     return decision_policy_for(facts, given, command=command, source=str(source))
 
 
-def _report_model(source: Path, policy: PromotionPolicy, given: dict[str, str] | None) -> SweepModel:
+def report_model(source: Path, policy: PromotionPolicy, given: dict[str, str] | None) -> SweepModel:
     """The report's model of ``source``: one pass over its rows, the gate, then the model.
 
     What only the gate needs is dropped as soon as it has judged (the per-row samples of every
@@ -209,64 +218,64 @@ def _report_model(source: Path, policy: PromotionPolicy, given: dict[str, str] |
     return builder.build(summary, inputs)
 
 
-def _target(out: Path | None, *, force: bool, source: Path) -> Path | None:
-    """Where ``--out`` writes; an existing file (above all the sweep's evidence) needs ``--force``."""
+def _target(out: Path | None, *, force: bool, source: Path, option: str = "--out") -> Path | None:
+    """Where ``option`` writes; an existing file (above all the sweep's evidence) needs ``--force``."""
     if out is None:
         return None
     if out.is_dir():
-        raise InputError("is a directory; name the file to write", field="--out", source=str(out))
+        raise InputError("is a directory; name the file to write", field=option, source=str(out))
     if out.exists() and not force:
         own = out.resolve() == (source.parent / EVIDENCE_NAME).resolve()
         what = "is the sweep's own evidence" if own else "already exists"
-        raise InputError(f"{what}; refusing to overwrite it without --force", field="--out", source=str(out))
+        raise InputError(f"{what}; refusing to overwrite it without --force", field=option, source=str(out))
     if not out.parent.is_dir():
-        raise InputError("its directory does not exist", field="--out", source=str(out))
+        raise InputError("its directory does not exist", field=option, source=str(out))
     return out
 
 
-AsJson = Annotated[bool, typer.Option("--json", help="Print the promotion evidence as JSON.")]
-OutFile = Annotated[
-    Path | None,
-    typer.Option("--out", metavar="FILE", help="Also write the evidence to FILE.", show_default=False),
-]
-Force = Annotated[
-    bool,
-    typer.Option("--force", help="Let --out overwrite an existing file (the sweep's promotion.json too)."),
-]
+def _targets(
+    out: Path | None, tasks_out: Path | None, *, force: bool, source: Path
+) -> tuple[Path | None, Path | None]:
+    """Where ``--out`` and ``--tasks-out`` write (never both to one file)."""
+    target = _target(out, force=force, source=source)
+    tasks_target = _target(tasks_out, force=force, source=source, option="--tasks-out")
+    if target is not None and tasks_target is not None and target.resolve() == tasks_target.resolve():
+        raise InputError(
+            "names the --out file; give each its own", field="--tasks-out", source=str(tasks_out)
+        )
+    return target, tasks_target
 
 
-def gate(
-    results: opt.Results,
-    *,
-    as_json: AsJson = False,
-    out: OutFile = None,
-    force: Force = False,
-    fail_on: opt.FailOn = None,
-    metric: opt.MetricOption = "cost_usd",
-    min_runs: opt.MinRuns = 3,
-    min_improvement: opt.MinImprovement = 5.0,
-    max_task_regression: opt.MaxRegression = 20.0,
-    pair: opt.Pairs = None,
-    decision_policy: opt.DecisionPolicy = None,
-) -> None:
-    """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out."""
-    given = opt.parse_pairs(pair)
-    failing_on = opt.parse_fail_on(fail_on)
+def regate(request: GateRequest, *, echo: Echo) -> int:
+    """Re-gate RESULTS: print the aggregates and a decision per candidate arm; write only with --out.
+
+    Returns the exit code: 3 when a decision is one ``--fail-on`` names, else 0.
+    """
+    given = opt.parse_pairs(request.pair)
+    failing_on = opt.parse_fail_on(request.fail_on)
     with _fewer_collections():
-        source, read = _stream(results)
-        chosen = _decision_policy(source, decision_policy, command="gate")
-        policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
-        target = _target(out, force=force, source=source)
+        source, read = _stream(request.results)
+        chosen = decision_policy_of(source, request.decision_policy, command="gate")
+        policy = make_policy(
+            request.metric, request.min_runs, request.min_improvement, request.max_task_regression, chosen
+        )
+        target, tasks_target = _targets(request.out, request.tasks_out, force=request.force, source=source)
         result = _gate(read, source, policy, given)
-        evidence: dict[str, Any] | None = None
-        if result.evidence is not None and (as_json or target is not None):
-            evidence = result.evidence.to_mapping()  # only to write or print it: large at 40,000 tasks
-        written = _write_evidence(evidence, target)
-        _show(result, evidence, as_json=as_json, source=source, target=target, written=written)
+        written = _write_evidence(result.evidence, target)
+        tasks_written = _write_task_lines(result.evidence, tasks_target)
+        summary: dict[str, Any] | None = None
+        if result.evidence is not None and request.as_json:
+            from wfbench.domain.promotion.evidence_parts import evidence_summary
+
+            summary = evidence_summary(result.evidence)  # no per-task list: small at 40,000 tasks
+        shown = (written, tasks_written)
+        _show(result, summary, as_json=request.as_json, source=source, written=shown, echo=echo)
+        if not request.as_json:
+            _say_unwritten((target, tasks_target), (written, tasks_written), echo=echo)
     failing = opt.failing_decisions([d.kind.value for d in result.decisions], failing_on)
     if failing:
-        typer.echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
-    raise typer.Exit(DECISION if failing else OK)
+        echo(f"wfbench: --fail-on {','.join(sorted(failing_on))}: {', '.join(failing)}", err=True)
+    return DECISION if failing else OK
 
 
 #: The youngest generation's threshold while a file is gated (the interpreter's default is 700).
@@ -292,76 +301,65 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _write_evidence(evidence: dict[str, Any] | None, target: Path | None) -> Path | None:
-    """``--out``: the evidence written there atomically; ``None`` when nothing was written."""
+def _write_evidence(evidence: PromotionEvidence | None, target: Path | None) -> Path | None:
+    """``--out``: the whole evidence written there atomically; ``None`` when nothing was written."""
     if evidence is None or target is None:
         return None
     from wfbench.adapters.store.jsonl_store import write_json_atomic
 
-    write_json_atomic(target, evidence)
+    write_json_atomic(target, evidence.to_mapping())  # large at 40,000 tasks: only when asked
+    return target
+
+
+def _write_task_lines(evidence: PromotionEvidence | None, target: Path | None) -> Path | None:
+    """``--tasks-out``: the per-task lines, encoded and written one by one, then renamed into place."""
+    if evidence is None or target is None:
+        return None
+    import json
+
+    from wfbench.adapters.store.streamed_files import write_texts_atomic
+    from wfbench.domain.promotion.evidence_parts import task_lines
+
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+    write_texts_atomic([(target, (encode(line) + "\n" for line in task_lines(evidence)))])
     return target
 
 
 def _show(
     result: GateResult,
-    evidence: dict[str, Any] | None,
+    summary: dict[str, Any] | None,
     *,
     as_json: bool,
     source: Path,
-    target: Path | None,
-    written: Path | None,
+    written: tuple[Path | None, Path | None],
+    echo: Echo,
 ) -> None:
-    """Print the evidence as JSON (``--json``), else the human summary."""
+    """Print the decisions as JSON (``--json``), else the human summary."""
     if as_json:
         from wfbench.adapters.store.json_indent import dumps_indented
+        from wfbench.domain.promotion.evidence_parts import GATE_SCHEMA
 
-        empty = {"decisions": [], "reason": "no candidate arm has rows; nothing to gate"}
-        typer.echo(dumps_indented(evidence if evidence is not None else empty))
+        empty = {
+            "schema": GATE_SCHEMA,
+            "decisions": [],
+            "reason": "no candidate arm has rows; nothing to gate",
+        }
+        echo(dumps_indented(summary if summary is not None else empty))
         return
-    typer.echo(render_gate_text(result, source=source, written=written))
-    if target is not None and written is None:
-        typer.echo(f"\nnothing written to {target}: no decision")
+    echo(render_gate_text(result, source=source, written=written))
 
 
-def report(
-    results: opt.Results,
-    *,
-    metric: opt.MetricOption = "cost_usd",
-    min_runs: opt.MinRuns = 3,
-    min_improvement: opt.MinImprovement = 5.0,
-    max_task_regression: opt.MaxRegression = 20.0,
-    pair: opt.Pairs = None,
-    decision_policy: opt.DecisionPolicy = None,
-) -> None:
-    """Write report.md and report.html beside RESULTS: the decision first, then the evidence."""
-    from wfbench.adapters.store.streamed_files import write_texts_atomic
-    from wfbench.app.report.render import report_parts
-
-    given = opt.parse_pairs(pair)
-    source = results_path(results)
-    chosen = _decision_policy(source, decision_policy, command="report")
-    policy = _policy(metric, min_runs, min_improvement, max_task_regression, chosen)
-    model = _report_model(source, policy, given)
-    target, html = source.parent / "report.md", source.parent / "report.html"
-    markdown, page = report_parts(model)
-    pages = _write_cell_pages(model, source.parent)
-    write_texts_atomic([(target, markdown), (html, page)])
-    typer.echo(f"wrote {target}")
-    typer.echo(f"wrote {html}" + (f" and {pages} page(s) of its tasks, arms and cells" if pages else ""))
+def _say_unwritten(targets: tuple[Path | None, ...], written: tuple[Path | None, ...], *, echo: Echo) -> None:
+    """What ``--out`` or ``--tasks-out`` did not write, there being no decision."""
+    for target, done in zip(targets, written, strict=True):
+        if target is not None and done is None:
+            echo(f"\nnothing written to {target}: no decision")
 
 
-def _write_cell_pages(model: SweepModel, directory: Path) -> int:
+def write_report_pages(model: SweepModel, directory: Path) -> int:
     """The task, arm and cell pages beside report.html, for its links (none for a large sweep)."""
     from wfbench.adapters.store.sweep_dir import StaticTree, SweepDirectory
     from wfbench.app.report.cell_pages import write_cell_pages
 
     sweep = SweepDirectory(str(directory))
     return write_cell_pages(model, sweep.rows, source=sweep, write=StaticTree(sweep.path).write)
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``gate`` and ``report`` to ``app``."""
-    short = "Re-gate a results.jsonl: aggregates and decisions."
-    app.command("gate", epilog=GATE_EPILOG, short_help=short)(gate)
-    short = "Write report.md and report.html beside a results.jsonl."
-    app.command("report", epilog=REPORT_EPILOG, short_help=short)(report)

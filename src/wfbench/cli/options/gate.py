@@ -3,18 +3,37 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
-from wfbench.domain.errors import InputError
+from wfbench.cli.options.gate_values import (
+    DECISIONS,
+    Metric,
+    Policy,
+    failing_decisions,
+    parse_fail_on,
+    parse_pairs,
+)
 
-#: The promotion metrics (``wfbench.domain.promotion.policy.PROMOTION_METRICS``; pinned equal by a test).
-Metric = Literal["cost_usd", "output_tokens", "duration_s", "num_turns"]
-#: The decision policies (``wfbench.domain.promotion.policy.DecisionPolicy``; pinned equal by a test).
-Policy = Literal["reference", "statistical"]
-#: The decisions ``--fail-on`` may name (``DecisionKind``; pinned equal by a test).
-DECISIONS = ("promote", "keep_incumbent", "insufficient_evidence")
+#: The option types, and the values they take (:mod:`.gate_values`, read without Typer too).
+__all__ = [
+    "DECISIONS",
+    "DecisionPolicy",
+    "FailOn",
+    "MaxRegression",
+    "Metric",
+    "MetricOption",
+    "MinImprovement",
+    "MinRuns",
+    "Pairs",
+    "Policy",
+    "Results",
+    "failing_decisions",
+    "parse_fail_on",
+    "parse_pairs",
+]
+
 
 Results = Annotated[
     Path, typer.Argument(metavar="RESULTS", help="A results.jsonl, or a directory holding one.")
@@ -68,37 +87,3 @@ FailOn = Annotated[
         show_default=False,
     ),
 ]
-
-
-def parse_fail_on(value: str | None) -> frozenset[str]:
-    """``--fail-on keep_incumbent,insufficient_evidence`` as a set of decision names.
-
-    Raises:
-        InputError: an unknown decision name (naming the option and the choices).
-    """
-    names = frozenset(part for part in (value or "").replace(",", " ").split())
-    unknown = sorted(names - set(DECISIONS))
-    if unknown:
-        raise InputError(
-            f"unknown decision {unknown[0]!r} (choose from {', '.join(DECISIONS)})", field="--fail-on"
-        )
-    return names
-
-
-def failing_decisions(decisions: list[str], fail_on: frozenset[str]) -> list[str]:
-    """The decisions ``--fail-on`` names; with no decision at all, ``insufficient_evidence`` stands in."""
-    judged = decisions or ["insufficient_evidence"]
-    return [kind for kind in judged if kind in fail_on]
-
-
-def parse_pairs(specs: list[str] | None) -> dict[str, str] | None:
-    """``["cand=inc", ...]`` as a pairing map; ``None`` when no ``--pair`` was given."""
-    if not specs:
-        return None
-    pairs: dict[str, str] = {}
-    for spec in specs:
-        candidate, sep, incumbent = spec.partition("=")
-        if not sep or not candidate or not incumbent or candidate == incumbent:
-            raise InputError(f"expected CANDIDATE=INCUMBENT, got {spec!r}", field="--pair")
-        pairs[candidate] = incumbent
-    return pairs

@@ -53,10 +53,12 @@ class Context:
 def prepared(request: RunRequest, context: Context) -> Iterator[PreparedSweep]:
     """The sweep ``request`` describes, built in the claimed ``context.out_dir`` (see the module doc)."""
     from wfbench.adapters.gateway.price_table import load_prices
+    from wfbench.adapters.sandbox.allocator import cap_arenas
     from wfbench.cli.run.agents import arm_agents
     from wfbench.cli.run.guards import check_budget_prices, check_host_network, check_local_only
     from wfbench.cli.run.setup import setup_of
 
+    cap_arenas()  # before the provider's and the cells' threads start (docs/performance.md)
     services = boot.bootstrap(sandbox=request.sandbox, agent=request.agent, limits=request.limits)
     _remove_leftover_containers(services.sandbox, context.out_dir, human(request))
     corpus_path = request.corpus if request.corpus is not None else _demo_corpus(context.out_dir)
@@ -117,6 +119,7 @@ def _built(
     work_dir: str,
     log: Callable[..., None],
 ) -> Iterator[PreparedSweep]:
+    from wfbench.adapters.sandbox.allocator import release_free_memory
     from wfbench.adapters.store.jsonl_store import JsonlResultStore
     from wfbench.app.cell.context import CellServices
     from wfbench.app.sweep.run import PreparedSweep, observed
@@ -174,6 +177,7 @@ def _built(
             executor=executor,
             prior=context.prior,
             provider_replies=ep.replies,
+            release_memory=release_free_memory,
         )
 
 

@@ -177,7 +177,29 @@ class Decision:
     def to_mapping(self) -> dict[str, Any]:
         """The decision object of ``promotion.json`` (``policy``, ``by_policy`` and ``statistics``
         only when the decision was judged with its statistics)."""
-        out: dict[str, Any] = {
+        out = self._head()
+        out |= {
+            "gated_tasks": list(self.gated_tasks),
+            "ungated_tasks": list(self.ungated_tasks),
+            "reasons": list(self.reasons),
+            "tasks": [row.to_mapping() for row in self.tasks],
+        }
+        return self._tail(out, None if self.statistics is None else self.statistics.to_mapping())
+
+    def summary_mapping(self) -> dict[str, Any]:
+        """The decision without what grows with every task (``gated_tasks``, ``tasks``, the
+        statistics' ``tasks``), which ``gate --tasks-out`` writes instead: counts in their place."""
+        out = self._head()
+        out |= {
+            "task_count": len(self.tasks),
+            "gated_task_count": sum(1 for row in self.tasks if row.gated),
+            "ungated_tasks": list(self.ungated_tasks),
+            "reasons": list(self.reasons),
+        }
+        return self._tail(out, None if self.statistics is None else self.statistics.summary_mapping())
+
+    def _head(self) -> dict[str, Any]:
+        return {
             "gate": self.gate.value,
             "candidate_arm": self.candidate_arm,
             "incumbent_arm": self.incumbent_arm,
@@ -186,15 +208,13 @@ class Decision:
             "metric_warning": self.metric_warning,
             "median_improvement_pct": self.median_improvement_pct,
             "model": self.model,
-            "gated_tasks": list(self.gated_tasks),
-            "ungated_tasks": list(self.ungated_tasks),
-            "reasons": list(self.reasons),
-            "tasks": [row.to_mapping() for row in self.tasks],
         }
+
+    def _tail(self, out: dict[str, Any], statistics: dict[str, Any] | None) -> dict[str, Any]:
         if self.statistics is not None or self.verdicts:
             out["policy"] = self.policy.value
             out["by_policy"] = {v.policy.value: v.to_mapping() for v in self.verdicts}
-            out["statistics"] = None if self.statistics is None else self.statistics.to_mapping()
+            out["statistics"] = statistics
         if self.family is not None:
             out["holm_family"] = self.family
         return out

@@ -164,6 +164,25 @@ class PromotionEvidence:
 
     def to_mapping(self) -> dict[str, Any]:
         """The ``promotion.json`` object, fields in the reference's order."""
+        out = self._head()
+        out["selected_tasks"] = [dict(task) for task in self.bindings.selected_tasks]
+        out["ce_plugin"] = self._plugin()
+        out["schema_version"] = self.schema_version
+        out |= {"run_status": self.run_status.value, "policy": self.policy_mapping()}
+        out["decisions"] = [decision.to_mapping() for decision in self.decisions]
+        return out
+
+    def summary_mapping(self, schema: str) -> dict[str, Any]:
+        """``wfbench gate --json``'s document (``schema``): the evidence without what grows with
+        every task (``selected_tasks``, and each decision's as :meth:`Decision.summary_mapping`),
+        counts in its place. It is not ``promotion.json``: it has no ``schema_version``."""
+        out = {"schema": schema, **self._head(), "selected_task_count": len(self.bindings.selected_tasks)}
+        out["ce_plugin"] = self._plugin()
+        out |= {"run_status": self.run_status.value, "policy": self.policy_mapping()}
+        out["decisions"] = [decision.summary_mapping() for decision in self.decisions]
+        return out
+
+    def _head(self) -> dict[str, Any]:
         b = self.bindings
         return {
             "generated_at": _stamp(self.generated_at),
@@ -176,13 +195,11 @@ class PromotionEvidence:
             "candidate_overlay_digest": b.candidate_overlay_digest,
             "target_base_digests": dict(b.target_base_digests),
             "required_candidate_arms": list(self.required_candidate_arms),
-            "selected_tasks": [dict(task) for task in b.selected_tasks],
-            "ce_plugin": None if b.ce_plugin is None else dict(b.ce_plugin),
-            "schema_version": self.schema_version,
-            "run_status": self.run_status.value,
-            "policy": self.policy_mapping(),
-            "decisions": [decision.to_mapping() for decision in self.decisions],
         }
+
+    def _plugin(self) -> dict[str, Any] | None:
+        plugin = self.bindings.ce_plugin
+        return None if plugin is None else dict(plugin)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> PromotionEvidence:

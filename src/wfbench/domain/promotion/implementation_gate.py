@@ -7,7 +7,6 @@ metric) leaves the gate and is only held to the failed-task spend cap.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Sequence
 
 from wfbench.domain.promotion.decision import (
@@ -187,6 +186,8 @@ def _decide_implementation(
     rows: Sequence[ImplementationTask], policy: PromotionPolicy, verdict: GateVerdict
 ) -> tuple[DecisionKind, float | None]:
     improvements = [row.improvement_pct for row in rows if row.gated and row.improvement_pct is not None]
+    import statistics  # here, not at import: a gate with no pair to judge never needs it
+
     median = round(statistics.median(improvements), 1) if improvements else None
     forced = blocking_kind(verdict)
     if forced is not None:

@@ -15,7 +15,6 @@ task names or which arm is called the candidate.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -76,6 +75,8 @@ def _canonical(values: Sequence[float]) -> list[float]:
 def derive_seed(*effect_lists: Sequence[float]) -> int:
     """A 64-bit seed from the effects alone: sorted, canonically oriented, names left out."""
     text = "|".join(",".join(repr(v + 0.0) for v in _canonical(values)) for values in effect_lists)
+    import hashlib  # here, not at import: a gate with no pair to judge never needs it
+
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
@@ -136,13 +137,20 @@ class PairStatistics:
 
     def to_mapping(self) -> dict[str, Any]:
         """The ``statistics`` object: the metric's analysis, ``resolution``, then per-task data."""
+        out = self.summary_mapping()
+        out["tasks"] = self.task_mappings()
+        return out
+
+    def summary_mapping(self) -> dict[str, Any]:
+        """The ``statistics`` object without its per-task ``tasks`` (what ``gate --json`` prints)."""
         out = _summary_mapping(self.metric, self)
         out["resolution"] = _summary_mapping(self.resolution, self)
-        views = {view.task: view for view in self.task_effects()}
-        out["tasks"] = [
-            dict(sample, **_view_mapping(views[sample["task"]])) for sample in self.samples.to_mapping()
-        ]
         return out
+
+    def task_mappings(self) -> list[dict[str, Any]]:
+        """The ``statistics`` object's ``tasks``: each task's samples, then its effects."""
+        views = {view.task: view for view in self.task_effects()}
+        return [dict(sample, **_view_mapping(views[sample["task"]])) for sample in self.samples.to_mapping()]
 
     @classmethod
     def from_mapping(

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-from fractions import Fraction
 
 __all__ = [
     "normal_cdf",
@@ -258,6 +257,8 @@ def sign_test_p(wins: int, losses: int) -> float:
     for k in range(smaller):
         term = term * (trials - k) // (k + 1)
         tail += term
+    from fractions import Fraction  # here, not at import: a gate with no pair to judge never needs it
+
     return float(min(Fraction(1), Fraction(2 * tail, 2**trials)))  # no trials: min(1, 2·1/1) = 1
 
 

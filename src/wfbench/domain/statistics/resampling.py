@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -98,6 +97,8 @@ def _resample_means(pool: list[float], seed: int, resamples: int) -> list[float]
         vectorized = _vectorized_means(pool, seed, resamples)
         if vectorized is not None:
             return vectorized
+    import random  # here, not at import: a gate with no pair to judge never needs it
+
     draw = random.Random(seed).random
     width = float(count)
     floor = math.floor
@@ -137,6 +138,8 @@ def _vectorized_means(pool: list[float], seed: int, resamples: int) -> list[floa
     except ImportError:
         return None
     count = len(pool)
+    import random
+
     _, words, _ = random.Random(seed).getstate()
     generator = numpy.random.RandomState()
     generator.set_state(("MT19937", numpy.array(words[:-1], dtype=numpy.uint32), words[-1]))

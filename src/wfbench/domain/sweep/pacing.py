@@ -46,10 +46,15 @@ __all__ = [
 
 #: Provider statuses that mean "slow down": rate limited (429) and overloaded (529).
 THROTTLE_STATUSES = frozenset({429, 529})
-#: How the session parsers word a provider status in ``error_detail``: Claude Code's result
-#: (``event_stream._error_reasons``: ``api_error_status 529``) and Codex's error event
-#: (``unexpected status 529 Service Unavailable``).
-_STATUS_IN_DETAIL = re.compile(r"(?:api_error_status|unexpected status) (\d{3})\b")
+#: How a provider status is worded in ``error_detail``: Claude Code's result
+#: (``event_stream._error_reasons``: ``api_error_status 529``), Codex's error event
+#: (``unexpected status 529 Service Unavailable``) and, for any agent, the wire's own count of a
+#: failed session's provider faults (``app.cell.wire.failure_detail``: ``the model provider
+#: answered 429 to 5 request(s)``), which names the last fault status: an agent that retries the
+#: provider on its own (OpenCode) and then fails says nothing of the cause in its stream.
+_STATUS_IN_DETAIL = re.compile(
+    r"(?:api_error_status|unexpected status|the model provider answered) (\d{3})\b"
+)
 
 
 def throttle_status(row: Row) -> int | None:
@@ -57,7 +62,8 @@ def throttle_status(row: Row) -> int | None:
 
     Read from ``api_error_status`` when the row carries it, else from the ``error_detail`` the
     session parsers write (``result is_error (api_error_status 529)``, Codex's ``unexpected
-    status 429 Too Many Requests``). Only ``session-error`` rows qualify: a throttled session
+    status 429 Too Many Requests``) or the wire appends (``the model provider answered 429 to 5
+    request(s) of the session``). Only ``session-error`` rows qualify: a throttled session
     that still produced its evidence is a measurement.
     """
     if row.error_kind is not ErrorKind.SESSION_ERROR:

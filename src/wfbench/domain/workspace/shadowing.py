@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from wfbench.domain.workspace.rules import ChangeKind, diff_states
+if TYPE_CHECKING:
+    from wfbench.domain.workspace.rules import ChangeKind
 
 __all__ = [
     "CONFIG_FILES",
@@ -55,6 +57,8 @@ def has_pytest_section(text: str) -> bool:
 
 
 def _why(path: str, kind: ChangeKind, pytest_configs: frozenset[str]) -> str | None:
+    from wfbench.domain.workspace.rules import ChangeKind
+
     parts = path.lower().split("/")
     name = parts[-1]
     if kind is ChangeKind.DELETED:
@@ -85,6 +89,8 @@ def shadowing_diagnostics(
     A package counts once (its top-most shadowing directory), and past
     :data:`MAX_SHADOW_DIAGNOSTICS` lines the rest is counted in a last line.
     """
+    from wfbench.domain.workspace.rules import diff_states  # not at import: the gate reads only the prefix
+
     found: list[str] = []
     reported: list[str] = []
     for change in diff_states(before, after):

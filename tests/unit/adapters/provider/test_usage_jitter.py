@@ -6,7 +6,7 @@ import pytest
 
 from wfbench.adapters.provider.jitter import CELL_HEADER, UsageJitter
 from wfbench.adapters.provider.records import select_turn
-from wfbench.adapters.provider.script import ProviderScript
+from wfbench.adapters.provider.script import Conversation, ProviderScript
 from wfbench.adapters.provider.wire import Protocol
 from wfbench.domain.errors import InputError
 
@@ -49,17 +49,37 @@ def test_a_cell_gets_the_same_usage_every_time_and_another_cell_other_usage(scri
 def test_every_turn_of_a_conversation_is_scaled_by_one_factor_and_omitted_fields_stay_omitted(script):
     first = _usage(script, "Task a", "c", turn=0)
     later = _usage(script, "Task a", "c", turn=1)
-    factor = UsageJitter(seed=7, usage=0.2).factor("c", 0)
+    factor = UsageJitter(seed=7, usage=0.2).factor("c", script.conversations[0].jitter_key)
     assert first == {"input_tokens": round(1000 * factor), "output_tokens": 0}  # a scripted 0 stays 0
     assert later == {"input_tokens": round(2000 * factor), "cache_read_input_tokens": round(10000 * factor)}
 
 
 def test_the_factor_depends_on_the_seed_the_cell_and_the_rule_only():
     jitter = UsageJitter(seed=7, usage=0.2)
-    assert jitter.factor("c", 0) == UsageJitter(seed=7, usage=0.2).factor("c", 0)
-    assert len({jitter.factor("c", 0), jitter.factor("c", 1), jitter.factor("d", 0)}) == 3
-    assert UsageJitter(seed=8, usage=0.2).factor("c", 0) != jitter.factor("c", 0)
-    assert UsageJitter(seed=7, usage=0.0).factor("c", 0) == 1.0
+    assert jitter.factor("c", "a") == UsageJitter(seed=7, usage=0.2).factor("c", "a")
+    assert len({jitter.factor("c", "a"), jitter.factor("c", "b"), jitter.factor("d", "a")}) == 3
+    assert UsageJitter(seed=8, usage=0.2).factor("c", "a") != jitter.factor("c", "a")
+    assert UsageJitter(seed=7, usage=0.0).factor("c", "a") == 1.0
+
+
+def test_a_rule_inserted_before_another_leaves_the_others_usage_as_it_was(script):
+    """The draw is keyed on what a rule matches, not on its index (an edit re-drew the demo twice)."""
+    inserted = ProviderScript.from_yaml(
+        SCRIPT.replace("conversations:\n", 'conversations:\n  - when: ["Task c"]\n    turns: [{say: c}]\n'),
+        source="inline",
+    )
+    for cell in ("c0", "c1", "c2"):
+        assert _usage(inserted, "Task b", cell) == _usage(script, "Task b", cell)
+        assert _usage(inserted, "Task a", cell, turn=1) == _usage(script, "Task a", cell, turn=1)
+
+
+def test_rules_that_match_differently_draw_differently():
+    def key(**fields: object) -> str:
+        return Conversation(**{"when": ("x",), "turns": (), **fields}).jitter_key  # type: ignore[arg-type]
+
+    keys = {key(), key(when=("x", "y")), key(when=("xy",)), key(protocol="anthropic"), key(offers=("Write",))}
+    assert len(keys) == 5
+    assert key(turns=(), jitter=False) == key()
 
 
 def test_without_a_cell_header_every_conversation_of_a_rule_gets_the_same_usage(script):

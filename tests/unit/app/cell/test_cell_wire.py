@@ -10,9 +10,10 @@ from wfbench.app.sweep.budget import BudgetStop, metered_spend, spend_fields
 from wfbench.domain.metering.evidence import Spend
 from wfbench.domain.metering.prices import ModelPrices
 from wfbench.domain.metering.wire import WireMeter, WireRefusal
-from wfbench.domain.results.rows import ErrorKind
+from wfbench.domain.results.rows import ErrorKind, Row
 from wfbench.domain.session.outcome import sum_sessions
 from wfbench.domain.session.records import SessionRecord, Usage
+from wfbench.domain.sweep.pacing import throttle_status
 from wfbench.domain.workspace.sandbox import Bridge, SandboxPolicy
 
 PRICES = ModelPrices(3.0, 3.75, 0.30, 15.0)
@@ -263,6 +264,18 @@ def test_a_failed_sessions_detail_names_the_provider_faults_the_wire_saw() -> No
         " (a provider fault)"
     )
     assert wire.sessions[-1].requests == 2
+
+
+def test_a_failed_session_the_provider_throttled_runs_again_after_a_back_off() -> None:
+    """The wire's wording of a 429 is what the sweep's pacing reads as a throttle (any agent)."""
+    lease = FakeLease()
+    wire = CellWire(lease, PRICES)
+    before = wire.before()
+    lease.now = lease.now.plus_failure(429).plus_failure(429)
+    failed = attrs.evolve(record(Usage(), ok=False, kind=ErrorKind.SESSION_ERROR), error_detail="timeout")
+    detail = wire.check(failed, before).error_detail
+    row = Row(task="t", arm="a", run=0, error_kind=ErrorKind.SESSION_ERROR, extra={"error_detail": detail})
+    assert throttle_status(row) == 429
 
 
 def test_only_this_sessions_provider_faults_are_named_and_an_agent_failure_keeps_its_own_kind() -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import attrs
+import pytest
 
 from tests.unit.promotion.promotion_fixtures import record, review_runs, runs, same
 from wfbench.app.gating.gating import regate, resolve_model
+from wfbench.app.promotion import apply
+from wfbench.domain.errors import InputError
 from wfbench.domain.promotion.evidence import EvidenceBindings, RunStatus
 from wfbench.domain.promotion.gates import DecisionKind
 from wfbench.domain.promotion.policy import REFERENCE_POLICY as REFERENCE
@@ -133,3 +137,18 @@ def test_explicit_bindings_win_and_supply_the_model() -> None:
     assert result.decisions[0].kind is DecisionKind.PROMOTE
     assert result.evidence is not None
     assert result.evidence.bindings.benchmark_model == "pinned"
+
+
+def test_evidence_above_the_size_apply_reads_is_refused_by_its_size_not_misread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file cut at the cap would have been reported as broken JSON: it is refused as too large."""
+    path = tmp_path / "promotion.json"
+    path.write_text('{"schema": 6, "decisions": []}', encoding="utf-8")
+    monkeypatch.setattr(apply, "MAX_EVIDENCE_BYTES", path.stat().st_size)
+    assert apply._read_evidence(str(path))[1] == {"schema": 6, "decisions": []}
+    monkeypatch.setattr(apply, "MAX_EVIDENCE_BYTES", path.stat().st_size - 1)
+    with pytest.raises(InputError) as refused:
+        apply._read_evidence(str(path))
+    assert "larger than" in refused.value.reason
+    assert refused.value.source == str(path)

@@ -29,6 +29,7 @@ from wfbench.app.cell.events import CellFinished, PhaseFinished, SweepEvent, Swe
 from wfbench.app.corpus.arms import resolve_arms
 from wfbench.app.corpus.binding import BoundTask
 from wfbench.app.corpus.corpus import load_corpus
+from wfbench.app.sweep import sweep as sweep_module
 from wfbench.app.sweep.run import MAX_BACKOFF_S, SweepRequest, sweep
 from wfbench.app.sweep.sweep import SweepResult
 from wfbench.domain.results.rows import Row
@@ -81,7 +82,7 @@ def _corpus(root: Path) -> Path:
     return write_corpus(root, [impl_task("t1"), impl_task("t2")], script)
 
 
-def _run(tmp_path: Path, **options: Any) -> Ran:
+def _run(tmp_path: Path, release_memory: Any = None, **options: Any) -> Ran:
     corpus = load_corpus(str(_corpus(tmp_path / "corpus")))
     directory, store, view = MemorySweepDirectory(), MemoryStore(), Recorder()
     logged: list[str] = []
@@ -121,6 +122,7 @@ def _run(tmp_path: Path, **options: Any) -> Ran:
             log=lambda event, **_fields: logged.append(event),
             cancel=threading.Event(),
             on_bound=on_bound,
+            release_memory=release_memory,
         )
     return Ran(result, store, directory, view, logged, bound)
 
@@ -167,6 +169,19 @@ def test_a_task_filter_runs_only_the_named_task(tmp_path: Path) -> None:
     ran = _run(tmp_path, tasks=("t2",))
 
     assert [row.task for row in ran.store.appended] == ["t2"]
+
+
+@pytest.mark.usefixtures("no_ci")
+def test_the_sweep_gives_memory_back_once_every_so_many_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    released: list[str] = []
+    monkeypatch.setattr(sweep_module, "RELEASE_EVERY", 2)
+
+    ran = _run(tmp_path, release_memory=lambda: released.append("trimmed"))
+
+    assert len(ran.store.appended) == 2
+    assert released == ["trimmed"]  # once per two folded rows: after the second, not the first
 
 
 def test_throttled_cells_back_off_at_most_ten_minutes_unless_the_first_wait_is_longer() -> None:
